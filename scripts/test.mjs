@@ -1,0 +1,49 @@
+// `npm test`: runs every test/**/*.test.ts with node's test runner (through tsx).
+// With SWITCHBOARD_TEST_DATABASE_URL set, tests use that PostgreSQL (a superuser URL;
+// each test file creates and drops its own database). Without it, this script starts a
+// throwaway embedded PostgreSQL for the run, so a laptop with nothing installed passes.
+import { spawn } from 'node:child_process';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { register } from 'tsx/esm/api';
+
+register();
+const root = new URL('..', import.meta.url).pathname;
+
+async function findTests(dir) {
+  const entries = await readdir(dir, { withFileTypes: true });
+  const nested = await Promise.all(
+    entries.map((e) => (e.isDirectory() ? findTests(join(dir, e.name)) : e.name.endsWith('.test.ts') ? [join(dir, e.name)] : [])),
+  );
+  return nested.flat();
+}
+
+const filters = process.argv.slice(2);
+const files = (await findTests(join(root, 'test')))
+  .map((f) => relative(root, f))
+  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
+  .sort();
+
+let embedded = null;
+let scratch = null;
+const env = { ...process.env };
+if (!env.SWITCHBOARD_TEST_DATABASE_URL) {
+  const { startEmbedded } = await import('../src/db/embedded.ts');
+  scratch = await mkdtemp(join(tmpdir(), 'switchboard-test-pg-'));
+  process.stdout.write(`starting an embedded PostgreSQL for the tests in ${scratch}\n`);
+  embedded = await startEmbedded({ dataDir: scratch, settings: { max_connections: '300', fsync: 'off' } });
+  env.SWITCHBOARD_TEST_DATABASE_URL = embedded.url.replace(/\/switchboard$/, '/postgres');
+}
+
+const child = spawn(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', '--test-timeout=300000', ...files],
+  { cwd: root, env, stdio: 'inherit' },
+);
+const code = await new Promise((done) => child.on('exit', (c, signal) => done(c ?? (signal ? 1 : 0))));
+if (embedded) {
+  await embedded.stop();
+  await rm(scratch, { recursive: true, force: true });
+}
+process.exit(code);

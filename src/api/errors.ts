@@ -1,0 +1,42 @@
+// AppError → HTTP: the one mapping table for the API. Internal errors are logged with
+// their cause and answered with a fixed message.
+
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, type ErrorCode } from '../domain/errors.js';
+
+export const HTTP_STATUS: Record<ErrorCode, number> = {
+  invalid_argument: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  deferred: 409,
+  queue_full: 409,
+  resource_exhausted: 429,
+  admission_unavailable: 503,
+  unavailable: 503,
+  internal: 500,
+};
+
+export function errorBody(code: ErrorCode, message: string, details?: Record<string, unknown>) {
+  return { error: details ? { code, message, details } : { code, message } };
+}
+
+/** Fastify error handler: AppError by its code, Fastify's own 4xx as invalid input. */
+export function handleError(err: FastifyError | AppError | Error, request: FastifyRequest, reply: FastifyReply): void {
+  if (err instanceof AppError) {
+    void reply.status(HTTP_STATUS[err.code]).send(errorBody(err.code, err.message, err.details));
+    return;
+  }
+  const status = (err as FastifyError).statusCode;
+  if (status === 413) {
+    void reply.status(413).send(errorBody('invalid_argument', 'body: larger than the 1 MiB limit'));
+    return;
+  }
+  if (status !== undefined && status >= 400 && status < 500) {
+    void reply.status(400).send(errorBody('invalid_argument', err.message));
+    return;
+  }
+  request.log.error({ err }, 'request failed');
+  void reply.status(500).send(errorBody('internal', 'internal error; the server log has the details'));
+}

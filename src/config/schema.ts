@@ -1,0 +1,150 @@
+// The environment schema: every variable Switchboard reads, its default and why, in one
+// place. The README's table of variables is checked against `ENV_VARS` by a test.
+// This module is pure: `parseConfig` takes the environment as an argument.
+
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import { parseDuration } from './duration.js';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+function duration(defaultText: string, minMs: number, maxMs: number, range: string) {
+  return z
+    .string()
+    .default(defaultText)
+    .transform((text, ctx) => {
+      const ms = parseDuration(text);
+      if (ms === null) {
+        ctx.addIssue({ code: 'custom', message: `"${text}" is not a duration such as 90s, 15m, 6h` });
+        return z.NEVER;
+      }
+      if (ms < minMs || ms > maxMs) {
+        ctx.addIssue({ code: 'custom', message: `"${text}" is outside the allowed range ${range}` });
+        return z.NEVER;
+      }
+      return ms;
+    });
+}
+
+function integer(defaultValue: number, min: number, max: number) {
+  return z
+    .string()
+    .default(String(defaultValue))
+    .transform((text, ctx) => {
+      const n = Number(text);
+      if (!/^\d+$/.test(text.trim()) || n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `"${text}" is not a whole number from ${min} to ${max}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+}
+
+const listen = z
+  .string()
+  .default('127.0.0.1:8080')
+  .transform((text, ctx) => {
+    const match = /^(?:\[([0-9a-fA-F:]+)\]|([^:]+)):(\d{1,5})$/.exec(text.trim());
+    const port = Number(match?.[3]);
+    if (!match || port > 65535) {
+      ctx.addIssue({ code: 'custom', message: `"${text}" is not HOST:PORT (e.g. 127.0.0.1:8080 or [::1]:8080)` });
+      return z.NEVER;
+    }
+    return { host: match[1] ?? match[2] ?? '127.0.0.1', port };
+  });
+
+const databaseUrl = z
+  .string()
+  .optional()
+  .refine((text) => text === undefined || /^postgres(ql)?:\/\//.test(text), {
+    message: 'must start with postgres:// or postgresql://',
+  });
+
+const SCHEMA = z.object({
+  // Loopback by default: a fresh install must not be reachable from the network before
+  // its first admin exists.
+  SWITCHBOARD_LISTEN: listen,
+  // Unset means the embedded PostgreSQL in SWITCHBOARD_DATA_DIR: zero setup for one box.
+  SWITCHBOARD_DATABASE_URL: databaseUrl,
+  // Next to where `serve` was started, like a project-local .git: easy to find and delete.
+  SWITCHBOARD_DATA_DIR: z.string().min(1).default('./.switchboard'),
+  SWITCHBOARD_LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  // Ten connections serve hundreds of agents: every statement is short. Raise it for
+  // many instances' worth of claim traffic on one process, not for idle sessions.
+  SWITCHBOARD_DB_POOL_SIZE: integer(10, 2, 500),
+  // Five minutes covers one agent step between heartbeats; shorter leases hand work to
+  // another session while the first is still thinking, longer ones delay recovery.
+  SWITCHBOARD_DEFAULT_LEASE: duration('5m', 5_000, 86_400_000, '5s–24h'),
+  // A lapsed lease is already claimable by takeover; the reaper only tidies rows nobody
+  // asked for, so 30 s is prompt without scanning constantly.
+  SWITCHBOARD_REAPER_INTERVAL: duration('30s', 1_000, 600_000, '1s–10m'),
+  // Thirty days of finished work is enough to answer "what happened last month".
+  SWITCHBOARD_RETENTION: duration('30d', 3_600_000, 3_650 * 86_400_000, '1h–3650d'),
+  // Pruning is bulk work with no latency need; hourly keeps each batch small.
+  SWITCHBOARD_RETENTION_INTERVAL: duration('1h', 1_000, 86_400_000, '1s–24h'),
+  // Names this process in sessions and sweep ticks; the default is unique per start.
+  SWITCHBOARD_INSTANCE_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1–64 letters, digits, dots, dashes or underscores')
+    .optional(),
+  // The URL people and agents use to reach this server, for links the server prints.
+  SWITCHBOARD_PUBLIC_URL: z.string().url().optional(),
+});
+
+/** Every variable the schema reads, for the README check and the unknown-variable check. */
+export const ENV_VARS = Object.keys(SCHEMA.shape);
+
+export interface Config {
+  listen: { host: string; port: number };
+  publicUrl: string;
+  database: { url: string | null; dataDir: string; poolSize: number };
+  logLevel: (typeof LOG_LEVELS)[number];
+  instanceId: string | null;
+  todos: { defaultLeaseSeconds: number };
+  sweeps: { reaperIntervalMs: number; retentionIntervalMs: number; retentionMs: number };
+}
+
+export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
+
+/** Parses the environment; lists every problem at once rather than the first. */
+export function parseConfig(env: Record<string, string | undefined>): ConfigResult {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const problems = Object.keys(present)
+    .filter((key) => key.startsWith('SWITCHBOARD_') && !key.startsWith('SWITCHBOARD_TEST_'))
+    .filter((key) => !ENV_VARS.includes(key))
+    .map((key) => `${key}: unknown variable (known: ${ENV_VARS.join(', ')})`);
+  const parsed = SCHEMA.safeParse(present);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) problems.push(`${issue.path.join('.')}: ${issue.message}`);
+  }
+  if (!parsed.success || problems.length > 0) return { ok: false, problems };
+  const e = parsed.data;
+  const hostForUrl = e.SWITCHBOARD_LISTEN.host.includes(':') ? `[${e.SWITCHBOARD_LISTEN.host}]` : e.SWITCHBOARD_LISTEN.host;
+  return {
+    ok: true,
+    config: {
+      listen: e.SWITCHBOARD_LISTEN,
+      publicUrl: (e.SWITCHBOARD_PUBLIC_URL ?? `http://${hostForUrl}:${e.SWITCHBOARD_LISTEN.port}`).replace(/\/$/, ''),
+      database: {
+        url: e.SWITCHBOARD_DATABASE_URL ?? null,
+        dataDir: e.SWITCHBOARD_DATA_DIR,
+        poolSize: e.SWITCHBOARD_DB_POOL_SIZE,
+      },
+      logLevel: e.SWITCHBOARD_LOG_LEVEL,
+      instanceId: e.SWITCHBOARD_INSTANCE_ID ?? null,
+      todos: { defaultLeaseSeconds: Math.round(e.SWITCHBOARD_DEFAULT_LEASE / 1000) },
+      sweeps: {
+        reaperIntervalMs: e.SWITCHBOARD_REAPER_INTERVAL,
+        retentionIntervalMs: e.SWITCHBOARD_RETENTION_INTERVAL,
+        retentionMs: e.SWITCHBOARD_RETENTION,
+      },
+    },
+  };
+}
+
+/** True for 127.0.0.0/8, ::1 and "localhost": addresses no other machine can reach. */
+export function isLoopbackHost(host: string): boolean {
+  if (host === 'localhost') return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  return host === '::1';
+}

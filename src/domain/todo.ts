@@ -1,0 +1,169 @@
+// Todos: states, limits, validation of inputs and the retry schedule. Pure.
+//
+// State machine (DESIGN §5). "Claimable" is a predicate, not a state:
+//
+//   create ──▶ pending ──claim──▶ claimed ──complete──▶ done
+//                ▲  ▲               │  │
+//                │  └───release─────┘  ├──fail (attempts left)──▶ failed ──due──▶ (claimable)
+//                │                     │                            │
+//                │   lease lapses:     └──fail (at the cap)──▶ failed, dead letter
+//                │   takeover by claim, or the reaper
+//                │   (back to pending, or dead letter at the cap)
+//                └──retry_now (human: attempt = 0) from failed or canceled
+//   cancel (human): pending | claimed | failed ──▶ canceled
+//
+// done, canceled and dead-lettered failed rows are terminal; only retry_now revives them.
+
+import { z } from 'zod';
+import { invalidArgument } from './errors.js';
+
+export const TODO_STATES = ['pending', 'claimed', 'done', 'failed', 'canceled'] as const;
+export type TodoState = (typeof TODO_STATES)[number];
+
+export const ATTEMPT_OUTCOMES = [
+  'completed',
+  'failed',
+  'released',
+  'lease_expired',
+  'reaped',
+  'canceled',
+  'revoked',
+] as const;
+export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
+
+export const QUEUE_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+export const LIMITS = {
+  titleChars: 200,
+  bodyBytes: 64 * 1024,
+  payloadBytes: 256 * 1024,
+  resultBytes: 256 * 1024,
+  errorChars: 8 * 1024,
+  idempotencyKeyChars: 200,
+  kindChars: 64,
+  sourceChars: 64,
+  maxAttempts: 100,
+  defaultMaxAttempts: 5,
+  listDefault: 50,
+  listMax: 200,
+} as const;
+
+/** Lease bounds in seconds: below 5 s a heartbeat cannot keep up, above a day is a leak. */
+export const LEASE_BOUNDS = { min: 5, max: 86_400 } as const;
+
+/** Retry delay after a failed attempt: 30 s doubling, capped at 15 min. */
+export function retryDelaySeconds(attempt: number): number {
+  return Math.min(900, 30 * 2 ** Math.max(0, attempt - 1));
+}
+
+/** The whole schedule, indexed by attempt - 1, for SQL to pick from (one source of truth). */
+export function retrySchedule(): number[] {
+  const schedule: number[] = [];
+  for (let attempt = 1; schedule.at(-1) !== 900; attempt++) schedule.push(retryDelaySeconds(attempt));
+  return schedule;
+}
+
+/** Per call > endpoint default > server default. */
+export function resolveLeaseSeconds(perCall: number | undefined, endpointDefault: number | null, serverDefault: number): number {
+  return perCall ?? endpointDefault ?? serverDefault;
+}
+
+const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
+
+const queue = z.string().regex(QUEUE_NAME, 'must match [a-z0-9][a-z0-9_-]{0,62}');
+const jsonValue = z.unknown().refine((v) => v !== undefined, 'must be JSON');
+
+export const createTodoInput = z
+  .object({
+    queue,
+    title: z
+      .string()
+      .trim()
+      .min(1, 'must not be empty')
+      .max(LIMITS.titleChars, `must be at most ${LIMITS.titleChars} characters`),
+    body: z
+      .string()
+      .refine((s) => Buffer.byteLength(s, 'utf8') <= LIMITS.bodyBytes, `must be at most ${LIMITS.bodyBytes} bytes`)
+      .optional(),
+    payload: jsonValue
+      .refine((v) => jsonBytes(v) <= LIMITS.payloadBytes, `must be at most ${LIMITS.payloadBytes} bytes as JSON`)
+      .optional(),
+    kind: z.string().min(1).max(LIMITS.kindChars).optional(),
+    source: z.string().min(1).max(LIMITS.sourceChars).optional(),
+    idempotency_key: z.string().min(1).max(LIMITS.idempotencyKeyChars).optional(),
+    max_attempts: z.number().int().min(1).max(LIMITS.maxAttempts).optional(),
+  })
+  .strict();
+export type CreateTodoInput = z.infer<typeof createTodoInput>;
+
+export const leaseSeconds = z.number().int().min(LEASE_BOUNDS.min).max(LEASE_BOUNDS.max);
+
+export const listTodosInput = z
+  .object({
+    queue: queue.optional(),
+    state: z.enum(TODO_STATES).optional(),
+    limit: z.number().int().min(1).max(LIMITS.listMax).optional(),
+    cursor: z.string().max(64).optional(),
+    include_synthetic: z.boolean().optional(),
+  })
+  .strict();
+export type ListTodosInput = z.infer<typeof listTodosInput>;
+
+export const resultValue = jsonValue.refine(
+  (v) => jsonBytes(v) <= LIMITS.resultBytes,
+  `must be at most ${LIMITS.resultBytes} bytes as JSON`,
+);
+export const errorText = z.string().max(LIMITS.errorChars);
+
+/** Parses with a zod schema; the first problem becomes invalid_argument naming its field. */
+export function parseInput<T>(schema: z.ZodType<T>, input: unknown): T {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  if (!issue) throw invalidArgument('input', 'is invalid');
+  if (issue.code === 'unrecognized_keys') {
+    throw invalidArgument(issue.keys[0] ?? 'input', 'is not a known field');
+  }
+  const field = issue.path.length > 0 ? issue.path.join('.') : 'input';
+  throw invalidArgument(field, issue.message);
+}
+
+/** A todo as the store returns it. Timestamps are Date; edges render RFC 3339. */
+export interface Todo {
+  id: string;
+  endpoint_id: string;
+  queue: string;
+  title: string;
+  body: string;
+  payload: unknown;
+  kind: string | null;
+  source: string | null;
+  created_by_human_id: string | null;
+  created_by_endpoint_id: string | null;
+  idempotency_key: string | null;
+  state: TodoState;
+  attempt: number;
+  max_attempts: number;
+  claims: number;
+  owner_session_id: string | null;
+  lease_expires_at: Date | null;
+  next_retry_at: Date | null;
+  claimed_at: Date | null;
+  completed_at: Date | null;
+  result: unknown;
+  error: string | null;
+  ring_attempts: number;
+  last_ringed_at: Date | null;
+  synthetic: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface TodoAttempt {
+  seq: number;
+  attempt: number;
+  session_id: string | null;
+  claimed_at: Date;
+  lease_expires_at: Date;
+  ended_at: Date | null;
+  outcome: AttemptOutcome | null;
+}

@@ -1,0 +1,95 @@
+// The composition root: config → database → migrations → services → HTTP → sweeps.
+// Every service is built here with explicit dependencies; nothing else wires things up.
+
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { buildHttp } from './api/server.js';
+import type { Config } from './config/index.js';
+import { NotifyBus } from './db/bus.js';
+import { startEmbedded, type EmbeddedPostgres } from './db/embedded.js';
+import { loadMigrations, migrate } from './db/migrate.js';
+import { createPool, type Pool } from './db/pool.js';
+import { SweepRunner } from './sweeps/runner.js';
+import { reaperSweep, retentionSweep, retryRequeueSweep } from './sweeps/todos.js';
+import { versionInfo } from './version.js';
+
+export interface Database {
+  url: string;
+  /** Where the data lives, for the start line: a data dir or a host. */
+  where: string;
+  embedded: EmbeddedPostgres | null;
+}
+
+export async function openDatabase(config: Config, log: Logger): Promise<Database> {
+  if (config.database.url) {
+    const u = new URL(config.database.url);
+    return { url: config.database.url, where: `PostgreSQL at ${u.host}${u.pathname}`, embedded: null };
+  }
+  const embedded = await startEmbedded({ dataDir: config.database.dataDir, log: (m) => log.info(m) });
+  return {
+    url: embedded.url,
+    where: `embedded PostgreSQL in ${embedded.dataDir} (127.0.0.1:${embedded.port})`,
+    embedded,
+  };
+}
+
+export interface Server {
+  app: FastifyInstance;
+  pool: Pool;
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function startServer(config: Config, log: Logger): Promise<Server> {
+  const instanceId = config.instanceId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  const database = await openDatabase(config, log);
+  const closers: Array<() => Promise<void>> = [];
+  const closeAll = async () => {
+    for (const close of closers.reverse()) await close().catch((err: unknown) => log.error({ err }, 'shutdown step failed'));
+  };
+  if (database.embedded) closers.push(() => database.embedded!.stop());
+  try {
+    const migrations = await loadMigrations();
+    const migrated = await migrate(database.url, migrations);
+    if (migrated.applied.length > 0) log.info({ applied: migrated.applied }, 'migrations applied');
+
+    const pool = createPool({ url: database.url, max: config.database.poolSize });
+    closers.push(() => pool.end());
+    const bus = new NotifyBus({ url: database.url, log: (level, m) => log[level](m) });
+    await bus.start();
+    closers.push(() => bus.stop());
+
+    const sweeps = new SweepRunner({
+      db: pool,
+      instanceId,
+      log,
+      sweeps: [
+        reaperSweep(pool, config.sweeps.reaperIntervalMs),
+        retryRequeueSweep(pool, config.sweeps.reaperIntervalMs),
+        retentionSweep(pool, config.sweeps.retentionIntervalMs, config.sweeps.retentionMs),
+      ],
+    });
+
+    const version = versionInfo();
+    const app = buildHttp({ db: pool, migrations, version, log });
+    await app.listen({ host: config.listen.host, port: config.listen.port });
+    closers.push(() => app.close());
+    sweeps.start();
+    closers.push(() => sweeps.stop());
+
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.listen.port;
+    const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
+    const url = `http://${host}:${port}`;
+    log.info(
+      { version: version.version, instance: instanceId, url, data: database.where },
+      `switchboard ${version.version} listening on ${url} — health ${url}/healthz, readiness ${url}/readyz, version ${url}/version; data: ${database.where}`,
+    );
+    return { app, pool, url, stop: closeAll };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}

@@ -1,0 +1,41 @@
+// Operator transitions a human makes from the API or board: retry now and cancel.
+// Scoped by endpoint like everything else; the caller has already checked ownership.
+
+import type { Queryable } from '../db/pool.js';
+import type { Todo } from '../domain/todo.js';
+import { translatePgError } from './pg-errors.js';
+import { NOTIFY_READY, closeAttemptSql, todoColumnsOf, withoutNotice } from './todo-sql.js';
+
+/** failed or canceled → pending with attempt 0; history (claims, attempts) is kept. */
+export async function retryNow(db: Queryable, endpointId: string, id: string): Promise<Todo | null> {
+  try {
+    const res = await db.query<Todo>(
+      `WITH r AS (
+         UPDATE todos t SET state = 'pending', attempt = 0, owner_session_id = NULL,
+           lease_expires_at = NULL, next_retry_at = NULL, claimed_at = NULL, completed_at = NULL,
+           error = NULL, result = NULL, ready_at = now(), updated_at = now()
+         WHERE t.endpoint_id = $1 AND t.id = $2 AND t.state IN ('failed', 'canceled')
+         RETURNING ${todoColumnsOf('t')})
+       SELECT r.*, ${NOTIFY_READY} AS notified FROM r`,
+      [endpointId, id],
+    );
+    return withoutNotice(res.rows[0]);
+  } catch (err) {
+    throw translatePgError(err, 'a live todo already holds this idempotency key');
+  }
+}
+
+/** pending, claimed or failed → canceled; an open attempt closes as canceled. */
+export async function cancel(db: Queryable, endpointId: string, id: string): Promise<Todo | null> {
+  const res = await db.query<Todo>(
+    `WITH r AS (
+       UPDATE todos t SET state = 'canceled', lease_expires_at = NULL, next_retry_at = NULL,
+         ready_at = NULL, completed_at = now(), updated_at = now()
+       WHERE t.endpoint_id = $1 AND t.id = $2 AND t.state IN ('pending', 'claimed', 'failed')
+       RETURNING ${todoColumnsOf('t')}),
+     closed AS (${closeAttemptSql('r', 'canceled')})
+     SELECT * FROM r`,
+    [endpointId, id],
+  );
+  return res.rows[0] ?? null;
+}

@@ -1,0 +1,45 @@
+// SQL fragments shared by every statement over todos: the one claimable predicate, the
+// column list a todo is read with, and the todo_ready notification. Written once here
+// so the claim paths, the reaper and the listings cannot drift apart.
+
+import { CHANNEL } from '../db/bus.js';
+
+/**
+ * Claimable: pending; or claimed with a lapsed lease and attempts left (takeover without
+ * waiting for the reaper); or failed with a due retry and attempts left. Over alias `t`.
+ * `ready_at <= now()` is the index condition that goes with it (see 0001_init.sql).
+ */
+export const CLAIMABLE = `(t.ready_at <= now() AND (
+    t.state = 'pending'
+    OR (t.state = 'claimed' AND t.lease_expires_at <= now() AND t.attempt < t.max_attempts)
+    OR (t.state = 'failed' AND t.next_retry_at <= now() AND t.attempt < t.max_attempts)))`;
+
+/** The columns of a Todo (everything but the internal ready_at). */
+export const TODO_COLUMNS = `endpoint_id, id, queue, title, body, payload, kind, source,
+  created_by_human_id, created_by_endpoint_id, idempotency_key, state, attempt, max_attempts,
+  claims, owner_session_id, lease_expires_at, next_retry_at, claimed_at, completed_at, result,
+  error, ring_attempts, last_ringed_at, synthetic, created_at, updated_at`;
+
+/** TODO_COLUMNS qualified by a table alias, for RETURNING lists of joined updates. */
+export function todoColumnsOf(alias: string): string {
+  return TODO_COLUMNS.split(',')
+    .map((c) => `${alias}.${c.trim()}`)
+    .join(', ');
+}
+
+/** Drops the `notified` column a statement selected only to run its pg_notify. */
+export function withoutNotice<T>(row: (T & { notified?: unknown }) | undefined): T | null {
+  if (!row) return null;
+  delete row.notified;
+  return row;
+}
+
+/** pg_notify for one todo_ready per (endpoint, queue) of rows aliased `r`. */
+export const NOTIFY_READY = `pg_notify('${CHANNEL}', json_build_object(
+  'type', 'todo_ready', 'endpoint_id', r.endpoint_id, 'queue', r.queue)::text)`;
+
+/** Closes the open attempt of each todo in CTE `src` with the given outcome. */
+export function closeAttemptSql(src: string, outcome: string): string {
+  return `UPDATE todo_attempts a SET ended_at = now(), outcome = '${outcome}'
+    FROM ${src} WHERE a.endpoint_id = ${src}.endpoint_id AND a.todo_id = ${src}.id AND a.ended_at IS NULL`;
+}

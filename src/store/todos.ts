@@ -1,0 +1,122 @@
+// Todos: create (idempotent), read, list, and the tenant-scoped existence probe that
+// tells not_found from conflict. Every statement is scoped by endpoint_id.
+
+import type { Queryable } from '../db/pool.js';
+import type { Todo, TodoAttempt, TodoState } from '../domain/todo.js';
+import { NOTIFY_READY, TODO_COLUMNS, withoutNotice } from './todo-sql.js';
+
+export interface InsertTodoArgs {
+  endpointId: string;
+  id: string;
+  queue: string;
+  title: string;
+  body: string;
+  payload: unknown;
+  kind: string | null;
+  source: string | null;
+  createdByHumanId: string | null;
+  createdByEndpointId: string | null;
+  idempotencyKey: string | null;
+  maxAttempts: number;
+}
+
+/**
+ * Inserts a todo, or returns the live todo holding the same idempotency key. The insert
+ * and its todo_ready notification are one statement, so the notice fires on commit.
+ */
+export async function insertTodo(db: Queryable, a: InsertTodoArgs): Promise<{ todo: Todo; created: boolean }> {
+  const params = [
+    a.endpointId, a.id, a.queue, a.title, a.body, a.payload === undefined ? null : JSON.stringify(a.payload),
+    a.kind, a.source, a.createdByHumanId, a.createdByEndpointId, a.idempotencyKey, a.maxAttempts,
+  ];
+  // A live duplicate can finish between the insert and the lookup; then the key is free
+  // again and the next round inserts. Three rounds cover any realistic interleaving.
+  for (let round = 0; round < 3; round++) {
+    const inserted = await db.query<Todo>(
+      `WITH r AS (
+         INSERT INTO todos (endpoint_id, id, queue, title, body, payload, kind, source,
+           created_by_human_id, created_by_endpoint_id, idempotency_key, max_attempts, ready_at)
+         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11, $12, now())
+         ON CONFLICT (endpoint_id, idempotency_key)
+           WHERE idempotency_key IS NOT NULL
+             AND (state IN ('pending', 'claimed') OR (state = 'failed' AND next_retry_at IS NOT NULL))
+           DO NOTHING
+         RETURNING ${TODO_COLUMNS})
+       SELECT r.*, ${NOTIFY_READY} AS notified FROM r`,
+      params,
+    );
+    const row = withoutNotice(inserted.rows[0]);
+    if (row) return { todo: row, created: true };
+    const existing = await db.query<Todo>(
+      `SELECT ${TODO_COLUMNS} FROM todos
+        WHERE endpoint_id = $1 AND idempotency_key = $2
+          AND (state IN ('pending', 'claimed') OR (state = 'failed' AND next_retry_at IS NOT NULL))`,
+      [a.endpointId, a.idempotencyKey],
+    );
+    if (existing.rows[0]) return { todo: existing.rows[0], created: false };
+  }
+  throw new Error('idempotent insert did not settle after 3 rounds');
+}
+
+export interface TodoScope {
+  endpointId: string;
+  /** When set (an agent), only these queues are visible: others answer not_found. */
+  queues?: string[] | undefined;
+}
+
+export async function getTodo(db: Queryable, scope: TodoScope, id: string): Promise<Todo | null> {
+  const res = await db.query<Todo>(
+    `SELECT ${TODO_COLUMNS} FROM todos
+      WHERE endpoint_id = $1 AND id = $2 AND ($3::text[] IS NULL OR queue = ANY($3::text[]))`,
+    [scope.endpointId, id, scope.queues ?? null],
+  );
+  return res.rows[0] ?? null;
+}
+
+/** State and owner only: what a zero-row conditional update needs to classify itself. */
+export async function probeTodo(
+  db: Queryable,
+  scope: TodoScope,
+  id: string,
+): Promise<{ state: TodoState; owner_session_id: string | null } | null> {
+  const res = await db.query<{ state: TodoState; owner_session_id: string | null }>(
+    `SELECT state, owner_session_id FROM todos
+      WHERE endpoint_id = $1 AND id = $2 AND ($3::text[] IS NULL OR queue = ANY($3::text[]))`,
+    [scope.endpointId, id, scope.queues ?? null],
+  );
+  return res.rows[0] ?? null;
+}
+
+export interface ListTodosArgs {
+  queues: string[] | null;
+  state: TodoState | null;
+  limit: number;
+  /** The last id of the previous page: ids are ULIDs, so id order is creation order. */
+  before: string | null;
+  includeSynthetic: boolean;
+}
+
+/** Newest first, keyset-paginated on the primary key. */
+export async function listTodos(db: Queryable, endpointId: string, a: ListTodosArgs): Promise<Todo[]> {
+  const res = await db.query<Todo>(
+    `SELECT ${TODO_COLUMNS} FROM todos
+      WHERE endpoint_id = $1
+        AND ($2::text[] IS NULL OR queue = ANY($2::text[]))
+        AND ($3::text IS NULL OR state = $3::text)
+        AND ($4::text IS NULL OR id < $4::text)
+        AND ($5::boolean OR NOT synthetic)
+      ORDER BY id DESC
+      LIMIT $6`,
+    [endpointId, a.queues, a.state, a.before, a.includeSynthetic, a.limit],
+  );
+  return res.rows;
+}
+
+export async function listAttempts(db: Queryable, endpointId: string, todoId: string): Promise<TodoAttempt[]> {
+  const res = await db.query<TodoAttempt>(
+    `SELECT seq, attempt, session_id, claimed_at, lease_expires_at, ended_at, outcome
+       FROM todo_attempts WHERE endpoint_id = $1 AND todo_id = $2 ORDER BY seq`,
+    [endpointId, todoId],
+  );
+  return res.rows;
+}

@@ -1,0 +1,60 @@
+// The owner's verbs on a claimed todo: heartbeat, complete, fail, release. Only the
+// session holding the claim may use them; anyone else gets conflict ("you lost it"),
+// and a todo outside the caller's endpoint or grant is not_found.
+
+import { z } from 'zod';
+import {
+  errorText,
+  leaseSeconds,
+  parseInput,
+  resolveLeaseSeconds,
+  resultValue,
+  retrySchedule,
+  type Todo,
+} from '../domain/todo.js';
+import * as claims from '../store/claims.js';
+import { zeroRowError, type Agent, type TodoDeps } from './context.js';
+
+const id = z.string().min(1).max(64);
+const heartbeatInput = z.object({ id, lease_seconds: leaseSeconds.optional() }).strict();
+const completeInput = z.object({ id, result: resultValue.optional() }).strict();
+const failInput = z.object({ id, error: errorText.optional(), result: resultValue.optional() }).strict();
+const releaseInput = z.object({ id }).strict();
+
+// Computed once: the schedule is a constant of the code, passed to SQL as an array.
+const SCHEDULE = retrySchedule();
+
+async function owned(
+  deps: TodoDeps,
+  agent: Agent,
+  todoId: string,
+  verb: string,
+  run: (args: claims.OwnedArgs) => Promise<Todo | null>,
+): Promise<{ todo: Todo }> {
+  const todo = await run({ endpointId: agent.endpointId, id: todoId, sessionId: agent.sessionId });
+  if (todo) return { todo };
+  throw await zeroRowError(deps, { endpointId: agent.endpointId, queues: agent.queues }, todoId, verb, agent.sessionId);
+}
+
+export async function heartbeat(deps: TodoDeps, agent: Agent, input: unknown): Promise<{ todo: Todo }> {
+  const data = parseInput(heartbeatInput, input);
+  const lease = resolveLeaseSeconds(data.lease_seconds, agent.defaultLeaseSeconds, deps.defaultLeaseSeconds);
+  return owned(deps, agent, data.id, 'heartbeat', (a) => claims.heartbeat(deps.db, { ...a, leaseSeconds: lease }));
+}
+
+export async function complete(deps: TodoDeps, agent: Agent, input: unknown): Promise<{ todo: Todo }> {
+  const data = parseInput(completeInput, input);
+  return owned(deps, agent, data.id, 'complete', (a) => claims.complete(deps.db, { ...a, result: data.result }));
+}
+
+export async function fail(deps: TodoDeps, agent: Agent, input: unknown): Promise<{ todo: Todo }> {
+  const data = parseInput(failInput, input);
+  return owned(deps, agent, data.id, 'fail', (a) =>
+    claims.fail(deps.db, { ...a, error: data.error ?? null, result: data.result, schedule: SCHEDULE }),
+  );
+}
+
+export async function release(deps: TodoDeps, agent: Agent, input: unknown): Promise<{ todo: Todo }> {
+  const data = parseInput(releaseInput, input);
+  return owned(deps, agent, data.id, 'release', (a) => claims.release(deps.db, a));
+}

@@ -1,0 +1,31 @@
+// What a human does to a todo from the API, board or CLI: retry now, cancel. The
+// caller has checked that the human may act on the endpoint.
+
+import { notFound } from '../domain/errors.js';
+import type { Todo, TodoAttempt } from '../domain/todo.js';
+import { cancel as cancelRow, retryNow as retryRow } from '../store/todo-operator.js';
+import { getTodo as getRow, listAttempts } from '../store/todos.js';
+import { zeroRowError, type TodoDeps } from './context.js';
+
+export async function retryNow(deps: TodoDeps, endpointId: string, id: string): Promise<{ todo: Todo }> {
+  const todo = await retryRow(deps.db, endpointId, id);
+  if (todo) return { todo };
+  throw await zeroRowError(deps, { endpointId }, id, 'retry');
+}
+
+export async function cancel(deps: TodoDeps, endpointId: string, id: string): Promise<{ todo: Todo }> {
+  const todo = await cancelRow(deps.db, endpointId, id);
+  if (todo) return { todo };
+  throw await zeroRowError(deps, { endpointId }, id, 'cancel');
+}
+
+/** A todo with its attempt history, for operators (all queues of the endpoint). */
+export async function getTodoWithAttempts(
+  deps: TodoDeps,
+  endpointId: string,
+  id: string,
+): Promise<{ todo: Todo; attempts: TodoAttempt[] }> {
+  const todo = await getRow(deps.db, { endpointId }, id);
+  if (!todo) throw notFound('todo', id);
+  return { todo, attempts: await listAttempts(deps.db, endpointId, id) };
+}

@@ -1,0 +1,44 @@
+// Reading todos: one by id, or a newest-first page. Agents see their granted queues
+// only; operators see every queue of the endpoint.
+
+import { z } from 'zod';
+import { invalidArgument, notFound } from '../domain/errors.js';
+import { isId } from '../domain/ids.js';
+import { LIMITS, listTodosInput, parseInput, type Todo } from '../domain/todo.js';
+import { getTodo as getRow, listTodos as listRows } from '../store/todos.js';
+import type { TodoDeps } from './context.js';
+
+const getInput = z.object({ id: z.string().min(1).max(64) }).strict();
+
+export interface ReadScope {
+  endpointId: string;
+  /** Set for agents: the granted queues. Unset for operators. */
+  queues?: string[];
+}
+
+export async function getTodo(deps: TodoDeps, scope: ReadScope, input: unknown): Promise<{ todo: Todo }> {
+  const { id } = parseInput(getInput, input);
+  const todo = await getRow(deps.db, scope, id);
+  if (!todo) throw notFound('todo', id);
+  return { todo };
+}
+
+export async function listTodos(
+  deps: TodoDeps,
+  scope: ReadScope,
+  input: unknown,
+): Promise<{ todos: Todo[]; next_cursor: string | null }> {
+  const data = parseInput(listTodosInput, input ?? {});
+  if (data.cursor !== undefined && !isId('td', data.cursor)) throw invalidArgument('cursor', 'is not a cursor from a previous page');
+  let queues = scope.queues ?? null;
+  if (data.queue !== undefined) queues = queues && !queues.includes(data.queue) ? [] : [data.queue];
+  const limit = data.limit ?? LIMITS.listDefault;
+  const todos = await listRows(deps.db, scope.endpointId, {
+    queues,
+    state: data.state ?? null,
+    limit,
+    before: data.cursor ?? null,
+    includeSynthetic: data.include_synthetic ?? false,
+  });
+  return { todos, next_cursor: todos.length === limit ? (todos.at(-1)?.id ?? null) : null };
+}
