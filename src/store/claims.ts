@@ -39,15 +39,22 @@ function claimSql(pick: string): string {
 
 export type ClaimedTodo = Todo & { taken_over: number };
 
-const CLAIM_NEXT = claimSql(`
+// Ordered by ready_at alone so the scan follows an index and stops at the first
+// unlocked row; ties (a bulk insert) fall back to index order. One queue compares with
+// `=` so the planner can use the per-queue index; several use the per-endpoint one.
+const nextSql = (queueMatch: string) =>
+  claimSql(`
   SELECT t.endpoint_id, t.id FROM todos t
-   WHERE t.endpoint_id = $1 AND t.queue = ANY($2::text[]) AND ${CLAIMABLE}
-   ORDER BY t.ready_at, t.id
+   WHERE t.endpoint_id = $1 AND ${queueMatch} AND ${CLAIMABLE}
+   ORDER BY t.ready_at
    LIMIT 1 FOR UPDATE SKIP LOCKED`);
+const CLAIM_NEXT_ONE = nextSql('t.queue = ($2::text[])[1]');
+const CLAIM_NEXT_ANY = nextSql('t.queue = ANY($2::text[])');
 
 /** The oldest claimable todo over the given queues, skipping rows other claimers hold. */
 export async function claimNext(db: Queryable, a: ClaimArgs): Promise<ClaimedTodo | null> {
-  const res = await db.query<ClaimedTodo>(CLAIM_NEXT, [a.endpointId, a.queues, a.sessionId, a.leaseSeconds]);
+  const sql = a.queues.length === 1 ? CLAIM_NEXT_ONE : CLAIM_NEXT_ANY;
+  const res = await db.query<ClaimedTodo>(sql, [a.endpointId, a.queues, a.sessionId, a.leaseSeconds]);
   return res.rows[0] ?? null;
 }
 

@@ -1,0 +1,108 @@
+// Store-level claim → complete throughput against its floor, on one database in one run.
+//
+// Switchboard: 16 workers each loop claim_next → complete through the todo use cases
+// (validation, lease resolution, attempt rows, one statement per verb).
+// Floor: 16 workers each loop two bare statements on the same table — a FOR UPDATE SKIP
+// LOCKED claim and an update to done — with no application logic and no attempt rows.
+// Rounds alternate floor and Switchboard so drift in the machine hits both alike; the
+// medians and their ratio are printed. Target: ratio ≥ 0.85.
+
+import { randomBytes } from 'node:crypto';
+import { createPool, type Pool } from '../src/db/pool.js';
+import { newId } from '../src/domain/ids.js';
+import { insertEndpoint } from '../src/store/endpoints.js';
+import { insertHuman } from '../src/store/humans.js';
+import { claimNext, complete, type Agent } from '../src/todos/index.js';
+import { benchDatabase, median } from './db.js';
+
+const WORKERS = 16;
+const TODOS = Number(process.env.BENCH_TODOS ?? 20_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
+async function freshEndpoint(pool: Pool): Promise<string> {
+  const tag = randomBytes(4).toString('hex');
+  const human = await insertHuman(pool, { id: newId('hu'), email: `bench-${tag}@example.test`, displayName: tag, role: 'admin' });
+  const endpoint = await insertEndpoint(pool, {
+    id: newId('ep'), humanId: human.id, name: `bench-${tag}`, slug: `bench-${tag}`,
+    queues: ['inbox'], verbs: [], defaultLeaseSeconds: null, expiresAt: null,
+  });
+  await pool.query(
+    `INSERT INTO todos (endpoint_id, id, queue, title, ready_at)
+     SELECT $1, 'td_' || lpad(g::text, 26, '0'), 'inbox', 'bench ' || g, now() FROM generate_series(1, $2) g`,
+    [endpoint.id, TODOS],
+  );
+  await pool.query('VACUUM ANALYZE todos');
+  return endpoint.id;
+}
+
+async function timed(workers: Array<() => Promise<number>>): Promise<number> {
+  const started = process.hrtime.bigint();
+  const counts = await Promise.all(workers.map((w) => w()));
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const total = counts.reduce((a, b) => a + b, 0);
+  if (total !== TODOS) throw new Error(`expected ${TODOS} cycles, got ${total}`);
+  return total / seconds;
+}
+
+async function switchboardRound(pool: Pool, endpointId: string): Promise<number> {
+  const deps = { db: pool, defaultLeaseSeconds: 300 };
+  return timed(
+    Array.from({ length: WORKERS }, (_, w) => async () => {
+      const agent: Agent = { endpointId, sessionId: `bench-${w}`, queues: ['inbox'], defaultLeaseSeconds: null };
+      let n = 0;
+      for (;;) {
+        const r = await claimNext(deps, agent, {});
+        if (!('todo' in r)) return n;
+        await complete(deps, agent, { id: r.todo.id, result: { ok: true } });
+        n += 1;
+      }
+    }),
+  );
+}
+
+const FLOOR_CLAIM = `
+  UPDATE todos SET state = 'claimed', owner_session_id = $2, lease_expires_at = now() + interval '5 minutes', ready_at = NULL
+   WHERE (endpoint_id, id) = (SELECT endpoint_id, id FROM todos
+                               WHERE endpoint_id = $1 AND ready_at <= now() AND state = 'pending'
+                               ORDER BY ready_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+  RETURNING id`;
+const FLOOR_DONE = `UPDATE todos SET state = 'done', result = $3::jsonb WHERE endpoint_id = $1 AND id = $2`;
+
+async function floorRound(pool: Pool, endpointId: string): Promise<number> {
+  return timed(
+    Array.from({ length: WORKERS }, (_, w) => async () => {
+      let n = 0;
+      for (;;) {
+        const claimed = await pool.query<{ id: string }>(FLOOR_CLAIM, [endpointId, `floor-${w}`]);
+        const id = claimed.rows[0]?.id;
+        if (!id) return n;
+        await pool.query(FLOOR_DONE, [endpointId, id, '{"ok":true}']);
+        n += 1;
+      }
+    }),
+  );
+}
+
+export async function runClaimBench(): Promise<void> {
+  const db = await benchDatabase();
+  const pool = createPool({ url: db.url, max: WORKERS });
+  try {
+    process.stdout.write(`claim bench: ${WORKERS} workers, ${TODOS} todos a round, ${ROUNDS} rounds each, on ${db.server}\n`);
+    const floor: number[] = [];
+    const mine: number[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      floor.push(await floorRound(pool, await freshEndpoint(pool)));
+      mine.push(await switchboardRound(pool, await freshEndpoint(pool)));
+      process.stdout.write(`  round ${round}: floor ${floor.at(-1)?.toFixed(0)}/s, switchboard ${mine.at(-1)?.toFixed(0)}/s\n`);
+    }
+    const ratio = median(mine) / median(floor);
+    process.stdout.write(
+      `floor (2 bare statements)   ${median(floor).toFixed(0)} cycles/s\n` +
+        `switchboard claim→complete  ${median(mine).toFixed(0)} cycles/s\n` +
+        `ratio                       ${ratio.toFixed(3)} (target ≥ 0.85)\n`,
+    );
+  } finally {
+    await pool.end();
+    await db.close();
+  }
+}

@@ -1,0 +1,57 @@
+// Where benchmarks run: SWITCHBOARD_BENCH_DATABASE_URL or SWITCHBOARD_TEST_DATABASE_URL
+// (a superuser URL; a fresh database is created and dropped), else a throwaway embedded
+// PostgreSQL. Every figure of one run comes from the same server.
+
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { startEmbedded } from '../src/db/embedded.js';
+import { migrate } from '../src/db/migrate.js';
+
+export interface BenchDatabase {
+  url: string;
+  server: string;
+  close(): Promise<void>;
+}
+
+export async function benchDatabase(): Promise<BenchDatabase> {
+  let admin = process.env.SWITCHBOARD_BENCH_DATABASE_URL ?? process.env.SWITCHBOARD_TEST_DATABASE_URL;
+  let stopEmbedded = async () => undefined;
+  let server = admin ? `external PostgreSQL ${new URL(admin).host}` : '';
+  if (!admin) {
+    const dir = await mkdtemp(join(tmpdir(), 'switchboard-bench-pg-'));
+    const embedded = await startEmbedded({ dataDir: dir, settings: { max_connections: '200' } });
+    admin = embedded.url.replace(/\/switchboard$/, '/postgres');
+    server = `embedded PostgreSQL 127.0.0.1:${embedded.port}`;
+    stopEmbedded = async () => {
+      await embedded.stop();
+      await rm(dir, { recursive: true, force: true });
+    };
+  }
+  const name = `sb_bench_${randomBytes(4).toString('hex')}`;
+  const adminClient = new pg.Client({ connectionString: admin });
+  await adminClient.connect();
+  await adminClient.query(`CREATE DATABASE ${name}`);
+  const version = await adminClient.query<{ v: string }>('SHOW server_version');
+  server += ` ${version.rows[0]?.v ?? ''}`;
+  const u = new URL(admin);
+  u.pathname = `/${name}`;
+  await migrate(u.toString());
+  return {
+    url: u.toString(),
+    server,
+    async close() {
+      await adminClient.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await adminClient.end();
+      await stopEmbedded();
+    },
+  };
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+}

@@ -1,0 +1,15 @@
+// `npm run bench -- [NAME…]`: runs the named benchmarks (all when none is named).
+
+import { runClaimBench } from './claim.js';
+
+const BENCHES: Record<string, () => Promise<void>> = {
+  claim: runClaimBench,
+};
+
+const names = process.argv.slice(2);
+const unknown = names.filter((n) => !(n in BENCHES));
+if (unknown.length > 0) {
+  process.stderr.write(`unknown benchmark(s): ${unknown.join(', ')}; known: ${Object.keys(BENCHES).join(', ')}\n`);
+  process.exit(2);
+}
+for (const name of names.length > 0 ? names : Object.keys(BENCHES)) await BENCHES[name]?.();
