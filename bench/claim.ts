@@ -17,34 +17,45 @@ import { benchDatabase, median } from './db.js';
 
 const WORKERS = 16;
 const TODOS = Number(process.env.BENCH_TODOS ?? 20_000);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
-async function freshEndpoint(pool: Pool): Promise<string> {
+async function freshEndpoint(pool: Pool, todos = TODOS): Promise<string> {
   const tag = randomBytes(4).toString('hex');
-  const human = await insertHuman(pool, { id: newId('hu'), email: `bench-${tag}@example.test`, displayName: tag, role: 'admin' });
+  const human = await insertHuman(pool, {
+    id: newId('hu'),
+    email: `bench-${tag}@example.test`,
+    displayName: tag,
+    role: 'admin',
+  });
   const endpoint = await insertEndpoint(pool, {
-    id: newId('ep'), humanId: human.id, name: `bench-${tag}`, slug: `bench-${tag}`,
-    queues: ['inbox'], verbs: [], defaultLeaseSeconds: null, expiresAt: null,
+    id: newId('ep'),
+    humanId: human.id,
+    name: `bench-${tag}`,
+    slug: `bench-${tag}`,
+    queues: ['inbox'],
+    verbs: [],
+    defaultLeaseSeconds: null,
+    expiresAt: null,
   });
   await pool.query(
     `INSERT INTO todos (endpoint_id, id, queue, title, ready_at)
      SELECT $1, 'td_' || lpad(g::text, 26, '0'), 'inbox', 'bench ' || g, now() FROM generate_series(1, $2) g`,
-    [endpoint.id, TODOS],
+    [endpoint.id, todos],
   );
   await pool.query('VACUUM ANALYZE todos');
   return endpoint.id;
 }
 
-async function timed(workers: Array<() => Promise<number>>): Promise<number> {
+async function timed(workers: Array<() => Promise<number>>, expected = TODOS): Promise<number> {
   const started = process.hrtime.bigint();
   const counts = await Promise.all(workers.map((w) => w()));
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const total = counts.reduce((a, b) => a + b, 0);
-  if (total !== TODOS) throw new Error(`expected ${TODOS} cycles, got ${total}`);
+  if (total !== expected) throw new Error(`expected ${expected} cycles, got ${total}`);
   return total / seconds;
 }
 
-async function switchboardRound(pool: Pool, endpointId: string): Promise<number> {
+async function switchboardRound(pool: Pool, endpointId: string, todos: number): Promise<number> {
   const deps = { db: pool, defaultLeaseSeconds: 300 };
   return timed(
     Array.from({ length: WORKERS }, (_, w) => async () => {
@@ -57,6 +68,7 @@ async function switchboardRound(pool: Pool, endpointId: string): Promise<number>
         n += 1;
       }
     }),
+    todos,
   );
 }
 
@@ -68,7 +80,7 @@ const FLOOR_CLAIM = `
   RETURNING id`;
 const FLOOR_DONE = `UPDATE todos SET state = 'done', result = $3::jsonb WHERE endpoint_id = $1 AND id = $2`;
 
-async function floorRound(pool: Pool, endpointId: string): Promise<number> {
+async function floorRound(pool: Pool, endpointId: string, todos: number): Promise<number> {
   return timed(
     Array.from({ length: WORKERS }, (_, w) => async () => {
       let n = 0;
@@ -80,6 +92,7 @@ async function floorRound(pool: Pool, endpointId: string): Promise<number> {
         n += 1;
       }
     }),
+    todos,
   );
 }
 
@@ -87,13 +100,28 @@ export async function runClaimBench(): Promise<void> {
   const db = await benchDatabase();
   const pool = createPool({ url: db.url, max: WORKERS });
   try {
-    process.stdout.write(`claim bench: ${WORKERS} workers, ${TODOS} todos a round, ${ROUNDS} rounds each, on ${db.server}\n`);
+    process.stdout.write(
+      `claim bench: ${WORKERS} workers, ${TODOS} todos a round, ${ROUNDS} rounds each, on ${db.server}\n`,
+    );
+    type Round = (pool: Pool, endpointId: string, todos: number) => Promise<number>;
+    const run = async (round: Round, todos = TODOS) => round(pool, await freshEndpoint(pool, todos), todos);
+    // Warm-up: connections, prepared statements and JIT for both, not measured.
+    await run(floorRound, 2_000);
+    await run(switchboardRound, 2_000);
     const floor: number[] = [];
     const mine: number[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
-      floor.push(await floorRound(pool, await freshEndpoint(pool)));
-      mine.push(await switchboardRound(pool, await freshEndpoint(pool)));
-      process.stdout.write(`  round ${round}: floor ${floor.at(-1)?.toFixed(0)}/s, switchboard ${mine.at(-1)?.toFixed(0)}/s\n`);
+      // Alternate which goes first, so a trend in the machine favours neither.
+      if (round % 2) {
+        floor.push(await run(floorRound));
+        mine.push(await run(switchboardRound));
+      } else {
+        mine.push(await run(switchboardRound));
+        floor.push(await run(floorRound));
+      }
+      process.stdout.write(
+        `  round ${round}: floor ${floor.at(-1)?.toFixed(0)}/s, switchboard ${mine.at(-1)?.toFixed(0)}/s\n`,
+      );
     }
     const ratio = median(mine) / median(floor);
     process.stdout.write(

@@ -9,4 +9,7 @@ try {
 } catch {
   // Not a checkout (an installed tarball): keep "unknown".
 }
-writeFileSync(new URL('../build-info.json', import.meta.url), JSON.stringify({ commit, build_time: new Date().toISOString() }) + '\n');
+writeFileSync(
+  new URL('../build-info.json', import.meta.url),
+  JSON.stringify({ commit, build_time: new Date().toISOString() }) + '\n',
+);

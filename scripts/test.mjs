@@ -14,7 +14,9 @@ const root = new URL('..', import.meta.url).pathname;
 async function findTests(dir) {
   const entries = await readdir(dir, { withFileTypes: true });
   const nested = await Promise.all(
-    entries.map((e) => (e.isDirectory() ? findTests(join(dir, e.name)) : e.name.endsWith('.test.ts') ? [join(dir, e.name)] : [])),
+    entries.map((e) =>
+      e.isDirectory() ? findTests(join(dir, e.name)) : e.name.endsWith('.test.ts') ? [join(dir, e.name)] : [],
+    ),
   );
   return nested.flat();
 }

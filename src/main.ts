@@ -47,7 +47,8 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
   const database = await openDatabase(config, log);
   const closers: Array<() => Promise<void>> = [];
   const closeAll = async () => {
-    for (const close of closers.reverse()) await close().catch((err: unknown) => log.error({ err }, 'shutdown step failed'));
+    for (const close of closers.reverse())
+      await close().catch((err: unknown) => log.error({ err }, 'shutdown step failed'));
   };
   if (database.embedded) closers.push(() => database.embedded!.stop());
   try {

@@ -2,7 +2,6 @@
 // routes here; this file only sets the limits and the error mapping they share.
 
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { Logger } from 'pino';
 import { handleError } from './errors.js';
 import { healthRoutes, type HealthDeps } from './health.js';
 
@@ -10,12 +9,12 @@ import { healthRoutes, type HealthDeps } from './health.js';
 export const BODY_LIMIT = 1024 * 1024;
 
 export interface HttpDeps extends HealthDeps {
-  log: Logger;
+  log: FastifyBaseLogger;
 }
 
 export function buildHttp(deps: HttpDeps): FastifyInstance {
   const app = Fastify({
-    loggerInstance: deps.log as FastifyBaseLogger,
+    loggerInstance: deps.log,
     bodyLimit: BODY_LIMIT,
     disableRequestLogging: true,
     // Streams (MCP notifications, SSE) stay open; shutdown closes them explicitly.

@@ -4,7 +4,7 @@
 import type { Command } from 'commander';
 import { pino } from 'pino';
 import { migrate } from '../db/migrate.js';
-import { openDatabase, startServer } from '../main.js';
+import { openDatabase, startServer, type Server } from '../main.js';
 import { configOrExit } from './config.js';
 import { EXIT, fail } from './exit.js';
 
@@ -15,25 +15,29 @@ export function registerServe(program: Command): void {
     .action(async () => {
       const config = configOrExit();
       const log = pino({ level: config.logLevel });
-      let server;
+      // Signals are handled from the first moment: a SIGTERM during a slow start (first
+      // initdb, migrations) waits for the start to finish and then shuts down in order,
+      // so the embedded PostgreSQL is never left running. A second signal exits at once.
+      let stopRequested: string | null = null;
+      let server: Server | null = null;
+      const shutdown = (signal: string) => {
+        if (stopRequested) {
+          log.warn({ signal }, 'second signal: exiting without a clean shutdown');
+          process.exit(EXIT.failure);
+        }
+        stopRequested = signal;
+        log.info({ signal }, 'shutting down');
+        if (server) server.stop().then(() => process.exit(EXIT.ok), fail);
+      };
+      process.on('SIGINT', () => shutdown('SIGINT'));
+      process.on('SIGTERM', () => shutdown('SIGTERM'));
       try {
         server = await startServer(config, log);
       } catch (err) {
         log.error({ err }, 'start failed');
         fail(err);
       }
-      let stopping = false;
-      const shutdown = (signal: string) => {
-        if (stopping) return;
-        stopping = true;
-        log.info({ signal }, 'shutting down');
-        server.stop().then(
-          () => process.exit(EXIT.ok),
-          (err: unknown) => fail(err),
-        );
-      };
-      process.on('SIGINT', () => shutdown('SIGINT'));
-      process.on('SIGTERM', () => shutdown('SIGTERM'));
+      if (stopRequested) await server.stop().then(() => process.exit(EXIT.ok), fail);
     });
 
   program
@@ -47,7 +51,8 @@ export function registerServe(program: Command): void {
       try {
         const result = await migrate(database.url);
         if (opts.json) process.stdout.write(JSON.stringify(result) + '\n');
-        else if (result.applied.length === 0) process.stdout.write(`schema is current (${result.current ?? 'empty'})\n`);
+        else if (result.applied.length === 0)
+          process.stdout.write(`schema is current (${result.current ?? 'empty'})\n`);
         else process.stdout.write(`applied ${result.applied.join(', ')}; schema is current (${result.current})\n`);
       } catch (err) {
         await database.embedded?.stop();

@@ -1,6 +1,6 @@
 // The one place that reads process.env. Everything else receives a Config slice.
 
-import { parseConfig, type Config } from './schema.js';
+import { parseConfig } from './schema.js';
 
 export type { Config } from './schema.js';
 export { parseConfig, ENV_VARS, isLoopbackHost } from './schema.js';

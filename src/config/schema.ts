@@ -119,7 +119,9 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
   }
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
   const e = parsed.data;
-  const hostForUrl = e.SWITCHBOARD_LISTEN.host.includes(':') ? `[${e.SWITCHBOARD_LISTEN.host}]` : e.SWITCHBOARD_LISTEN.host;
+  const hostForUrl = e.SWITCHBOARD_LISTEN.host.includes(':')
+    ? `[${e.SWITCHBOARD_LISTEN.host}]`
+    : e.SWITCHBOARD_LISTEN.host;
   return {
     ok: true,
     config: {

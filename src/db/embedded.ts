@@ -43,7 +43,9 @@ async function binaries(): Promise<{ initdb: string; postgres: string }> {
   try {
     return (await import(name)) as { initdb: string; postgres: string };
   } catch {
-    throw new Error(`no embedded PostgreSQL for ${process.platform}-${process.arch} (${name} is not installed); set SWITCHBOARD_DATABASE_URL`);
+    throw new Error(
+      `no embedded PostgreSQL for ${process.platform}-${process.arch} (${name} is not installed); set SWITCHBOARD_DATABASE_URL`,
+    );
   }
 }
 
@@ -68,12 +70,23 @@ async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
   return !isAlive(pid);
 }
 
+/**
+ * True only when `pid` is a postgres server on this very cluster: after a reboot the pid
+ * in a stale postmaster.pid can belong to any process, and must never be signalled.
+ */
+async function isPostmasterOf(pid: number, pgData: string): Promise<boolean> {
+  const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => null);
+  if (cmdline === null) return false;
+  const args = cmdline.split('\0');
+  return (args[0] ?? '').endsWith('postgres') && args.includes(pgData);
+}
+
 /** A server left behind by a Switchboard that died hard: stop it (we hold the lock). */
 async function stopOrphan(pgData: string, log: (m: string) => void): Promise<void> {
   const pidFile = join(pgData, 'postmaster.pid');
   if (!existsSync(pidFile)) return;
   const pid = Number((await readFile(pidFile, 'utf8')).split('\n')[0]);
-  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return;
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid) || !(await isPostmasterOf(pid, pgData))) return;
   log(`stopping PostgreSQL (pid ${pid}) left running by an earlier Switchboard`);
   process.kill(pid, 'SIGINT');
   if (!(await waitForExit(pid, 30_000))) process.kill(pid, 'SIGKILL');
@@ -101,7 +114,12 @@ async function choosePort(dataDir: string): Promise<number> {
   });
 }
 
-async function initialise(initdb: string, pgData: string, password: string, owner: ReturnType<typeof runAs>): Promise<void> {
+async function initialise(
+  initdb: string,
+  pgData: string,
+  password: string,
+  owner: ReturnType<typeof runAs>,
+): Promise<void> {
   await mkdir(pgData, { recursive: true, mode: 0o700 });
   const pwFile = join(tmpdir(), `switchboard-pw-${randomBytes(6).toString('hex')}`);
   await writeFile(pwFile, `${password}\n`, { mode: 0o600 });
@@ -112,14 +130,23 @@ async function initialise(initdb: string, pgData: string, password: string, owne
   try {
     execFileSync(
       initdb,
-      [`--pgdata=${pgData}`, '--auth=scram-sha-256', `--username=postgres`, `--pwfile=${pwFile}`, '--encoding=UTF8', '--locale=C'],
+      [
+        `--pgdata=${pgData}`,
+        '--auth=scram-sha-256',
+        `--username=postgres`,
+        `--pwfile=${pwFile}`,
+        '--encoding=UTF8',
+        '--locale=C',
+      ],
       { stdio: 'pipe', ...(owner ?? {}) },
     );
   } catch (err) {
     const stderr = (err as { stderr?: Buffer }).stderr?.toString() ?? '';
     await rm(pgData, { recursive: true, force: true });
-    const hint = owner ? ` (as root, PostgreSQL runs as the "${OS_USER}" user, which must be able to enter every parent directory of ${pgData})` : '';
-    throw new Error(`initdb failed in ${pgData}: ${stderr.trim() || (err as Error).message}${hint}`);
+    const hint = owner
+      ? ` (as root, PostgreSQL runs as the "${OS_USER}" user, which must be able to enter every parent directory of ${pgData})`
+      : '';
+    throw new Error(`initdb failed in ${pgData}: ${stderr.trim() || (err as Error).message}${hint}`, { cause: err });
   } finally {
     await rm(pwFile, { force: true });
   }

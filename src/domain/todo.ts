@@ -63,33 +63,54 @@ export function retrySchedule(): number[] {
 }
 
 /** Per call > endpoint default > server default. */
-export function resolveLeaseSeconds(perCall: number | undefined, endpointDefault: number | null, serverDefault: number): number {
+export function resolveLeaseSeconds(
+  perCall: number | undefined,
+  endpointDefault: number | null,
+  serverDefault: number,
+): number {
   return perCall ?? endpointDefault ?? serverDefault;
 }
 
-const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
+const jsonText = (value: unknown) => JSON.stringify(value) ?? '';
+const jsonBytes = (value: unknown) => Buffer.byteLength(jsonText(value), 'utf8');
+const NUL = '\u0000';
+
+function containsNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes(NUL);
+  if (Array.isArray(value)) return value.some(containsNul);
+  if (value && typeof value === 'object')
+    return Object.entries(value).some(([k, v]) => k.includes(NUL) || containsNul(v));
+  return false;
+}
+
+/** Text PostgreSQL can store: no NUL characters, at most `max` characters (code points). */
+const text = (max: number) =>
+  z
+    .string()
+    .refine((s) => !s.includes(NUL), 'must not contain NUL characters')
+    .refine((s) => [...s].length <= max, `must be at most ${max} characters`);
+
+/** Any JSON value under a byte cap, without the \u0000 escape jsonb refuses. */
+const json = (maxBytes: number) =>
+  z
+    .unknown()
+    .refine((v) => v !== undefined, 'must be JSON')
+    .refine((v) => !containsNul(v), 'must not contain NUL characters')
+    .refine((v) => jsonBytes(v) <= maxBytes, `must be at most ${maxBytes} bytes as JSON`);
 
 const queue = z.string().regex(QUEUE_NAME, 'must match [a-z0-9][a-z0-9_-]{0,62}');
-const jsonValue = z.unknown().refine((v) => v !== undefined, 'must be JSON');
 
 export const createTodoInput = z
   .object({
     queue,
-    title: z
-      .string()
-      .trim()
-      .min(1, 'must not be empty')
-      .max(LIMITS.titleChars, `must be at most ${LIMITS.titleChars} characters`),
-    body: z
-      .string()
+    title: z.string().trim().min(1, 'must not be empty').pipe(text(LIMITS.titleChars)),
+    body: text(Infinity)
       .refine((s) => Buffer.byteLength(s, 'utf8') <= LIMITS.bodyBytes, `must be at most ${LIMITS.bodyBytes} bytes`)
       .optional(),
-    payload: jsonValue
-      .refine((v) => jsonBytes(v) <= LIMITS.payloadBytes, `must be at most ${LIMITS.payloadBytes} bytes as JSON`)
-      .optional(),
-    kind: z.string().min(1).max(LIMITS.kindChars).optional(),
-    source: z.string().min(1).max(LIMITS.sourceChars).optional(),
-    idempotency_key: z.string().min(1).max(LIMITS.idempotencyKeyChars).optional(),
+    payload: json(LIMITS.payloadBytes).optional(),
+    kind: text(LIMITS.kindChars).pipe(z.string().min(1)).optional(),
+    source: text(LIMITS.sourceChars).pipe(z.string().min(1)).optional(),
+    idempotency_key: text(LIMITS.idempotencyKeyChars).pipe(z.string().min(1)).optional(),
     max_attempts: z.number().int().min(1).max(LIMITS.maxAttempts).optional(),
   })
   .strict();
@@ -108,11 +129,8 @@ export const listTodosInput = z
   .strict();
 export type ListTodosInput = z.infer<typeof listTodosInput>;
 
-export const resultValue = jsonValue.refine(
-  (v) => jsonBytes(v) <= LIMITS.resultBytes,
-  `must be at most ${LIMITS.resultBytes} bytes as JSON`,
-);
-export const errorText = z.string().max(LIMITS.errorChars);
+export const resultValue = json(LIMITS.resultBytes);
+export const errorText = text(LIMITS.errorChars);
 
 /** Parses with a zod schema; the first problem becomes invalid_argument naming its field. */
 export function parseInput<T>(schema: z.ZodType<T>, input: unknown): T {

@@ -54,7 +54,11 @@ const CLAIM_NEXT_ANY = nextSql('t.queue = ANY($2::text[])');
 /** The oldest claimable todo over the given queues, skipping rows other claimers hold. */
 export async function claimNext(db: Queryable, a: ClaimArgs): Promise<ClaimedTodo | null> {
   const sql = a.queues.length === 1 ? CLAIM_NEXT_ONE : CLAIM_NEXT_ANY;
-  const res = await db.query<ClaimedTodo>(sql, [a.endpointId, a.queues, a.sessionId, a.leaseSeconds]);
+  const res = await db.query<ClaimedTodo>({
+    name: a.queues.length === 1 ? 'claim_next_one' : 'claim_next_any',
+    text: sql,
+    values: [a.endpointId, a.queues, a.sessionId, a.leaseSeconds],
+  });
   return res.rows[0] ?? null;
 }
 
@@ -65,7 +69,11 @@ const CLAIM_BY_ID = claimSql(`
 
 /** One named todo, waiting for a concurrent claimer's lock and re-checking after it. */
 export async function claimById(db: Queryable, a: ClaimArgs & { id: string }): Promise<ClaimedTodo | null> {
-  const res = await db.query<ClaimedTodo>(CLAIM_BY_ID, [a.endpointId, a.queues, a.sessionId, a.leaseSeconds, a.id]);
+  const res = await db.query<ClaimedTodo>({
+    name: 'claim_by_id',
+    text: CLAIM_BY_ID,
+    values: [a.endpointId, a.queues, a.sessionId, a.leaseSeconds, a.id],
+  });
   return res.rows[0] ?? null;
 }
 
@@ -78,8 +86,9 @@ export interface OwnedArgs {
 const OWNED = `t.endpoint_id = $1 AND t.id = $2 AND t.state = 'claimed' AND t.owner_session_id = $3`;
 
 export async function heartbeat(db: Queryable, a: OwnedArgs & { leaseSeconds: number }): Promise<Todo | null> {
-  const res = await db.query<Todo>(
-    `WITH r AS (
+  const res = await db.query<Todo>({
+    name: 'heartbeat',
+    text: `WITH r AS (
        UPDATE todos t SET lease_expires_at = now() + make_interval(secs => $4),
          ready_at = CASE WHEN t.attempt < t.max_attempts THEN now() + make_interval(secs => $4) END,
          updated_at = now()
@@ -87,21 +96,22 @@ export async function heartbeat(db: Queryable, a: OwnedArgs & { leaseSeconds: nu
      a AS (UPDATE todo_attempts a SET lease_expires_at = r.lease_expires_at FROM r
             WHERE a.endpoint_id = r.endpoint_id AND a.todo_id = r.id AND a.ended_at IS NULL)
      SELECT * FROM r`,
-    [a.endpointId, a.id, a.sessionId, a.leaseSeconds],
-  );
+    values: [a.endpointId, a.id, a.sessionId, a.leaseSeconds],
+  });
   return res.rows[0] ?? null;
 }
 
 export async function complete(db: Queryable, a: OwnedArgs & { result: unknown }): Promise<Todo | null> {
-  const res = await db.query<Todo>(
-    `WITH r AS (
+  const res = await db.query<Todo>({
+    name: 'complete',
+    text: `WITH r AS (
        UPDATE todos t SET state = 'done', result = $4::jsonb, completed_at = now(),
          lease_expires_at = NULL, ready_at = NULL, updated_at = now()
        WHERE ${OWNED} RETURNING ${todoColumnsOf('t')}),
      closed AS (${closeAttemptSql('r', 'completed')})
      SELECT * FROM r`,
-    [a.endpointId, a.id, a.sessionId, a.result === undefined ? null : JSON.stringify(a.result)],
-  );
+    values: [a.endpointId, a.id, a.sessionId, a.result === undefined ? null : JSON.stringify(a.result)],
+  });
   return res.rows[0] ?? null;
 }
 
@@ -112,28 +122,37 @@ export async function fail(
 ): Promise<Todo | null> {
   const retryAt = `CASE WHEN t.attempt < t.max_attempts THEN now() + make_interval(
       secs => ($6::int[])[least(t.attempt, cardinality($6::int[]))]) END`;
-  const res = await db.query<Todo>(
-    `WITH r AS (
+  const res = await db.query<Todo>({
+    name: 'fail',
+    text: `WITH r AS (
        UPDATE todos t SET state = 'failed', error = $4, result = coalesce($5::jsonb, t.result),
          lease_expires_at = NULL, next_retry_at = ${retryAt}, ready_at = ${retryAt}, updated_at = now()
        WHERE ${OWNED} RETURNING ${todoColumnsOf('t')}),
      closed AS (${closeAttemptSql('r', 'failed')})
      SELECT * FROM r`,
-    [a.endpointId, a.id, a.sessionId, a.error, a.result === undefined ? null : JSON.stringify(a.result), a.schedule],
-  );
+    values: [
+      a.endpointId,
+      a.id,
+      a.sessionId,
+      a.error,
+      a.result === undefined ? null : JSON.stringify(a.result),
+      a.schedule,
+    ],
+  });
   return res.rows[0] ?? null;
 }
 
 /** Back to pending with the attempt count kept; announces the todo as ready again. */
 export async function release(db: Queryable, a: OwnedArgs): Promise<Todo | null> {
-  const res = await db.query<Todo>(
-    `WITH r AS (
+  const res = await db.query<Todo>({
+    name: 'release',
+    text: `WITH r AS (
        UPDATE todos t SET state = 'pending', owner_session_id = NULL, lease_expires_at = NULL,
          ready_at = now(), updated_at = now()
        WHERE ${OWNED} RETURNING ${todoColumnsOf('t')}),
      closed AS (${closeAttemptSql('r', 'released')})
      SELECT r.*, ${NOTIFY_READY} AS notified FROM r`,
-    [a.endpointId, a.id, a.sessionId],
-  );
+    values: [a.endpointId, a.id, a.sessionId],
+  });
   return withoutNotice(res.rows[0]);
 }

@@ -26,8 +26,18 @@ export interface InsertTodoArgs {
  */
 export async function insertTodo(db: Queryable, a: InsertTodoArgs): Promise<{ todo: Todo; created: boolean }> {
   const params = [
-    a.endpointId, a.id, a.queue, a.title, a.body, a.payload === undefined ? null : JSON.stringify(a.payload),
-    a.kind, a.source, a.createdByHumanId, a.createdByEndpointId, a.idempotencyKey, a.maxAttempts,
+    a.endpointId,
+    a.id,
+    a.queue,
+    a.title,
+    a.body,
+    a.payload === undefined ? null : JSON.stringify(a.payload),
+    a.kind,
+    a.source,
+    a.createdByHumanId,
+    a.createdByEndpointId,
+    a.idempotencyKey,
+    a.maxAttempts,
   ];
   // A live duplicate can finish between the insert and the lookup; then the key is free
   // again and the next round inserts. Three rounds cover any realistic interleaving.

@@ -64,7 +64,8 @@ export class SweepRunner {
       }
       const counts = await sweep.run();
       stats.runs += 1;
-      if (counts && Object.values(counts).some((n) => n > 0)) this.options.log.info({ sweep: sweep.name, ...counts }, 'sweep');
+      if (counts && Object.values(counts).some((n) => n > 0))
+        this.options.log.info({ sweep: sweep.name, ...counts }, 'sweep');
       return slot;
     } catch (err) {
       stats.errors += 1;

@@ -10,7 +10,10 @@ import { zeroRowError, type Agent, type TodoDeps } from './context.js';
 
 const claimInput = z.object({ id: z.string().min(1).max(64), lease_seconds: leaseSeconds.optional() }).strict();
 const claimNextInput = z
-  .object({ queue: z.string().regex(QUEUE_NAME, 'must be a queue name').optional(), lease_seconds: leaseSeconds.optional() })
+  .object({
+    queue: z.string().regex(QUEUE_NAME, 'must be a queue name').optional(),
+    lease_seconds: leaseSeconds.optional(),
+  })
   .strict();
 
 export interface ClaimResult {

@@ -28,7 +28,13 @@ export type Sender = { humanId: string } | { endpointId: string };
  * or outside the caller's scope (another endpoint's todo answers exactly like an unknown
  * id), conflict when it exists in the wrong state or is held by another session.
  */
-export async function zeroRowError(deps: TodoDeps, scope: TodoScope, id: string, verb: string, sessionId?: string): Promise<AppError> {
+export async function zeroRowError(
+  deps: TodoDeps,
+  scope: TodoScope,
+  id: string,
+  verb: string,
+  sessionId?: string,
+): Promise<AppError> {
   const found = await probeTodo(deps.db, scope, id);
   if (!found) return notFound('todo', id);
   return new AppError('conflict', conflictMessage(verb, found.state, found.owner_session_id, sessionId), {

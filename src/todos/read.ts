@@ -29,7 +29,8 @@ export async function listTodos(
   input: unknown,
 ): Promise<{ todos: Todo[]; next_cursor: string | null }> {
   const data = parseInput(listTodosInput, input ?? {});
-  if (data.cursor !== undefined && !isId('td', data.cursor)) throw invalidArgument('cursor', 'is not a cursor from a previous page');
+  if (data.cursor !== undefined && !isId('td', data.cursor))
+    throw invalidArgument('cursor', 'is not a cursor from a previous page');
   let queues = scope.queues ?? null;
   if (data.queue !== undefined) queues = queues && !queues.includes(data.queue) ? [] : [data.queue];
   const limit = data.limit ?? LIMITS.listDefault;

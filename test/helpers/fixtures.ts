@@ -13,7 +13,12 @@ export async function makeEndpoint(
   options: { queues?: string[]; defaultLeaseSeconds?: number } = {},
 ): Promise<Endpoint> {
   const tag = randomBytes(4).toString('hex');
-  const human = await insertHuman(db, { id: newId('hu'), email: `h-${tag}@example.test`, displayName: tag, role: 'admin' });
+  const human = await insertHuman(db, {
+    id: newId('hu'),
+    email: `h-${tag}@example.test`,
+    displayName: tag,
+    role: 'admin',
+  });
   return insertEndpoint(db, {
     id: newId('ep'),
     humanId: human.id,
@@ -27,7 +32,12 @@ export async function makeEndpoint(
 }
 
 export function agentOf(endpoint: Endpoint, sessionId = `s-${randomBytes(4).toString('hex')}`): Agent {
-  return { endpointId: endpoint.id, sessionId, queues: endpoint.queues, defaultLeaseSeconds: endpoint.default_lease_seconds };
+  return {
+    endpointId: endpoint.id,
+    sessionId,
+    queues: endpoint.queues,
+    defaultLeaseSeconds: endpoint.default_lease_seconds,
+  };
 }
 
 export function depsOf(db: Pool, defaultLeaseSeconds = 300): TodoDeps {

@@ -12,7 +12,12 @@ test('12 workers racing claim_next over 12 todos get 12 distinct todos with one 
   const { pool, url } = await testDatabase('claim_race_12');
   const endpoint = await makeEndpoint(pool);
   for (let i = 0; i < 12; i++) {
-    await createTodo(depsOf(pool), { endpointId: endpoint.id }, { humanId: 'hu_test' }, { queue: 'inbox', title: `t${i}` });
+    await createTodo(
+      depsOf(pool),
+      { endpointId: endpoint.id },
+      { humanId: 'hu_test' },
+      { queue: 'inbox', title: `t${i}` },
+    );
   }
   // Twelve connections, each warmed up, then released together by a barrier.
   const racers = createPool({ url, max: 12 });
@@ -73,7 +78,9 @@ test('two pools of 25 workers over 2,000 todos complete every todo exactly once 
   }
   assert.equal(completions.size, 2000);
   assert.ok([...completions.values()].every((n) => n === 1));
-  const states = await pool.query<{ state: string; n: number }>(`SELECT state, count(*)::int AS n FROM todos GROUP BY state`);
+  const states = await pool.query<{ state: string; n: number }>(
+    `SELECT state, count(*)::int AS n FROM todos GROUP BY state`,
+  );
   assert.deepEqual(states.rows, [{ state: 'done', n: 2000 }]);
   const attempts = await pool.query<{ n: number; open: number }>(
     `SELECT count(*)::int AS n, count(*) FILTER (WHERE ended_at IS NULL)::int AS open FROM todo_attempts`,
