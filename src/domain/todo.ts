@@ -176,6 +176,26 @@ export interface Todo {
   updated_at: Date;
 }
 
+/** A todo without its content, as the lease verbs answer (see TODO_SUMMARY_COLUMNS). */
+export type TodoSummary = Pick<
+  Todo,
+  | 'endpoint_id'
+  | 'id'
+  | 'queue'
+  | 'title'
+  | 'state'
+  | 'attempt'
+  | 'max_attempts'
+  | 'claims'
+  | 'owner_session_id'
+  | 'lease_expires_at'
+  | 'next_retry_at'
+  | 'completed_at'
+  | 'error'
+  | 'created_at'
+  | 'updated_at'
+>;
+
 export interface TodoAttempt {
   seq: number;
   attempt: number;

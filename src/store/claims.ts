@@ -4,8 +4,18 @@
 // A null result means the conditional update matched nothing; the caller classifies it.
 
 import type { Queryable } from '../db/pool.js';
-import type { Todo } from '../domain/todo.js';
-import { CLAIMABLE, NOTIFY_READY, closeAttemptSql, todoColumnsOf, withoutNotice } from './todo-sql.js';
+import type { Todo, TodoSummary } from '../domain/todo.js';
+import {
+  CLAIMABLE,
+  NOTIFY_READY,
+  TODO_SUMMARY_COLUMNS,
+  closeAttemptSql,
+  todoColumnsOf,
+  withoutNotice,
+} from './todo-sql.js';
+
+const COLUMNS = todoColumnsOf('t');
+const SUMMARY = todoColumnsOf('t', TODO_SUMMARY_COLUMNS);
 
 export interface ClaimArgs {
   endpointId: string;
@@ -30,7 +40,7 @@ function claimSql(pick: string): string {
         ready_at = CASE WHEN t.attempt + 1 < t.max_attempts THEN now() + make_interval(secs => $4) END,
         updated_at = now()
       FROM pick WHERE t.endpoint_id = pick.endpoint_id AND t.id = pick.id
-      RETURNING ${todoColumnsOf('t')}, (SELECT count(*) FROM closed) AS taken_over),
+      RETURNING ${COLUMNS}, (SELECT count(*) FROM closed) AS taken_over),
     opened AS (
       INSERT INTO todo_attempts (endpoint_id, todo_id, seq, attempt, session_id, claimed_at, lease_expires_at)
       SELECT endpoint_id, id, claims, attempt, owner_session_id, claimed_at, lease_expires_at FROM claimed)
@@ -44,7 +54,7 @@ export type ClaimedTodo = Todo & { taken_over: number };
 // `=` so the planner can use the per-queue index; several use the per-endpoint one.
 const nextSql = (queueMatch: string) =>
   claimSql(`
-  SELECT t.endpoint_id, t.id FROM todos t
+  SELECT t.endpoint_id, t.id, t.claims FROM todos t
    WHERE t.endpoint_id = $1 AND ${queueMatch} AND ${CLAIMABLE}
    ORDER BY t.ready_at
    LIMIT 1 FOR UPDATE SKIP LOCKED`);
@@ -63,7 +73,7 @@ export async function claimNext(db: Queryable, a: ClaimArgs): Promise<ClaimedTod
 }
 
 const CLAIM_BY_ID = claimSql(`
-  SELECT t.endpoint_id, t.id FROM todos t
+  SELECT t.endpoint_id, t.id, t.claims FROM todos t
    WHERE t.endpoint_id = $1 AND t.queue = ANY($2::text[]) AND t.id = $5 AND ${CLAIMABLE}
    FOR UPDATE`);
 
@@ -85,29 +95,29 @@ export interface OwnedArgs {
 
 const OWNED = `t.endpoint_id = $1 AND t.id = $2 AND t.state = 'claimed' AND t.owner_session_id = $3`;
 
-export async function heartbeat(db: Queryable, a: OwnedArgs & { leaseSeconds: number }): Promise<Todo | null> {
-  const res = await db.query<Todo>({
+export async function heartbeat(db: Queryable, a: OwnedArgs & { leaseSeconds: number }): Promise<TodoSummary | null> {
+  const res = await db.query<TodoSummary>({
     name: 'heartbeat',
     text: `WITH r AS (
        UPDATE todos t SET lease_expires_at = now() + make_interval(secs => $4),
          ready_at = CASE WHEN t.attempt < t.max_attempts THEN now() + make_interval(secs => $4) END,
          updated_at = now()
-       WHERE ${OWNED} RETURNING ${todoColumnsOf('t')}),
+       WHERE ${OWNED} RETURNING ${SUMMARY}),
      a AS (UPDATE todo_attempts a SET lease_expires_at = r.lease_expires_at FROM r
-            WHERE a.endpoint_id = r.endpoint_id AND a.todo_id = r.id AND a.ended_at IS NULL)
+            WHERE a.endpoint_id = r.endpoint_id AND a.todo_id = r.id AND a.seq = r.claims AND a.ended_at IS NULL)
      SELECT * FROM r`,
     values: [a.endpointId, a.id, a.sessionId, a.leaseSeconds],
   });
   return res.rows[0] ?? null;
 }
 
-export async function complete(db: Queryable, a: OwnedArgs & { result: unknown }): Promise<Todo | null> {
-  const res = await db.query<Todo>({
+export async function complete(db: Queryable, a: OwnedArgs & { result: unknown }): Promise<TodoSummary | null> {
+  const res = await db.query<TodoSummary>({
     name: 'complete',
     text: `WITH r AS (
        UPDATE todos t SET state = 'done', result = $4::jsonb, completed_at = now(),
          lease_expires_at = NULL, ready_at = NULL, updated_at = now()
-       WHERE ${OWNED} RETURNING ${todoColumnsOf('t')}),
+       WHERE ${OWNED} RETURNING ${SUMMARY}),
      closed AS (${closeAttemptSql('r', 'completed')})
      SELECT * FROM r`,
     values: [a.endpointId, a.id, a.sessionId, a.result === undefined ? null : JSON.stringify(a.result)],
@@ -119,15 +129,15 @@ export async function complete(db: Queryable, a: OwnedArgs & { result: unknown }
 export async function fail(
   db: Queryable,
   a: OwnedArgs & { error: string | null; result: unknown; schedule: number[] },
-): Promise<Todo | null> {
+): Promise<TodoSummary | null> {
   const retryAt = `CASE WHEN t.attempt < t.max_attempts THEN now() + make_interval(
       secs => ($6::int[])[least(t.attempt, cardinality($6::int[]))]) END`;
-  const res = await db.query<Todo>({
+  const res = await db.query<TodoSummary>({
     name: 'fail',
     text: `WITH r AS (
        UPDATE todos t SET state = 'failed', error = $4, result = coalesce($5::jsonb, t.result),
          lease_expires_at = NULL, next_retry_at = ${retryAt}, ready_at = ${retryAt}, updated_at = now()
-       WHERE ${OWNED} RETURNING ${todoColumnsOf('t')}),
+       WHERE ${OWNED} RETURNING ${SUMMARY}),
      closed AS (${closeAttemptSql('r', 'failed')})
      SELECT * FROM r`,
     values: [
@@ -143,13 +153,13 @@ export async function fail(
 }
 
 /** Back to pending with the attempt count kept; announces the todo as ready again. */
-export async function release(db: Queryable, a: OwnedArgs): Promise<Todo | null> {
-  const res = await db.query<Todo>({
+export async function release(db: Queryable, a: OwnedArgs): Promise<TodoSummary | null> {
+  const res = await db.query<TodoSummary>({
     name: 'release',
     text: `WITH r AS (
        UPDATE todos t SET state = 'pending', owner_session_id = NULL, lease_expires_at = NULL,
          ready_at = now(), updated_at = now()
-       WHERE ${OWNED} RETURNING ${todoColumnsOf('t')}),
+       WHERE ${OWNED} RETURNING ${SUMMARY}),
      closed AS (${closeAttemptSql('r', 'released')})
      SELECT r.*, ${NOTIFY_READY} AS notified FROM r`,
     values: [a.endpointId, a.id, a.sessionId],

@@ -6,6 +6,8 @@ import type { Todo } from '../domain/todo.js';
 import { translatePgError } from './pg-errors.js';
 import { NOTIFY_READY, closeAttemptSql, todoColumnsOf, withoutNotice } from './todo-sql.js';
 
+const COLUMNS = todoColumnsOf('t');
+
 /** failed or canceled → pending with attempt 0; history (claims, attempts) is kept. */
 export async function retryNow(db: Queryable, endpointId: string, id: string): Promise<Todo | null> {
   try {
@@ -15,7 +17,7 @@ export async function retryNow(db: Queryable, endpointId: string, id: string): P
            lease_expires_at = NULL, next_retry_at = NULL, claimed_at = NULL, completed_at = NULL,
            error = NULL, result = NULL, ready_at = now(), updated_at = now()
          WHERE t.endpoint_id = $1 AND t.id = $2 AND t.state IN ('failed', 'canceled')
-         RETURNING ${todoColumnsOf('t')})
+         RETURNING ${COLUMNS})
        SELECT r.*, ${NOTIFY_READY} AS notified FROM r`,
       [endpointId, id],
     );
@@ -32,7 +34,7 @@ export async function cancel(db: Queryable, endpointId: string, id: string): Pro
        UPDATE todos t SET state = 'canceled', lease_expires_at = NULL, next_retry_at = NULL,
          ready_at = NULL, completed_at = now(), updated_at = now()
        WHERE t.endpoint_id = $1 AND t.id = $2 AND t.state IN ('pending', 'claimed', 'failed')
-       RETURNING ${todoColumnsOf('t')}),
+       RETURNING ${COLUMNS}),
      closed AS (${closeAttemptSql('r', 'canceled')})
      SELECT * FROM r`,
     [endpointId, id],

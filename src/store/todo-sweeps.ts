@@ -25,7 +25,7 @@ export async function reapExpired(db: Queryable, limit: number): Promise<{ reque
          ready_at = CASE WHEN t.attempt < t.max_attempts THEN now() END,
          updated_at = now()
        FROM lapsed WHERE t.endpoint_id = lapsed.endpoint_id AND t.id = lapsed.id
-       RETURNING t.endpoint_id, t.id, t.queue, t.state),
+       RETURNING t.endpoint_id, t.id, t.queue, t.state, t.claims),
      closed AS (${closeAttemptSql('moved', 'lease_expired')}),
      notified AS (
        SELECT ${NOTIFY_READY} FROM (SELECT DISTINCT endpoint_id, queue FROM moved WHERE state = 'pending') r)

@@ -10,7 +10,7 @@ import {
   resolveLeaseSeconds,
   resultValue,
   retrySchedule,
-  type Todo,
+  type TodoSummary,
 } from '../domain/todo.js';
 import * as claims from '../store/claims.js';
 import { zeroRowError, type Agent, type TodoDeps } from './context.js';
@@ -29,32 +29,32 @@ async function owned(
   agent: Agent,
   todoId: string,
   verb: string,
-  run: (args: claims.OwnedArgs) => Promise<Todo | null>,
-): Promise<{ todo: Todo }> {
+  run: (args: claims.OwnedArgs) => Promise<TodoSummary | null>,
+): Promise<{ todo: TodoSummary }> {
   const todo = await run({ endpointId: agent.endpointId, id: todoId, sessionId: agent.sessionId });
   if (todo) return { todo };
   throw await zeroRowError(deps, { endpointId: agent.endpointId, queues: agent.queues }, todoId, verb, agent.sessionId);
 }
 
-export async function heartbeat(deps: TodoDeps, agent: Agent, input: unknown): Promise<{ todo: Todo }> {
+export async function heartbeat(deps: TodoDeps, agent: Agent, input: unknown): Promise<{ todo: TodoSummary }> {
   const data = parseInput(heartbeatInput, input);
   const lease = resolveLeaseSeconds(data.lease_seconds, agent.defaultLeaseSeconds, deps.defaultLeaseSeconds);
   return owned(deps, agent, data.id, 'heartbeat', (a) => claims.heartbeat(deps.db, { ...a, leaseSeconds: lease }));
 }
 
-export async function complete(deps: TodoDeps, agent: Agent, input: unknown): Promise<{ todo: Todo }> {
+export async function complete(deps: TodoDeps, agent: Agent, input: unknown): Promise<{ todo: TodoSummary }> {
   const data = parseInput(completeInput, input);
   return owned(deps, agent, data.id, 'complete', (a) => claims.complete(deps.db, { ...a, result: data.result }));
 }
 
-export async function fail(deps: TodoDeps, agent: Agent, input: unknown): Promise<{ todo: Todo }> {
+export async function fail(deps: TodoDeps, agent: Agent, input: unknown): Promise<{ todo: TodoSummary }> {
   const data = parseInput(failInput, input);
   return owned(deps, agent, data.id, 'fail', (a) =>
     claims.fail(deps.db, { ...a, error: data.error ?? null, result: data.result, schedule: SCHEDULE }),
   );
 }
 
-export async function release(deps: TodoDeps, agent: Agent, input: unknown): Promise<{ todo: Todo }> {
+export async function release(deps: TodoDeps, agent: Agent, input: unknown): Promise<{ todo: TodoSummary }> {
   const data = parseInput(releaseInput, input);
   return owned(deps, agent, data.id, 'release', (a) => claims.release(deps.db, a));
 }

@@ -143,7 +143,8 @@ test('a lapsed lease is taken over by claim_next without the reaper, and the old
 
   const done = await complete(w.deps, w.b, { id: todo.id, result: { ok: 1 } });
   assert.equal(done.todo.state, 'done');
-  assert.deepEqual(done.todo.result, { ok: 1 });
+  const stored = await getTodoWithAttempts(w.deps, w.endpointId, todo.id);
+  assert.deepEqual(stored.todo.result, { ok: 1 });
 });
 
 test('claim by id also takes over a lapsed lease and closes the previous attempt as lease_expired', async () => {
