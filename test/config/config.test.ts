@@ -1,0 +1,76 @@
+// Pins the environment schema: defaults, durations, every problem listed at once, and
+// the README's table of variables matching the schema exactly.
+
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { ENV_VARS, formatDuration, isLoopbackHost, parseConfig, parseDuration } from '../../src/config/index.js';
+
+test('durations accept 90s, 15m, 6h and 30d and refuse bare numbers', () => {
+  assert.equal(parseDuration('90s'), 90_000);
+  assert.equal(parseDuration('15m'), 900_000);
+  assert.equal(parseDuration('6h'), 21_600_000);
+  assert.equal(parseDuration('30d'), 2_592_000_000);
+  assert.equal(parseDuration('250ms'), 250);
+  for (const bad of ['30', '', 'm', '1.5.2s', '-5s', '5 s', '5w']) assert.equal(parseDuration(bad), null, bad);
+  assert.equal(formatDuration(900_000), '15m');
+  assert.equal(formatDuration(90_000), '90s');
+});
+
+test('an empty environment gives the documented defaults', () => {
+  const result = parseConfig({});
+  assert.ok(result.ok);
+  const c = result.config;
+  assert.deepEqual(c.listen, { host: '127.0.0.1', port: 8080 });
+  assert.equal(c.publicUrl, 'http://127.0.0.1:8080');
+  assert.equal(c.database.url, null);
+  assert.equal(c.database.dataDir, './.switchboard');
+  assert.equal(c.todos.defaultLeaseSeconds, 300);
+  assert.equal(c.sweeps.reaperIntervalMs, 30_000);
+  assert.equal(c.sweeps.retentionMs, 30 * 86_400_000);
+  assert.equal(c.sweeps.retentionIntervalMs, 3_600_000);
+});
+
+test('every problem in the environment is listed together, each naming its variable', () => {
+  const result = parseConfig({
+    SWITCHBOARD_LISTEN: 'localhost',
+    SWITCHBOARD_DEFAULT_LEASE: '2s',
+    SWITCHBOARD_RETENTION: 'forever',
+    SWITCHBOARD_DB_POOL_SIZE: '1',
+    SWITCHBOARD_DATABASE_URL: 'mysql://x',
+    SWITCHBOARD_LOG_LEVEL: 'loud',
+    SWITCHBOARD_LSTEN: '127.0.0.1:1',
+  });
+  assert.ok(!result.ok);
+  const named = [
+    'SWITCHBOARD_LISTEN',
+    'SWITCHBOARD_DEFAULT_LEASE',
+    'SWITCHBOARD_RETENTION',
+    'SWITCHBOARD_DB_POOL_SIZE',
+    'SWITCHBOARD_DATABASE_URL',
+    'SWITCHBOARD_LOG_LEVEL',
+    'SWITCHBOARD_LSTEN',
+  ];
+  assert.equal(result.problems.length, named.length, result.problems.join('\n'));
+  for (const name of named)
+    assert.ok(
+      result.problems.some((p) => p.startsWith(`${name}:`)),
+      name,
+    );
+  assert.match(result.problems.find((p) => p.startsWith('SWITCHBOARD_LSTEN')) ?? '', /unknown variable/);
+});
+
+test('IPv6 listen addresses and loopback detection', () => {
+  const result = parseConfig({ SWITCHBOARD_LISTEN: '[::1]:9000' });
+  assert.ok(result.ok);
+  assert.deepEqual(result.config.listen, { host: '::1', port: 9000 });
+  assert.equal(result.config.publicUrl, 'http://[::1]:9000');
+  for (const host of ['127.0.0.1', '127.1.2.3', '::1', 'localhost']) assert.ok(isLoopbackHost(host), host);
+  for (const host of ['0.0.0.0', '10.0.0.1', '::', 'example.test']) assert.ok(!isLoopbackHost(host), host);
+});
+
+test("the README's table lists exactly the variables the schema reads", () => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const documented = [...readme.matchAll(/^\|\s*`(SWITCHBOARD_[A-Z_]+)`\s*\|/gm)].map((m) => m[1]);
+  assert.deepEqual([...documented].sort(), [...ENV_VARS].sort());
+});
