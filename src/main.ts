@@ -11,6 +11,8 @@ import { NotifyBus } from './db/bus.js';
 import { startEmbedded, type EmbeddedPostgres } from './db/embedded.js';
 import { loadMigrations, migrate } from './db/migrate.js';
 import { createPool, type Pool } from './db/pool.js';
+import { ensureSetupLink, localAdmin } from './identity/setup.js';
+import { endpointExpirySweep } from './sweeps/endpoints.js';
 import { SweepRunner } from './sweeps/runner.js';
 import { reaperSweep, retentionSweep, retryRequeueSweep } from './sweeps/todos.js';
 import { versionInfo } from './version.js';
@@ -70,11 +72,25 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
         reaperSweep(pool, config.sweeps.reaperIntervalMs),
         retryRequeueSweep(pool, config.sweeps.reaperIntervalMs),
         retentionSweep(pool, config.sweeps.retentionIntervalMs, config.sweeps.retentionMs),
+        endpointExpirySweep(pool, config.sweeps.reaperIntervalMs),
       ],
     });
 
+    const identity = { db: pool, publicUrl: config.publicUrl };
+    const syntheticAdmin = config.auth ? null : await localAdmin(identity);
+    const setupUrl = config.auth ? await ensureSetupLink(identity) : null;
+
     const version = versionInfo();
-    const app = buildHttp({ db: pool, migrations, version, log });
+    const app = buildHttp({
+      db: pool,
+      pool,
+      migrations,
+      version,
+      log,
+      publicUrl: config.publicUrl,
+      defaultLeaseSeconds: config.todos.defaultLeaseSeconds,
+      syntheticAdmin,
+    });
     await app.listen({ host: config.listen.host, port: config.listen.port });
     closers.push(() => app.close());
     sweeps.start();
@@ -88,6 +104,10 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
       { version: version.version, instance: instanceId, url, data: database.where },
       `switchboard ${version.version} listening on ${url} — health ${url}/healthz, readiness ${url}/readyz, version ${url}/version; data: ${database.where}`,
     );
+    if (setupUrl) {
+      log.info({ setup_url: setupUrl }, `no humans yet: open ${setupUrl} within 1 hour to create the first admin`);
+    }
+    if (syntheticAdmin) log.warn('SWITCHBOARD_AUTH=off: every request is treated as an admin (loopback only)');
     return { app, pool, url, stop: closeAll };
   } catch (err) {
     await closeAll();

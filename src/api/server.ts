@@ -1,15 +1,27 @@
-// The HTTP server: one Fastify instance carrying every surface. Surfaces register their
-// routes here; this file only sets the limits and the error mapping they share.
+// The HTTP server: one Fastify instance carrying every surface. This file sets the
+// limits and the error mapping they share and registers each surface's routes.
 
+import formbody from '@fastify/formbody';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { handleError } from './errors.js';
+import type { Pool } from '../db/pool.js';
+import { setupPages } from '../board/setup.js';
+import type { Principal } from '../identity/principal.js';
+import { createAuth } from './auth.js';
+import { endpointRoutes, ingestRoutes } from './endpoint-routes.js';
+import { errorBody, handleError } from './errors.js';
 import { healthRoutes, type HealthDeps } from './health.js';
+import { identityRoutes } from './identity-routes.js';
 
 /** 1 MiB: the largest todo (64 KiB body + 256 KiB payload) with room for JSON overhead. */
 export const BODY_LIMIT = 1024 * 1024;
 
 export interface HttpDeps extends HealthDeps {
   log: FastifyBaseLogger;
+  pool: Pool;
+  publicUrl: string;
+  defaultLeaseSeconds: number;
+  syntheticAdmin: Principal | null;
+  now?: () => Date;
 }
 
 export function buildHttp(deps: HttpDeps): FastifyInstance {
@@ -19,8 +31,26 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
     disableRequestLogging: true,
     // Streams (MCP notifications, SSE) stay open; shutdown closes them explicitly.
     forceCloseConnections: 'idle',
+    // Behind a load balancer the client address is in X-Forwarded-For; rate limits key on it.
+    trustProxy: true,
   });
   app.setErrorHandler(handleError);
+  app.setNotFoundHandler((request, reply) =>
+    reply.status(404).send(errorBody('not_found', `no route ${request.method} ${request.url.split('?')[0]}`)),
+  );
+  app.addHook('onSend', async (_request, reply) => {
+    void reply.header('X-Content-Type-Options', 'nosniff');
+    void reply.header('Cache-Control', 'no-store');
+  });
+  void app.register(formbody);
+
+  const now = deps.now ?? (() => new Date());
+  const identity = { db: deps.pool, publicUrl: deps.publicUrl };
+  const auth = createAuth({ ...identity, syntheticAdmin: deps.syntheticAdmin, nowMs: () => now().getTime() });
   healthRoutes(app, deps);
+  identityRoutes(app, identity, auth, now);
+  endpointRoutes(app, { ...identity, defaultLeaseSeconds: deps.defaultLeaseSeconds }, auth, now);
+  ingestRoutes(app, { pool: deps.pool, defaultLeaseSeconds: deps.defaultLeaseSeconds }, auth);
+  setupPages(app, identity, auth);
   return app;
 }

@@ -87,8 +87,14 @@ const SCHEMA = z.object({
     .string()
     .regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1–64 letters, digits, dots, dashes or underscores')
     .optional(),
+  // Sign-in is on unless explicitly turned off; off is refused on a non-loopback address.
+  SWITCHBOARD_AUTH: z.enum(['on', 'off']).default('on'),
   // The URL people and agents use to reach this server, for links the server prints.
   SWITCHBOARD_PUBLIC_URL: z.string().url().optional(),
+  // Read by the CLI (src/config/cli.ts), never by the server: listed so that a shell with
+  // them exported can still run `serve` without an unknown-variable error.
+  SWITCHBOARD_URL: z.string().optional(),
+  SWITCHBOARD_TOKEN: z.string().optional(),
 });
 
 /** Every variable the schema reads, for the README check and the unknown-variable check. */
@@ -99,6 +105,8 @@ export interface Config {
   publicUrl: string;
   database: { url: string | null; dataDir: string; poolSize: number };
   logLevel: (typeof LOG_LEVELS)[number];
+  /** false only with SWITCHBOARD_AUTH=off on a loopback address: every request is an admin. */
+  auth: boolean;
   instanceId: string | null;
   todos: { defaultLeaseSeconds: number };
   sweeps: { reaperIntervalMs: number; retentionIntervalMs: number; retentionMs: number };
@@ -117,6 +125,15 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
   if (!parsed.success) {
     for (const issue of parsed.error.issues) problems.push(`${issue.path.join('.')}: ${issue.message}`);
   }
+  if (
+    parsed.success &&
+    parsed.data.SWITCHBOARD_AUTH === 'off' &&
+    !isLoopbackHost(parsed.data.SWITCHBOARD_LISTEN.host)
+  ) {
+    problems.push(
+      `SWITCHBOARD_AUTH: "off" is refused on ${parsed.data.SWITCHBOARD_LISTEN.host}: without sign-in anyone who can reach the server is an admin; listen on 127.0.0.1 or turn auth on`,
+    );
+  }
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
   const e = parsed.data;
   const hostForUrl = e.SWITCHBOARD_LISTEN.host.includes(':')
@@ -133,6 +150,7 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
         poolSize: e.SWITCHBOARD_DB_POOL_SIZE,
       },
       logLevel: e.SWITCHBOARD_LOG_LEVEL,
+      auth: e.SWITCHBOARD_AUTH === 'on',
       instanceId: e.SWITCHBOARD_INSTANCE_ID ?? null,
       todos: { defaultLeaseSeconds: Math.round(e.SWITCHBOARD_DEFAULT_LEASE / 1000) },
       sweeps: {

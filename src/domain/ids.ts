@@ -1,11 +1,12 @@
 // Identifiers: a short type prefix and a ULID, so ids sort by creation time, are safe in
-// URLs, and say what they name in a log line (td_ todo, ep_ endpoint, hu_ human).
+// URLs, and say what they name in a log line (td_ todo, ep_ endpoint, hu_ human,
+// tk_ API token, wh_ webhook).
 
 import { monotonicFactory } from 'ulid';
 
 const ulid = monotonicFactory();
 
-export type IdPrefix = 'td' | 'ep' | 'hu';
+export type IdPrefix = 'td' | 'ep' | 'hu' | 'tk' | 'wh';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${ulid()}`;

@@ -1,5 +1,4 @@
-// Humans: the people who own endpoints. Sign-in and credentials arrive with the
-// identity work; this is the row the rest of the schema points at.
+// Humans: the people who sign in and own endpoints. Passwords are scrypt hashes.
 
 import type { Queryable } from '../db/pool.js';
 import { translatePgError } from './pg-errors.js';
@@ -14,18 +13,65 @@ export interface Human {
   created_at: Date;
 }
 
+const COLUMNS = 'id, email, display_name, role, created_at';
+
 export async function insertHuman(
   db: Queryable,
-  a: { id: string; email: string; displayName: string; role: Role },
+  a: { id: string; email: string; displayName: string; role: Role; passwordHash?: string | null },
 ): Promise<Human> {
   try {
     const res = await db.query<Human>(
-      `INSERT INTO humans (id, email, display_name, role) VALUES ($1, $2, $3, $4)
-       RETURNING id, email, display_name, role, created_at`,
-      [a.id, a.email, a.displayName, a.role],
+      `INSERT INTO humans (id, email, display_name, role, password_hash) VALUES ($1, $2, $3, $4, $5)
+       RETURNING ${COLUMNS}`,
+      [a.id, a.email, a.displayName, a.role, a.passwordHash ?? null],
     );
     return res.rows[0] as Human;
   } catch (err) {
-    throw translatePgError(err, `a human with email ${a.email} already exists`);
+    throw translatePgError(err, `a human with email ${a.email} already exists`, 'email');
   }
+}
+
+export async function countHumans(db: Queryable): Promise<number> {
+  const res = await db.query<{ n: number }>('SELECT count(*) AS n FROM humans');
+  return res.rows[0]?.n ?? 0;
+}
+
+export async function getHuman(db: Queryable, id: string): Promise<Human | null> {
+  const res = await db.query<Human>(`SELECT ${COLUMNS} FROM humans WHERE id = $1`, [id]);
+  return res.rows[0] ?? null;
+}
+
+export async function listHumans(db: Queryable): Promise<Human[]> {
+  const res = await db.query<Human>(`SELECT ${COLUMNS} FROM humans ORDER BY created_at, id`);
+  return res.rows;
+}
+
+/** For sign-in only: the one read that returns the password hash. */
+export async function getHumanForSignIn(
+  db: Queryable,
+  email: string,
+): Promise<(Human & { password_hash: string | null }) | null> {
+  const res = await db.query<Human & { password_hash: string | null }>(
+    `SELECT ${COLUMNS}, password_hash FROM humans WHERE lower(email) = lower($1)`,
+    [email],
+  );
+  return res.rows[0] ?? null;
+}
+
+export async function setPassword(db: Queryable, humanId: string, passwordHash: string): Promise<void> {
+  await db.query('UPDATE humans SET password_hash = $2 WHERE id = $1', [humanId, passwordHash]);
+}
+
+/** Inserts the human unless that id exists; returns the stored row either way. */
+export async function ensureHuman(
+  db: Queryable,
+  a: { id: string; email: string; displayName: string; role: Role },
+): Promise<Human> {
+  await db.query(`INSERT INTO humans (id, email, display_name, role) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, [
+    a.id,
+    a.email,
+    a.displayName,
+    a.role,
+  ]);
+  return (await getHuman(db, a.id)) as Human;
 }

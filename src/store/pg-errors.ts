@@ -5,9 +5,12 @@ import { AppError } from '../domain/errors.js';
 const UNIQUE_VIOLATION = '23505';
 const CONNECTION_CLASSES = ['08', '57P'];
 
-export function translatePgError(err: unknown, conflictMessage: string): unknown {
+/** Unique violations become `conflict` (naming `field` when given); lost connections `unavailable`. */
+export function translatePgError(err: unknown, conflictMessage: string, field?: string): unknown {
   const code = (err as { code?: unknown }).code;
-  if (code === UNIQUE_VIOLATION) return new AppError('conflict', conflictMessage, undefined, { cause: err });
+  if (code === UNIQUE_VIOLATION) {
+    return new AppError('conflict', conflictMessage, field ? { field } : undefined, { cause: err });
+  }
   if (typeof code === 'string' && CONNECTION_CLASSES.some((c) => code.startsWith(c))) {
     return new AppError('unavailable', 'the database is unavailable; retry shortly', undefined, { cause: err });
   }

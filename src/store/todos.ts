@@ -130,3 +130,13 @@ export async function listAttempts(db: Queryable, endpointId: string, todoId: st
   );
   return res.rows;
 }
+
+/** The endpoint of a todo, when that endpoint belongs to this human; else null. */
+export async function findTodoEndpoint(db: Queryable, humanId: string, todoId: string): Promise<string | null> {
+  const res = await db.query<{ endpoint_id: string }>(
+    `SELECT t.endpoint_id FROM todos t JOIN endpoints e ON e.id = t.endpoint_id
+      WHERE t.id = $1 AND e.human_id = $2`,
+    [todoId, humanId],
+  );
+  return res.rows[0]?.endpoint_id ?? null;
+}

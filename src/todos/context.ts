@@ -1,13 +1,14 @@
 // Who is acting, and what the use cases need. Surfaces build these from an
 // authenticated request; the use cases trust them and scope every statement by them.
 
-import type { Pool } from '../db/pool.js';
+import type { Queryable } from '../db/pool.js';
 import { AppError, notFound } from '../domain/errors.js';
 import type { TodoState } from '../domain/todo.js';
 import { probeTodo, type TodoScope } from '../store/todos.js';
 
 export interface TodoDeps {
-  db: Pool;
+  /** A pool, or a transaction's client when the caller writes more in the same transaction. */
+  db: Queryable;
   /** The server default lease, used when neither the call nor the endpoint sets one. */
   defaultLeaseSeconds: number;
 }
@@ -20,8 +21,11 @@ export interface Agent {
   defaultLeaseSeconds: number | null;
 }
 
-/** Who put a todo on a queue: a human (API, board, CLI) or an endpoint (MCP). */
-export type Sender = { humanId: string } | { endpointId: string };
+/**
+ * Who put a todo on a queue: a human (API, board, CLI), an endpoint (MCP), or a token
+ * webhook (the unguessable URL is the credential; `source` says which).
+ */
+export type Sender = { humanId: string } | { endpointId: string } | { webhookId: string };
 
 /**
  * Classifies a conditional update that matched no row: not_found when the todo is absent

@@ -1,0 +1,39 @@
+// Endpoints: vend input, slugs and the derived state. Pure; the random part of a slug
+// is passed in.
+
+import { z } from 'zod';
+import { QUEUE_NAME, LEASE_BOUNDS } from './todo.js';
+
+export type EndpointState = 'active' | 'revoked' | 'expired';
+
+export function endpointState(e: { revoked_at: Date | null; expires_at: Date | null }, now: Date): EndpointState {
+  if (e.revoked_at) return e.expires_at && e.revoked_at >= e.expires_at ? 'expired' : 'revoked';
+  if (e.expires_at && e.expires_at <= now) return 'expired';
+  return 'active';
+}
+
+/** `name-k3x9ab12`: the name made URL-safe, then 8 random base-36 characters. */
+export function slugFor(name: string, random8: string): string {
+  const base = name
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40);
+  return `${base || 'agent'}-${random8}`;
+}
+
+export const vendInput = z
+  .object({
+    name: z.string().trim().min(1, 'must not be empty').max(80, 'must be at most 80 characters'),
+    queues: z
+      .array(z.string().regex(QUEUE_NAME, 'must match [a-z0-9][a-z0-9_-]{0,62}'))
+      .min(1, 'must name at least one queue')
+      .max(50, 'must name at most 50 queues')
+      .optional(),
+    verbs: z.array(z.string().min(1).max(64)).max(64).optional(),
+    expires_at: z.string().datetime({ offset: true, message: 'must be an RFC 3339 time' }).optional(),
+    default_lease_seconds: z.number().int().min(LEASE_BOUNDS.min).max(LEASE_BOUNDS.max).optional(),
+  })
+  .strict();
+export type VendInput = z.infer<typeof vendInput>;

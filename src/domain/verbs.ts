@@ -1,0 +1,64 @@
+// MCP verbs and the families a human grants them by (DESIGN §6). Self verbs need no
+// grant. The admission family is in AllVerbs but not BasicVerbs: it lets an agent change
+// its own budget. The hooks family is never granted by default.
+
+export const VERB_FAMILIES = {
+  drain: [
+    'list_todos',
+    'get_todo',
+    'claim',
+    'claim_next',
+    'heartbeat',
+    'complete',
+    'fail',
+    'release',
+    'admission_status',
+  ],
+  create: ['create_todo'],
+  messages: ['send_message', 'list_sessions'],
+  admission: ['set_admission_policy', 'clear_admission_policy'],
+  hooks: ['create_notify_hook', 'list_notify_hooks', 'rotate_notify_hook', 'delete_notify_hook'],
+} as const;
+
+export type VerbFamily = keyof typeof VERB_FAMILIES;
+
+export const SELF_VERBS = [
+  'whoami',
+  'ack_doorbell',
+  'test_doorbell',
+  'get_doorbell_test',
+  'next_message',
+  'ack_message',
+] as const;
+
+export const FAMILY_NOTES: Partial<Record<VerbFamily, string>> = {
+  admission: 'lets the agent change its own budget',
+  hooks: 'lets the agent send outbound webhooks',
+};
+
+const ALL_GRANTABLE: readonly string[] = Object.values(VERB_FAMILIES).flat();
+
+export function basicVerbs(): string[] {
+  return [...VERB_FAMILIES.drain, ...VERB_FAMILIES.create, ...VERB_FAMILIES.messages];
+}
+
+export function allVerbs(): string[] {
+  return [...ALL_GRANTABLE];
+}
+
+export type ExpandResult = { ok: true; verbs: string[] } | { ok: false; unknown: string };
+
+/** Verb names and family names → the sorted, de-duplicated verb names they grant. */
+export function expandVerbs(entries: readonly string[]): ExpandResult {
+  const verbs = new Set<string>();
+  for (const entry of entries) {
+    if (entry in VERB_FAMILIES) {
+      for (const verb of VERB_FAMILIES[entry as VerbFamily]) verbs.add(verb);
+    } else if (ALL_GRANTABLE.includes(entry)) {
+      verbs.add(entry);
+    } else {
+      return { ok: false, unknown: entry };
+    }
+  }
+  return { ok: true, verbs: [...verbs].sort() };
+}

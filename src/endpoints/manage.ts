@@ -1,0 +1,119 @@
+// Endpoints as their owner manages them: vend (credential shown once, with ready-made
+// client configuration), list, show, revoke (instant; live todos dead-lettered) and
+// delete (only once revoked). Every lookup is scoped by the owning human, so another
+// human's endpoint answers exactly like an unknown one.
+
+import { randomBytes } from 'node:crypto';
+import type { Queryable } from '../db/pool.js';
+import { endpointState, slugFor, vendInput, type EndpointState } from '../domain/endpoint.js';
+import { AppError, invalidArgument, notFound } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import { parseInput } from '../domain/todo.js';
+import { basicVerbs, expandVerbs } from '../domain/verbs.js';
+import { newSecret, secretPrefix } from '../identity/secrets.js';
+import {
+  deleteRevokedEndpoint,
+  getEndpointByRef,
+  insertEndpoint,
+  listEndpoints as listRows,
+  revokeEndpoint as revokeRow,
+  type Endpoint,
+} from '../store/endpoints.js';
+
+export interface EndpointDeps {
+  db: Queryable;
+  publicUrl: string;
+}
+
+export interface EndpointView {
+  id: string;
+  slug: string;
+  name: string;
+  queues: string[];
+  verbs: string[];
+  state: EndpointState;
+  default_lease_seconds: number | null;
+  credential_prefix: string | null;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  last_seen_at: Date | null;
+  created_at: Date;
+}
+
+export function endpointView(e: Endpoint, now: Date): EndpointView {
+  const { human_id: _owner, ...rest } = e;
+  return { ...rest, state: endpointState(e, now) };
+}
+
+/** One of this human's endpoints by slug or id, or not_found. */
+export async function resolveEndpoint(deps: EndpointDeps, humanId: string, ref: string): Promise<Endpoint> {
+  const endpoint = await getEndpointByRef(deps.db, humanId, ref);
+  if (!endpoint) throw notFound('endpoint', ref);
+  return endpoint;
+}
+
+const BASE36 = 'abcdefghijklmnopqrstuvwxyz0123456789';
+function randomBase36(length: number): string {
+  return Array.from(randomBytes(length), (b) => BASE36[b % 36]).join('');
+}
+
+export function clientConfig(publicUrl: string, slug: string, credential: string) {
+  const url = `${publicUrl}/mcp`;
+  return {
+    mcp_json: { mcpServers: { [slug]: { type: 'http', url, headers: { Authorization: `Bearer ${credential}` } } } },
+    claude_mcp_add: `claude mcp add --transport http ${slug} ${url} --header "Authorization: Bearer ${credential}"`,
+  };
+}
+
+export async function vendEndpoint(deps: EndpointDeps, humanId: string, input: unknown, now: Date) {
+  const data = parseInput(vendInput, input);
+  const verbs = expandVerbs(data.verbs ?? basicVerbs());
+  if (!verbs.ok) throw invalidArgument('verbs', `"${verbs.unknown}" is not a verb or a verb family`);
+  const expiresAt = data.expires_at ? new Date(data.expires_at) : null;
+  if (expiresAt && expiresAt <= now) throw invalidArgument('expires_at', 'must be in the future');
+  const { secret, hash } = newSecret('sbk');
+  const endpoint = await insertEndpoint(deps.db, {
+    id: newId('ep'),
+    humanId,
+    name: data.name,
+    slug: slugFor(data.name, randomBase36(8)),
+    queues: [...new Set(data.queues ?? ['inbox'])],
+    verbs: verbs.verbs,
+    defaultLeaseSeconds: data.default_lease_seconds ?? null,
+    expiresAt,
+    credentialHash: hash,
+    credentialPrefix: secretPrefix(secret),
+  });
+  return {
+    endpoint: endpointView(endpoint, now),
+    credential: secret,
+    ...clientConfig(deps.publicUrl, endpoint.slug, secret),
+  };
+}
+
+export async function listEndpoints(deps: EndpointDeps, humanId: string, now: Date): Promise<EndpointView[]> {
+  return (await listRows(deps.db, humanId)).map((e) => endpointView(e, now));
+}
+
+export async function showEndpoint(deps: EndpointDeps, humanId: string, ref: string, now: Date) {
+  const endpoint = await resolveEndpoint(deps, humanId, ref);
+  // Sessions are registered by the MCP surface; until one connects there are none.
+  return { endpoint: endpointView(endpoint, now), sessions: [] as unknown[] };
+}
+
+export async function revokeEndpoint(deps: EndpointDeps, humanId: string, ref: string, now: Date) {
+  const endpoint = await resolveEndpoint(deps, humanId, ref);
+  const revoked = await revokeRow(deps.db, endpoint.id);
+  if (!revoked) return { endpoint: endpointView(endpoint, now), dead_lettered: 0 };
+  return { endpoint: endpointView(revoked.endpoint, now), dead_lettered: revoked.dead_lettered };
+}
+
+export async function deleteEndpoint(deps: EndpointDeps, humanId: string, ref: string): Promise<{ deleted: true }> {
+  const endpoint = await resolveEndpoint(deps, humanId, ref);
+  if (!(await deleteRevokedEndpoint(deps.db, humanId, endpoint.id))) {
+    throw new AppError('conflict', `endpoint ${endpoint.slug} is not revoked: revoke it before deleting it`, {
+      id: endpoint.id,
+    });
+  }
+  return { deleted: true };
+}

@@ -1,0 +1,61 @@
+// A human's view of the todos on their endpoints: push, list, show with attempts,
+// retry now, cancel. Ownership is resolved first; a todo on another human's endpoint is
+// not_found exactly like an unknown id.
+
+import { AppError, invalidArgument, notFound } from '../domain/errors.js';
+import type { Todo, TodoAttempt } from '../domain/todo.js';
+import { findTodoEndpoint } from '../store/todos.js';
+import { cancel, createTodo, getTodoWithAttempts, listTodos, retryNow, type TodoDeps } from '../todos/index.js';
+import { resolveEndpoint, type EndpointDeps } from './manage.js';
+
+export type OperatorDeps = EndpointDeps & TodoDeps;
+
+export async function pushTodo(
+  deps: OperatorDeps,
+  humanId: string,
+  ref: string,
+  input: unknown,
+  now: Date,
+): Promise<{ todo: Todo; created: boolean }> {
+  const endpoint = await resolveEndpoint(deps, humanId, ref);
+  if (endpoint.revoked_at || (endpoint.expires_at && endpoint.expires_at <= now)) {
+    throw new AppError('conflict', `endpoint ${endpoint.slug} is revoked or expired: it takes no new work`, {
+      id: endpoint.id,
+    });
+  }
+  const queue = (input as { queue?: unknown } | null)?.queue;
+  if (typeof queue === 'string' && !endpoint.queues.includes(queue)) {
+    throw invalidArgument(
+      'queue',
+      `"${queue}" is not one of ${endpoint.slug}'s queues (${endpoint.queues.join(', ')})`,
+    );
+  }
+  return createTodo(deps, { endpointId: endpoint.id }, { humanId }, input);
+}
+
+export async function listEndpointTodos(deps: OperatorDeps, humanId: string, ref: string, input: unknown) {
+  const endpoint = await resolveEndpoint(deps, humanId, ref);
+  return listTodos(deps, { endpointId: endpoint.id }, input);
+}
+
+async function endpointOfTodo(deps: OperatorDeps, humanId: string, id: string): Promise<string> {
+  const endpointId = await findTodoEndpoint(deps.db, humanId, id);
+  if (!endpointId) throw notFound('todo', id);
+  return endpointId;
+}
+
+export async function showTodo(
+  deps: OperatorDeps,
+  humanId: string,
+  id: string,
+): Promise<{ todo: Todo; attempts: TodoAttempt[] }> {
+  return getTodoWithAttempts(deps, await endpointOfTodo(deps, humanId, id), id);
+}
+
+export async function retryTodo(deps: OperatorDeps, humanId: string, id: string): Promise<{ todo: Todo }> {
+  return retryNow(deps, await endpointOfTodo(deps, humanId, id), id);
+}
+
+export async function cancelTodo(deps: OperatorDeps, humanId: string, id: string): Promise<{ todo: Todo }> {
+  return cancel(deps, await endpointOfTodo(deps, humanId, id), id);
+}

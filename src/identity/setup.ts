@@ -1,0 +1,79 @@
+// The first admin and invites: one-time links. With no humans, the server mints a setup
+// link (valid 1 h) at start; spending it creates the first admin. An invite (valid 7
+// days) lets an invited human set a password. Each link works once.
+
+import { z } from 'zod';
+import { AppError } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import { parseInput } from '../domain/todo.js';
+import { countHumans, ensureHuman, getHuman, insertHuman, setPassword, type Human } from '../store/humans.js';
+import { consumeSetupToken, insertSetupToken, setupTokenLive } from '../store/setup-tokens.js';
+import type { IdentityDeps, Principal } from './principal.js';
+import { hashPassword, hashSecret, newSecret } from './secrets.js';
+
+export const SETUP_TTL_SECONDS = 3600;
+export const INVITE_TTL_SECONDS = 7 * 86_400;
+
+export const password = z.string().min(8, 'must be at least 8 characters').max(200, 'must be at most 200 characters');
+export const email = z.string().trim().toLowerCase().email('must be an email address').max(254);
+
+const setupInput = z
+  .object({
+    token: z.string().min(1).max(200),
+    email: email.optional(),
+    password,
+    display_name: z.string().max(100).optional(),
+  })
+  .strict();
+
+/** With no humans yet, mints a setup link and returns its URL; otherwise null. */
+export async function ensureSetupLink(deps: IdentityDeps): Promise<string | null> {
+  if ((await countHumans(deps.db)) > 0) return null;
+  const { secret, hash } = newSecret('sbs');
+  await insertSetupToken(deps.db, { tokenHash: hash, purpose: 'setup', humanId: null, ttlSeconds: SETUP_TTL_SECONDS });
+  return `${deps.publicUrl}/setup/${secret}`;
+}
+
+export function setupLinkLive(deps: IdentityDeps, token: string): Promise<boolean> {
+  return setupTokenLive(deps.db, hashSecret(token));
+}
+
+/** Spends a setup or invite link: creates the first admin, or sets an invitee's password. */
+export async function completeSetup(deps: IdentityDeps, input: unknown): Promise<Human> {
+  const data = parseInput(setupInput, input);
+  const spent = await consumeSetupToken(deps.db, hashSecret(data.token));
+  if (!spent) throw new AppError('unauthenticated', 'token: this link is unknown, used or expired', { field: 'token' });
+  const passwordHash = await hashPassword(data.password);
+  if (spent.purpose === 'invite' && spent.human_id) {
+    await setPassword(deps.db, spent.human_id, passwordHash);
+    const human = await getHuman(deps.db, spent.human_id);
+    if (!human) throw new AppError('not_found', 'the invited human no longer exists');
+    return human;
+  }
+  if (!data.email) throw new AppError('invalid_argument', 'email: is required', { field: 'email' });
+  return insertHuman(deps.db, {
+    id: newId('hu'),
+    email: data.email,
+    displayName: data.display_name ?? '',
+    role: 'admin',
+    passwordHash,
+  });
+}
+
+/** An invite link for a human created without a password. */
+export async function inviteLink(deps: IdentityDeps, humanId: string): Promise<string> {
+  const { secret, hash } = newSecret('sbs');
+  await insertSetupToken(deps.db, { tokenHash: hash, purpose: 'invite', humanId, ttlSeconds: INVITE_TTL_SECONDS });
+  return `${deps.publicUrl}/setup/${secret}`;
+}
+
+/** The synthetic admin of SWITCHBOARD_AUTH=off: one fixed row, so ownership still holds. */
+export async function localAdmin(deps: IdentityDeps): Promise<Principal> {
+  const human = await ensureHuman(deps.db, {
+    id: 'hu_00000000000000000000000000',
+    email: 'admin@localhost',
+    displayName: 'Local admin (auth off)',
+    role: 'admin',
+  });
+  return { human, token: null };
+}

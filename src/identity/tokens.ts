@@ -1,0 +1,50 @@
+// API tokens a human manages: list, mint a workflow token for automation, revoke.
+// Secrets are shown once, at minting.
+
+import { z } from 'zod';
+import { AppError, notFound } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import { parseInput } from '../domain/todo.js';
+import { insertApiToken, listApiTokens, revokeApiToken, type ApiToken } from '../store/api-tokens.js';
+import type { IdentityDeps, Principal } from './principal.js';
+import { newSecret } from './secrets.js';
+
+const mintInput = z
+  .object({
+    name: z.string().trim().min(1, 'must not be empty').max(100),
+    kind: z.literal('workflow').optional(),
+    expires_at: z.string().datetime({ offset: true, message: 'must be an RFC 3339 time' }).optional(),
+  })
+  .strict();
+
+export function listTokens(deps: IdentityDeps, principal: Principal): Promise<ApiToken[]> {
+  return listApiTokens(deps.db, principal.human.id);
+}
+
+export async function mintToken(
+  deps: IdentityDeps,
+  principal: Principal,
+  input: unknown,
+  now: Date,
+): Promise<{ token: ApiToken; secret: string }> {
+  const data = parseInput(mintInput, input);
+  const expiresAt = data.expires_at ? new Date(data.expires_at) : null;
+  if (expiresAt && expiresAt <= now)
+    throw new AppError('invalid_argument', 'expires_at: must be in the future', { field: 'expires_at' });
+  const { secret, hash } = newSecret('sbt');
+  const token = await insertApiToken(deps.db, {
+    id: newId('tk'),
+    humanId: principal.human.id,
+    kind: 'workflow',
+    name: data.name,
+    tokenHash: hash,
+    expiresAt,
+  });
+  return { token, secret };
+}
+
+export async function revokeToken(deps: IdentityDeps, principal: Principal, id: string): Promise<ApiToken> {
+  const token = await revokeApiToken(deps.db, principal.human.id, id);
+  if (!token) throw notFound('token', id);
+  return token;
+}

@@ -1,0 +1,37 @@
+// One-time links (first-admin setup, invites), stored as hashes and spent on use.
+
+import type { Queryable } from '../db/pool.js';
+
+export async function insertSetupToken(
+  db: Queryable,
+  a: { tokenHash: Buffer; purpose: 'setup' | 'invite'; humanId: string | null; ttlSeconds: number },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO setup_tokens (token_hash, purpose, human_id, expires_at)
+     VALUES ($1, $2, $3, now() + make_interval(secs => $4))`,
+    [a.tokenHash, a.purpose, a.humanId, a.ttlSeconds],
+  );
+}
+
+/** Spends a live token: exactly one caller ever gets its row back. */
+export async function consumeSetupToken(
+  db: Queryable,
+  tokenHash: Buffer,
+): Promise<{ purpose: 'setup' | 'invite'; human_id: string | null } | null> {
+  const res = await db.query<{ purpose: 'setup' | 'invite'; human_id: string | null }>(
+    `UPDATE setup_tokens SET used_at = now()
+      WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now()
+      RETURNING purpose, human_id`,
+    [tokenHash],
+  );
+  return res.rows[0] ?? null;
+}
+
+/** Whether a token would be accepted, without spending it (to show the setup form). */
+export async function setupTokenLive(db: Queryable, tokenHash: Buffer): Promise<boolean> {
+  const res = await db.query(
+    'SELECT 1 FROM setup_tokens WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now()',
+    [tokenHash],
+  );
+  return res.rowCount === 1;
+}

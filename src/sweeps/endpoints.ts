@@ -1,0 +1,25 @@
+// Endpoint expiry: an endpoint past its expires_at is revoked at that instant (its
+// credential already stops matching at expiry; this dead-letters its live todos).
+
+import type { Pool } from '../db/pool.js';
+import { listExpiredEndpoints, revokeEndpoint } from '../store/endpoints.js';
+import type { Sweep } from './runner.js';
+
+export function endpointExpirySweep(db: Pool, intervalMs: number): Sweep {
+  return {
+    name: 'endpoint_expiry',
+    intervalMs,
+    async run() {
+      let expired = 0;
+      let deadLettered = 0;
+      for (const id of await listExpiredEndpoints(db, 100)) {
+        const revoked = await revokeEndpoint(db, id);
+        if (revoked) {
+          expired += 1;
+          deadLettered += revoked.dead_lettered;
+        }
+      }
+      return { expired, dead_lettered: deadLettered };
+    },
+  };
+}
