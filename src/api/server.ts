@@ -1,9 +1,11 @@
 // The HTTP server: one Fastify instance carrying every surface. This file sets the
 // limits and the error mapping they share and registers each surface's routes.
 
+import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Pool } from '../db/pool.js';
+import { sessionPages } from '../board/session.js';
 import { setupPages } from '../board/setup.js';
 import type { Principal } from '../identity/principal.js';
 import { createAuth } from './auth.js';
@@ -28,7 +30,8 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
   const app = Fastify({
     loggerInstance: deps.log,
     bodyLimit: BODY_LIMIT,
-    disableRequestLogging: true,
+    // Per-request lines would drown the log at agent polling rates; errors are still logged.
+    logController: new LogController({ disableRequestLogging: true }),
     // Streams (MCP notifications, SSE) stay open; shutdown closes them explicitly.
     forceCloseConnections: 'idle',
     // Behind a load balancer the client address is in X-Forwarded-For; rate limits key on it.
@@ -43,6 +46,7 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
     void reply.header('Cache-Control', 'no-store');
   });
   void app.register(formbody);
+  void app.register(cookie);
 
   const now = deps.now ?? (() => new Date());
   const identity = { db: deps.pool, publicUrl: deps.publicUrl };
@@ -52,5 +56,6 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
   endpointRoutes(app, { ...identity, defaultLeaseSeconds: deps.defaultLeaseSeconds }, auth, now);
   ingestRoutes(app, { pool: deps.pool, defaultLeaseSeconds: deps.defaultLeaseSeconds }, auth);
   setupPages(app, identity, auth);
+  sessionPages(app, identity, auth);
   return app;
 }

@@ -6,23 +6,12 @@ import { isAppError } from '../domain/errors.js';
 import type { IdentityDeps } from '../identity/principal.js';
 import { completeSetup, setupLinkLive } from '../identity/setup.js';
 import type { Auth } from '../api/auth.js';
-
-const escape = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
-
-function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escape(title)} · Switchboard</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color-scheme:light dark}
-label{display:block;margin:.8rem 0 .2rem}input{width:100%;padding:.5rem;font:inherit;box-sizing:border-box}
-button{margin-top:1.2rem;padding:.5rem 1.2rem;font:inherit}.error{color:#b00020}code{word-break:break-all}</style></head>
-<body><h1>${escape(title)}</h1>${body}</body></html>`;
-}
+import { errorLine, escape, page } from './html.js';
 
 function form(token: string, error?: string): string {
   return page(
     'Set up Switchboard',
-    `${error ? `<p class="error" role="alert">${escape(error)}</p>` : ''}
+    `${errorLine(error)}
 <p>This one-time link creates your account. For an invite, the email is already known and may be left empty.</p>
 <form method="post" action="/setup/${escape(token)}">
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username">

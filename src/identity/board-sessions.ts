@@ -1,0 +1,44 @@
+// Board sessions: sign in with email and password for an opaque cookie token (hashed at
+// rest, 7 days), each with its own CSRF token for state-changing forms; sign out deletes
+// it. The cookie's flags are the board's concern.
+
+import { randomBytes } from 'node:crypto';
+import { findBoardSession, insertBoardSession, deleteBoardSession } from '../store/board-sessions.js';
+import { verifyCredentials } from './login.js';
+import type { IdentityDeps, Principal } from './principal.js';
+import { hashSecret, newSecret } from './secrets.js';
+
+/** A week: long enough not to nag, short enough that a lost laptop's session dies. */
+export const BOARD_SESSION_TTL_SECONDS = 7 * 86_400;
+
+export interface BoardSession {
+  principal: Principal;
+  csrf: string;
+}
+
+export async function signIn(
+  deps: IdentityDeps,
+  email: string,
+  password: string,
+): Promise<{ cookie: string; csrf: string; expires_at: Date }> {
+  const human = await verifyCredentials(deps, email, password);
+  const { secret, hash } = newSecret('sbx');
+  const csrf = randomBytes(24).toString('base64url');
+  const expiresAt = await insertBoardSession(deps.db, {
+    tokenHash: hash,
+    humanId: human.id,
+    csrfToken: csrf,
+    ttlSeconds: BOARD_SESSION_TTL_SECONDS,
+  });
+  return { cookie: secret, csrf, expires_at: expiresAt };
+}
+
+export async function boardSession(deps: IdentityDeps, cookie: string | undefined): Promise<BoardSession | null> {
+  if (!cookie?.startsWith('sbx_')) return null;
+  const found = await findBoardSession(deps.db, hashSecret(cookie));
+  return found ? { principal: { human: found.human, token: null }, csrf: found.csrf_token } : null;
+}
+
+export async function signOut(deps: IdentityDeps, cookie: string | undefined): Promise<void> {
+  if (cookie) await deleteBoardSession(deps.db, hashSecret(cookie));
+}
