@@ -25,20 +25,8 @@ export interface EndpointDeps {
   publicUrl: string;
 }
 
-export interface EndpointView {
-  id: string;
-  slug: string;
-  name: string;
-  queues: string[];
-  verbs: string[];
-  state: EndpointState;
-  default_lease_seconds: number | null;
-  credential_prefix: string | null;
-  expires_at: Date | null;
-  revoked_at: Date | null;
-  last_seen_at: Date | null;
-  created_at: Date;
-}
+/** An endpoint as its owner sees it: everything but the owner id, plus the derived state. */
+export type EndpointView = Omit<Endpoint, 'human_id'> & { state: EndpointState };
 
 export function endpointView(e: Endpoint, now: Date): EndpointView {
   const { human_id: _owner, ...rest } = e;
