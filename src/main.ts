@@ -102,7 +102,8 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
     const url = `http://${host}:${port}`;
     log.info(
       { version: version.version, instance: instanceId, url, data: database.where },
-      `switchboard ${version.version} listening on ${url} — health ${url}/healthz, readiness ${url}/readyz, version ${url}/version; data: ${database.where}`,
+      `switchboard ${version.version} listening on ${url} — API ${url}/api/v1, board ${url}/, ` +
+        `health ${url}/healthz, readiness ${url}/readyz, version ${url}/version; data: ${database.where}`,
     );
     if (setupUrl) {
       log.info({ setup_url: setupUrl }, `no humans yet: open ${setupUrl} within 1 hour to create the first admin`);
