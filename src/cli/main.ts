@@ -3,6 +3,10 @@
 import { Command } from 'commander';
 import { versionInfo } from '../version.js';
 import { registerServe } from './serve.js';
+import { registerAuth } from './auth.js';
+import { registerEndpoint } from './endpoint.js';
+import { registerTodo } from './todo.js';
+import { registerWebhook } from './webhook.js';
 import { EXIT } from './exit.js';
 
 export async function runCli(argv: string[]): Promise<void> {
@@ -14,6 +18,10 @@ export async function runCli(argv: string[]): Promise<void> {
     .showHelpAfterError();
 
   registerServe(program);
+  registerAuth(program);
+  registerEndpoint(program);
+  registerTodo(program);
+  registerWebhook(program);
   program
     .command('version')
     .description('print the version, commit and build time')

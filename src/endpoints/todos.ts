@@ -30,7 +30,8 @@ export async function pushTodo(
       `"${queue}" is not one of ${endpoint.slug}'s queues (${endpoint.queues.join(', ')})`,
     );
   }
-  return createTodo(deps, { endpointId: endpoint.id }, { humanId }, input);
+  const withSource = input && typeof input === 'object' && !('source' in input) ? { ...input, source: 'api' } : input;
+  return createTodo(deps, { endpointId: endpoint.id }, { humanId }, withSource);
 }
 
 export async function listEndpointTodos(deps: OperatorDeps, humanId: string, ref: string, input: unknown) {

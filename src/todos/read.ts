@@ -34,12 +34,15 @@ export async function listTodos(
   let queues = scope.queues ?? null;
   if (data.queue !== undefined) queues = queues && !queues.includes(data.queue) ? [] : [data.queue];
   const limit = data.limit ?? LIMITS.listDefault;
-  const todos = await listRows(deps.db, scope.endpointId, {
+  // One row more than asked tells whether another page exists, so the last page never
+  // hands out a cursor to an empty one.
+  const rows = await listRows(deps.db, scope.endpointId, {
     queues,
     state: data.state ?? null,
-    limit,
+    limit: limit + 1,
     before: data.cursor ?? null,
     includeSynthetic: data.include_synthetic ?? false,
   });
-  return { todos, next_cursor: todos.length === limit ? (todos.at(-1)?.id ?? null) : null };
+  const todos = rows.slice(0, limit);
+  return { todos, next_cursor: rows.length > limit ? (todos.at(-1)?.id ?? null) : null };
 }

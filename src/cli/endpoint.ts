@@ -1,0 +1,202 @@
+// `switchboard endpoint vend|list|show|revoke|delete|connect`: an agent's endpoints over
+// the REST API. Vend prints the credential once, with the .mcp.json block and the
+// `claude mcp add` line; connect prints the same templates with a placeholder, because
+// the server keeps only a hash of the credential. Sessions and grants are the server's.
+
+import type { Command } from 'commander';
+import { signedInClient } from './client.js';
+import {
+  apiCommand,
+  collect,
+  futureTime,
+  LEASE_BOUNDS,
+  listFlag,
+  oneLineErrors,
+  queueName,
+  run,
+  textFlag,
+  wholeNumber,
+  type CommonOptions,
+} from './flags.js';
+import { emit, keyValues, objectsTable, section, table } from './output.js';
+
+export interface Endpoint {
+  id: string;
+  slug: string;
+  name: string;
+  queues: string[];
+  verbs: string[];
+  state: string;
+  default_lease_seconds: number | null;
+  expires_at: string | null;
+  revoked_at: string | null;
+  last_seen_at: string | null;
+  created_at: string;
+}
+
+interface VendOptions extends CommonOptions {
+  queue: string[];
+  verbs?: string;
+  expiresAt?: string;
+  lease?: string;
+}
+
+/** Stands where the credential goes in `endpoint connect`: it is not stored server-side. */
+export const CREDENTIAL_PLACEHOLDER = '<CREDENTIAL>';
+
+export const endpointPath = (ref: string) => `/api/v1/endpoints/${encodeURIComponent(ref)}`;
+
+export function registerEndpoint(program: Command): void {
+  const group = oneLineErrors(program.command('endpoint').description("vend and manage agents' endpoints"));
+  apiCommand(group, 'vend', 'create an endpoint and print its credential (shown once) and MCP config')
+    .argument('<NAME>', 'a name for the agent, e.g. reviewer')
+    .option('--queue <Q>', 'a queue the endpoint may use; repeat for more (default: inbox)', collect, [])
+    .option('--verbs <LIST>', 'comma-separated verb or family names: drain, create, messages, admission, hooks')
+    .option('--expires-at <T>', 'when the credential stops working, RFC 3339 (e.g. 2030-01-31T18:00:00Z)')
+    .option('--lease <SECONDS>', `default lease for claims, ${LEASE_BOUNDS.min}–${LEASE_BOUNDS.max} seconds`)
+    .action(run(vend));
+  apiCommand(group, 'list', 'list your endpoints').action(run(list));
+  apiCommand(group, 'show', 'show an endpoint and its sessions').argument('<REF>', 'slug or id').action(run(show));
+  apiCommand(group, 'revoke', 'stop an endpoint at once; its live todos are dead-lettered')
+    .argument('<REF>', 'slug or id')
+    .action(run(revoke));
+  apiCommand(group, 'delete', 'delete a revoked endpoint').argument('<REF>', 'slug or id').action(run(remove));
+  apiCommand(group, 'connect', 'print how to connect an agent to an endpoint')
+    .argument('<REF>', 'slug or id')
+    .action(run(connect));
+}
+
+/** Checks the flags and builds the POST body; throws a usage error naming the bad flag. */
+export function vendBody(name: string, opts: VendOptions): Record<string, unknown> {
+  const body: Record<string, unknown> = { name: textFlag('NAME', name, 200) };
+  if (opts.queue.length > 0) body.queues = opts.queue.map((q) => queueName('--queue', q));
+  if (opts.verbs !== undefined) body.verbs = listFlag('--verbs', opts.verbs);
+  if (opts.expiresAt !== undefined) body.expires_at = futureTime('--expires-at', opts.expiresAt);
+  if (opts.lease !== undefined)
+    body.default_lease_seconds = wholeNumber('--lease', opts.lease, LEASE_BOUNDS.min, LEASE_BOUNDS.max);
+  return body;
+}
+
+interface VendAnswer {
+  endpoint: Endpoint;
+  credential: string;
+  mcp_json: unknown;
+  claude_mcp_add: string;
+}
+
+async function vend(name: string, opts: VendOptions): Promise<void> {
+  const body = vendBody(name, opts);
+  const client = await signedInClient(opts.url);
+  const answer = await client.request<VendAnswer>('POST', '/api/v1/endpoints', body);
+  emit(opts.json, answer, (a) =>
+    [
+      describe(a.endpoint),
+      section(
+        'Credential (shown once: it is not stored and cannot be shown again; copy it now):',
+        `  ${a.credential}\n`,
+      ),
+      section('.mcp.json:', formatJsonBlock(a.mcp_json)),
+      section('Claude Code:', `  ${a.claude_mcp_add}\n`),
+    ].join(''),
+  );
+}
+
+async function list(opts: CommonOptions): Promise<void> {
+  const client = await signedInClient(opts.url);
+  const answer = await client.request<{ endpoints: Endpoint[] }>('GET', '/api/v1/endpoints');
+  emit(opts.json, answer, (a) =>
+    table(
+      a.endpoints,
+      [
+        { header: 'SLUG', value: (e) => e.slug },
+        { header: 'NAME', value: (e) => e.name, max: 30 },
+        { header: 'STATE', value: (e) => e.state },
+        { header: 'QUEUES', value: (e) => e.queues, max: 30 },
+        { header: 'LAST SEEN', value: (e) => e.last_seen_at },
+        { header: 'CREATED', value: (e) => e.created_at },
+      ],
+      'no endpoints yet: create one with `switchboard endpoint vend NAME`',
+    ),
+  );
+}
+
+async function show(ref: string, opts: CommonOptions): Promise<void> {
+  const client = await signedInClient(opts.url);
+  const answer = await client.request<{ endpoint: Endpoint; sessions: Record<string, unknown>[] }>(
+    'GET',
+    endpointPath(ref),
+  );
+  emit(opts.json, answer, (a) => describe(a.endpoint) + section('Sessions:', objectsTable(a.sessions)));
+}
+
+async function revoke(ref: string, opts: CommonOptions): Promise<void> {
+  const client = await signedInClient(opts.url);
+  const answer = await client.request<{ endpoint: Endpoint; dead_lettered: number }>(
+    'POST',
+    `${endpointPath(ref)}/revoke`,
+  );
+  emit(
+    opts.json,
+    answer,
+    (a) => `revoked ${a.endpoint.slug}: its credential no longer works; ${a.dead_lettered} live todo(s) dead-lettered`,
+  );
+}
+
+async function remove(ref: string, opts: CommonOptions): Promise<void> {
+  const client = await signedInClient(opts.url);
+  const answer = await client.request<{ deleted: boolean }>('DELETE', endpointPath(ref));
+  emit(opts.json, answer, () => `deleted endpoint ${ref}`);
+}
+
+async function connect(ref: string, opts: CommonOptions): Promise<void> {
+  const client = await signedInClient(opts.url);
+  const { endpoint } = await client.request<{ endpoint: Endpoint }>('GET', endpointPath(ref));
+  const templates = connectTemplates(client.url, endpoint.slug, CREDENTIAL_PLACEHOLDER);
+  const answer = { endpoint, ...templates };
+  emit(opts.json, answer, (a) =>
+    [
+      keyValues([
+        ['endpoint', `${a.endpoint.slug} (${a.endpoint.state})`],
+        ['MCP URL', a.mcp_url],
+      ]),
+      a.endpoint.state === 'active' ? '' : `\nThis endpoint is ${a.endpoint.state}: agents cannot connect to it.\n`,
+      `\nReplace ${CREDENTIAL_PLACEHOLDER} with the credential printed once by \`switchboard endpoint vend\`.\n` +
+        'It is not stored on the server; if it is lost, vend a new endpoint and revoke this one.\n',
+      section('.mcp.json:', formatJsonBlock(a.mcp_json)),
+      section('Claude Code:', `  ${a.claude_mcp_add}\n`),
+    ].join(''),
+  );
+}
+
+/** The MCP URL and the two ways to configure a client, for a given credential text. */
+export function connectTemplates(url: string, slug: string, credential: string) {
+  const mcpUrl = `${url}/mcp`;
+  return {
+    mcp_url: mcpUrl,
+    mcp_json: {
+      mcpServers: { [slug]: { type: 'http', url: mcpUrl, headers: { Authorization: `Bearer ${credential}` } } },
+    },
+    claude_mcp_add: `claude mcp add --transport http ${slug} ${mcpUrl} --header "Authorization: Bearer ${credential}"`,
+  };
+}
+
+function describe(e: Endpoint): string {
+  return keyValues([
+    ['slug', e.slug],
+    ['name', e.name],
+    ['id', e.id],
+    ['state', e.state],
+    ['queues', e.queues],
+    ['verbs', e.verbs],
+    ['default lease', e.default_lease_seconds === null ? null : `${e.default_lease_seconds}s`],
+    ['expires', e.expires_at],
+    ['revoked', e.revoked_at],
+    ['last seen', e.last_seen_at],
+    ['created', e.created_at],
+  ]);
+}
+
+function formatJsonBlock(value: unknown): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
+  return text.endsWith('\n') ? text : text + '\n';
+}

@@ -1,0 +1,120 @@
+// What every API command shares: the --json and --url options, commander's own errors
+// (unknown flag, missing argument) as one stderr line with exit 2, an action wrapper that
+// turns any failure into one line and its exit code, and the client-side checks of flag
+// values, each naming its flag. The server validates everything again; these checks only
+// save a round trip and give a clearer message.
+
+import type { Command } from 'commander';
+import { LEASE_BOUNDS, LIMITS, QUEUE_NAME } from '../domain/todo.js';
+import { CliError, EXIT, fail } from './exit.js';
+
+export { LEASE_BOUNDS, LIMITS };
+
+export interface CommonOptions {
+  json?: boolean;
+  url?: string;
+}
+
+/** A subcommand of `parent` that talks to the API: --json and --url, one-line errors. */
+export function apiCommand(parent: Command, name: string, description: string): Command {
+  const command = parent
+    .command(name)
+    .description(description)
+    .option('--json', 'print the answer as JSON')
+    .option('--url <URL>', 'the server to talk to (default: SWITCHBOARD_URL, else the saved login)');
+  return oneLineErrors(command);
+}
+
+/** commander's usage errors as `switchboard: <problem> (see `… --help`)`, no help dump. */
+export function oneLineErrors(command: Command): Command {
+  return command.showHelpAfterError(false).configureOutput({
+    outputError: (message, write) => {
+      const problem = message
+        .replace(/^error: /, '')
+        .replace(/\s*\n\s*/g, ' ')
+        .trim();
+      write(`switchboard: ${problem} (see \`${commandPath(command)} --help\`)\n`);
+    },
+  });
+}
+
+function commandPath(command: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = command; c; c = c.parent) names.unshift(c.name());
+  return names.join(' ');
+}
+
+/** Wraps an action so a failure prints one line and exits with its code, never a stack. */
+export function run<A extends unknown[]>(action: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
+  return async (...args: A) => {
+    try {
+      await action(...args);
+    } catch (err) {
+      fail(err);
+    }
+  };
+}
+
+function usage(message: string): CliError {
+  return new CliError(message, EXIT.usage);
+}
+
+/** For repeatable options such as --queue a --queue b. */
+export function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+export function wholeNumber(flag: string, value: string, min: number, max: number): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || n < min || n > max)
+    throw usage(`${flag}: must be a whole number from ${min} to ${max}`);
+  return n;
+}
+
+export function jsonValue(flag: string, value: string): unknown {
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    throw usage(`${flag}: not valid JSON`);
+  }
+}
+
+export function queueName(flag: string, value: string): string {
+  if (!QUEUE_NAME.test(value))
+    throw usage(`${flag}: "${value}" is not a queue name (lowercase letters, digits, - and _, at most 63)`);
+  return value;
+}
+
+export function oneOf<T extends string>(flag: string, value: string, allowed: readonly T[]): T {
+  if (!(allowed as readonly string[]).includes(value)) throw usage(`${flag}: must be one of ${allowed.join(', ')}`);
+  return value as T;
+}
+
+/** Non-empty after trimming and at most `max` characters. */
+export function textFlag(flag: string, value: string, max: number): string {
+  if (value.trim() === '') throw usage(`${flag}: must not be empty`);
+  if (value.length > max) throw usage(`${flag}: longer than ${max} characters`);
+  return value;
+}
+
+/** Comma-separated, blanks trimmed, no empty entries. */
+export function listFlag(flag: string, value: string): string[] {
+  const items = value.split(',').map((item) => item.trim());
+  if (items.some((item) => item === '')) throw usage(`${flag}: an empty entry in "${value}"`);
+  return items;
+}
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})$/i;
+
+/** An RFC 3339 time in the future, as UTC. */
+export function futureTime(flag: string, value: string, now = Date.now()): string {
+  const ms = RFC3339.test(value) ? Date.parse(value) : NaN;
+  if (Number.isNaN(ms)) throw usage(`${flag}: "${value}" is not a time such as 2030-01-31T18:00:00Z`);
+  if (ms <= now) throw usage(`${flag}: ${value} is in the past`);
+  return new Date(ms).toISOString();
+}
+
+/** Rejects two flags given together, e.g. --body and --body-file. */
+export function exclusive(a: [string, unknown], b: [string, unknown]): void {
+  if (a[1] !== undefined && b[1] !== undefined) throw usage(`${a[0]} and ${b[0]}: give one, not both`);
+}

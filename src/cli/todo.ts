@@ -1,0 +1,241 @@
+// `switchboard todo push|list|show|retry|cancel`: a human's view of an endpoint's todos
+// over the REST API. Checks flag values before any request; claiming and completing are
+// the agent's verbs (MCP), not the CLI's.
+
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { TODO_STATES } from '../domain/todo.js';
+import { signedInClient } from './client.js';
+import { endpointPath } from './endpoint.js';
+import { CliError, EXIT } from './exit.js';
+import {
+  apiCommand,
+  exclusive,
+  jsonValue,
+  LIMITS,
+  oneLineErrors,
+  oneOf,
+  queueName,
+  run,
+  textFlag,
+  wholeNumber,
+  type CommonOptions,
+} from './flags.js';
+import { emit, keyValues, section, table } from './output.js';
+
+export interface Todo {
+  id: string;
+  queue: string;
+  title: string;
+  state: string;
+  attempt: number;
+  max_attempts: number;
+  lease_expires_at: string | null;
+  created_at: string;
+  [field: string]: unknown;
+}
+
+interface Attempt {
+  seq: number;
+  attempt: number;
+  session_id: string | null;
+  claimed_at: string;
+  lease_expires_at: string | null;
+  ended_at: string | null;
+  outcome: string | null;
+}
+
+export interface PushOptions extends CommonOptions {
+  title: string;
+  queue: string;
+  body?: string;
+  bodyFile?: string;
+  payload?: string;
+  kind?: string;
+  idempotencyKey?: string;
+  maxAttempts?: string;
+}
+
+interface ListOptions extends CommonOptions {
+  queue?: string;
+  state?: string;
+  limit?: string;
+  cursor?: string;
+}
+
+const todoPath = (id: string) => `/api/v1/todos/${encodeURIComponent(id)}`;
+
+export function registerTodo(program: Command): void {
+  const group = oneLineErrors(program.command('todo').description("push and inspect an endpoint's todos"));
+  apiCommand(group, 'push', 'put a todo on one of an endpoint’s queues')
+    .argument('<ENDPOINT>', 'endpoint slug or id')
+    .requiredOption('--title <T>', `what to do, at most ${LIMITS.titleChars} characters`)
+    .option('--queue <Q>', 'the queue', 'inbox')
+    .option('--body <B>', 'details for the agent (text)')
+    .option('--body-file <F>', 'read the body from a file (- for stdin)')
+    .option('--payload <JSON>', 'structured input for the agent, as JSON')
+    .option('--kind <K>', 'a label agents can filter on')
+    .option('--idempotency-key <K>', 'a second push with the same key answers the first todo')
+    .option('--max-attempts <N>', `attempts before the todo is dead-lettered, 1–${LIMITS.maxAttempts} (default 5)`)
+    .action(run(push));
+  apiCommand(group, 'list', "list an endpoint's todos, newest first")
+    .argument('<ENDPOINT>', 'endpoint slug or id')
+    .option('--queue <Q>', 'only this queue')
+    .option('--state <S>', `only this state: ${TODO_STATES.join(', ')}`)
+    .option('--limit <N>', `at most N todos, 1–${LIMITS.listMax} (default ${LIMITS.listDefault})`)
+    .option('--cursor <C>', 'continue after the previous page (printed at its end)')
+    .action(run(list));
+  apiCommand(group, 'show', 'show a todo and its attempts').argument('<ID>', 'todo id (td_…)').action(run(show));
+  apiCommand(group, 'retry', 'make a failed or canceled todo pending again, with fresh attempts')
+    .argument('<ID>', 'todo id (td_…)')
+    .action(run(retry));
+  apiCommand(group, 'cancel', 'cancel a todo that is not finished').argument('<ID>', 'todo id').action(run(cancel));
+}
+
+/** Checks the flags and builds the POST body; throws a usage error naming the bad flag. */
+export async function pushBody(opts: PushOptions): Promise<Record<string, unknown>> {
+  exclusive(['--body', opts.body], ['--body-file', opts.bodyFile]);
+  const body: Record<string, unknown> = {
+    queue: queueName('--queue', opts.queue),
+    title: textFlag('--title', opts.title, LIMITS.titleChars),
+  };
+  const text = opts.bodyFile !== undefined ? await readBodyFile(opts.bodyFile) : opts.body;
+  if (text !== undefined) {
+    if (Buffer.byteLength(text) > LIMITS.bodyBytes)
+      throw new CliError(
+        `${opts.bodyFile ? '--body-file' : '--body'}: larger than ${LIMITS.bodyBytes} bytes`,
+        EXIT.usage,
+      );
+    body.body = text;
+  }
+  if (opts.payload !== undefined) body.payload = jsonValue('--payload', opts.payload);
+  if (opts.kind !== undefined) body.kind = textFlag('--kind', opts.kind, LIMITS.kindChars);
+  if (opts.idempotencyKey !== undefined)
+    body.idempotency_key = textFlag('--idempotency-key', opts.idempotencyKey, LIMITS.idempotencyKeyChars);
+  if (opts.maxAttempts !== undefined)
+    body.max_attempts = wholeNumber('--max-attempts', opts.maxAttempts, 1, LIMITS.maxAttempts);
+  return body;
+}
+
+async function readBodyFile(path: string): Promise<string> {
+  try {
+    return path === '-' ? await readStdin() : await readFile(path, 'utf8');
+  } catch (err) {
+    throw new CliError(
+      `--body-file: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+      EXIT.usage,
+    );
+  }
+}
+
+async function readStdin(): Promise<string> {
+  let data = '';
+  process.stdin.setEncoding('utf8');
+  for await (const chunk of process.stdin) data += chunk as string;
+  return data;
+}
+
+/** Checks the flags and builds the query string (with its leading ? when not empty). */
+export function listQuery(opts: ListOptions): string {
+  const query = new URLSearchParams();
+  if (opts.queue !== undefined) query.set('queue', queueName('--queue', opts.queue));
+  if (opts.state !== undefined) query.set('state', oneOf('--state', opts.state, TODO_STATES));
+  if (opts.limit !== undefined) query.set('limit', String(wholeNumber('--limit', opts.limit, 1, LIMITS.listMax)));
+  if (opts.cursor !== undefined) query.set('cursor', textFlag('--cursor', opts.cursor, 1000));
+  const text = query.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+async function push(endpoint: string, opts: PushOptions): Promise<void> {
+  const body = await pushBody(opts);
+  const client = await signedInClient(opts.url);
+  const answer = await client.request<{ todo: Todo; created: boolean }>(
+    'POST',
+    `${endpointPath(endpoint)}/todos`,
+    body,
+  );
+  emit(opts.json, answer, (a) =>
+    a.created
+      ? `pushed ${a.todo.id} to ${endpoint}/${a.todo.queue} (${a.todo.state})`
+      : `not pushed: ${a.todo.id} already has this idempotency key (${a.todo.state})`,
+  );
+}
+
+async function list(endpoint: string, opts: ListOptions): Promise<void> {
+  const query = listQuery(opts);
+  const client = await signedInClient(opts.url);
+  const answer = await client.request<{ todos: Todo[]; next_cursor: string | null }>(
+    'GET',
+    `${endpointPath(endpoint)}/todos${query}`,
+  );
+  emit(opts.json, answer, (a) => {
+    const rows = table(
+      a.todos,
+      [
+        { header: 'ID', value: (t) => t.id },
+        { header: 'QUEUE', value: (t) => t.queue },
+        { header: 'STATE', value: (t) => t.state },
+        { header: 'ATTEMPT', value: (t) => `${t.attempt}/${t.max_attempts}` },
+        { header: 'CREATED', value: (t) => t.created_at },
+        { header: 'TITLE', value: (t) => t.title, max: 60 },
+      ],
+      'no todos',
+    );
+    return a.next_cursor ? `${rows}(more: add --cursor ${a.next_cursor})\n` : rows;
+  });
+}
+
+async function show(id: string, opts: CommonOptions): Promise<void> {
+  const client = await signedInClient(opts.url);
+  const answer = await client.request<{ todo: Todo; attempts: Attempt[] }>('GET', todoPath(id));
+  emit(opts.json, answer, (a) => describeTodo(a.todo) + section('Attempts:', attemptsTable(a.attempts)));
+}
+
+async function retry(id: string, opts: CommonOptions): Promise<void> {
+  const client = await signedInClient(opts.url);
+  const answer = await client.request<{ todo: Todo }>('POST', `${todoPath(id)}/retry`);
+  emit(opts.json, answer, (a) => `${a.todo.id} is ${a.todo.state} again, attempts reset`);
+}
+
+async function cancel(id: string, opts: CommonOptions): Promise<void> {
+  const client = await signedInClient(opts.url);
+  const answer = await client.request<{ todo: Todo }>('POST', `${todoPath(id)}/cancel`);
+  emit(opts.json, answer, (a) => `${a.todo.id} is ${a.todo.state}`);
+}
+
+export function describeTodo(t: Todo): string {
+  return keyValues([
+    ['id', t.id],
+    ['queue', t.queue],
+    ['title', t.title],
+    ['state', t.state],
+    ['attempt', `${t.attempt} of ${t.max_attempts}`],
+    ['error', t.error],
+    ['kind', t.kind],
+    ['source', t.source],
+    ['idempotency key', t.idempotency_key],
+    ['lease expires', t.lease_expires_at],
+    ['next retry', t.next_retry_at],
+    ['completed', t.completed_at],
+    ['created', t.created_at],
+    ['updated', t.updated_at],
+    ['body', t.body],
+    ['payload', t.payload],
+    ['result', t.result],
+  ]);
+}
+
+function attemptsTable(attempts: Attempt[]): string {
+  return table(
+    attempts,
+    [
+      { header: 'SEQ', value: (a) => a.seq },
+      { header: 'ATTEMPT', value: (a) => a.attempt },
+      { header: 'SESSION', value: (a) => a.session_id, max: 30 },
+      { header: 'CLAIMED', value: (a) => a.claimed_at },
+      { header: 'ENDED', value: (a) => a.ended_at },
+      { header: 'OUTCOME', value: (a) => a.outcome ?? 'open' },
+    ],
+    '(never claimed)',
+  );
+}
