@@ -90,6 +90,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
       publicUrl: config.publicUrl,
       defaultLeaseSeconds: config.todos.defaultLeaseSeconds,
       syntheticAdmin,
+      trustProxy: config.trustProxy,
     });
     await app.listen({ host: config.listen.host, port: config.listen.port });
     closers.push(() => app.close());

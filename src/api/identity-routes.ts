@@ -27,7 +27,7 @@ export function identityRoutes(app: FastifyInstance, deps: IdentityDeps, auth: A
   });
 
   app.get('/api/v1/whoami', async (request, reply) => {
-    const principal = await auth.authenticate(request, reply, 'workflow');
+    const principal = await auth.authenticate(request, reply, 'human');
     return { human: principal.human, token: principal.token };
   });
 

@@ -23,6 +23,8 @@ export interface HttpDeps extends HealthDeps {
   publicUrl: string;
   defaultLeaseSeconds: number;
   syntheticAdmin: Principal | null;
+  /** Proxy addresses or CIDRs whose X-Forwarded-* headers are believed; unset or empty: none. */
+  trustProxy?: string[];
   now?: () => Date;
 }
 
@@ -34,8 +36,9 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
     logController: new LogController({ disableRequestLogging: true }),
     // Streams (MCP notifications, SSE) stay open; shutdown closes them explicitly.
     forceCloseConnections: 'idle',
-    // Behind a load balancer the client address is in X-Forwarded-For; rate limits key on it.
-    trustProxy: true,
+    // X-Forwarded-For/-Proto are believed only from the configured proxies: from anyone
+    // else they would let a client pick its own address and dodge the rate limits.
+    trustProxy: deps.trustProxy && deps.trustProxy.length > 0 ? deps.trustProxy.join(',') : false,
   });
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) =>
@@ -45,7 +48,6 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
     void reply.header('X-Content-Type-Options', 'nosniff');
     void reply.header('Cache-Control', 'no-store');
   });
-  void app.register(formbody);
   void app.register(cookie);
 
   const now = deps.now ?? (() => new Date());
@@ -55,7 +57,12 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
   identityRoutes(app, identity, auth, now);
   endpointRoutes(app, { ...identity, defaultLeaseSeconds: deps.defaultLeaseSeconds }, auth, now);
   ingestRoutes(app, { pool: deps.pool, defaultLeaseSeconds: deps.defaultLeaseSeconds }, auth);
-  setupPages(app, identity, auth);
-  sessionPages(app, identity, auth);
+  // HTML forms are parsed only in the board's own context: /api/v1 takes JSON alone, so
+  // a cross-site form (no CORS preflight) can never drive the API.
+  void app.register(async (board) => {
+    await board.register(formbody);
+    setupPages(board, identity, auth);
+    sessionPages(board, identity, auth);
+  });
   return app;
 }

@@ -89,6 +89,27 @@ const SCHEMA = z.object({
     .optional(),
   // Sign-in is on unless explicitly turned off; off is refused on a non-loopback address.
   SWITCHBOARD_AUTH: z.enum(['on', 'off']).default('on'),
+  // Empty by default: X-Forwarded-For is believed only from proxies named here.
+  SWITCHBOARD_TRUST_PROXY: z
+    .string()
+    .default('')
+    .transform((text, ctx) => {
+      const entries = text
+        .split(',')
+        .map((e) => e.trim())
+        .filter(Boolean);
+      const bad = entries.find((e) => {
+        const [address, bits, extra] = e.split('/');
+        return (
+          extra !== undefined || !address || isIP(address) === 0 || (bits !== undefined && !/^\d{1,3}$/.test(bits))
+        );
+      });
+      if (bad) {
+        ctx.addIssue({ code: 'custom', message: `"${bad}" is not an IP address or CIDR (e.g. 10.0.0.0/8)` });
+        return z.NEVER;
+      }
+      return entries;
+    }),
   // The URL people and agents use to reach this server, for links the server prints.
   SWITCHBOARD_PUBLIC_URL: z.string().url().optional(),
   // Read by the CLI (src/config/cli.ts), never by the server: listed so that a shell with
@@ -107,6 +128,7 @@ export interface Config {
   logLevel: (typeof LOG_LEVELS)[number];
   /** false only with SWITCHBOARD_AUTH=off on a loopback address: every request is an admin. */
   auth: boolean;
+  trustProxy: string[];
   instanceId: string | null;
   todos: { defaultLeaseSeconds: number };
   sweeps: { reaperIntervalMs: number; retentionIntervalMs: number; retentionMs: number };
@@ -151,6 +173,7 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
       },
       logLevel: e.SWITCHBOARD_LOG_LEVEL,
       auth: e.SWITCHBOARD_AUTH === 'on',
+      trustProxy: e.SWITCHBOARD_TRUST_PROXY,
       instanceId: e.SWITCHBOARD_INSTANCE_ID ?? null,
       todos: { defaultLeaseSeconds: Math.round(e.SWITCHBOARD_DEFAULT_LEASE / 1000) },
       sweeps: {

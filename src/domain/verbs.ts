@@ -52,7 +52,7 @@ export type ExpandResult = { ok: true; verbs: string[] } | { ok: false; unknown:
 export function expandVerbs(entries: readonly string[]): ExpandResult {
   const verbs = new Set<string>();
   for (const entry of entries) {
-    if (entry in VERB_FAMILIES) {
+    if (Object.hasOwn(VERB_FAMILIES, entry)) {
       for (const verb of VERB_FAMILIES[entry as VerbFamily]) verbs.add(verb);
     } else if (ALL_GRANTABLE.includes(entry)) {
       verbs.add(entry);

@@ -1,7 +1,7 @@
 // Who is calling the operator API: a human, through an API token (human or workflow
 // kind) or a board session, or the synthetic admin when auth is off.
 
-import type { Queryable } from '../db/pool.js';
+import type { Pool } from '../db/pool.js';
 import type { ApiToken, TokenKind } from '../store/api-tokens.js';
 import { authenticateApiToken } from '../store/api-tokens.js';
 import type { Human } from '../store/humans.js';
@@ -17,7 +17,7 @@ export interface Principal {
 }
 
 export interface IdentityDeps {
-  db: Queryable;
+  db: Pool;
   publicUrl: string;
 }
 

@@ -3,11 +3,12 @@
 // days) lets an invited human set a password. Each link works once.
 
 import { z } from 'zod';
+import { withTx } from '../db/pool.js';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { parseInput } from '../domain/todo.js';
 import { countHumans, ensureHuman, getHuman, insertHuman, setPassword, type Human } from '../store/humans.js';
-import { consumeSetupToken, insertSetupToken, setupTokenLive } from '../store/setup-tokens.js';
+import { consumeSetupToken, insertSetupToken, lockSetup, setupTokenLive } from '../store/setup-tokens.js';
 import type { IdentityDeps, Principal } from './principal.js';
 import { hashPassword, hashSecret, newSecret } from './secrets.js';
 
@@ -38,25 +39,36 @@ export function setupLinkLive(deps: IdentityDeps, token: string): Promise<boolea
   return setupTokenLive(deps.db, hashSecret(token));
 }
 
-/** Spends a setup or invite link: creates the first admin, or sets an invitee's password. */
+/**
+ * Spends a setup or invite link: creates the first admin, or sets an invitee's password.
+ * One transaction: a refused attempt (missing email, an admin already there) leaves the
+ * link unspent for a corrected retry.
+ */
 export async function completeSetup(deps: IdentityDeps, input: unknown): Promise<Human> {
   const data = parseInput(setupInput, input);
-  const spent = await consumeSetupToken(deps.db, hashSecret(data.token));
-  if (!spent) throw new AppError('unauthenticated', 'token: this link is unknown, used or expired', { field: 'token' });
   const passwordHash = await hashPassword(data.password);
-  if (spent.purpose === 'invite' && spent.human_id) {
-    await setPassword(deps.db, spent.human_id, passwordHash);
-    const human = await getHuman(deps.db, spent.human_id);
-    if (!human) throw new AppError('not_found', 'the invited human no longer exists');
-    return human;
-  }
-  if (!data.email) throw new AppError('invalid_argument', 'email: is required', { field: 'email' });
-  return insertHuman(deps.db, {
-    id: newId('hu'),
-    email: data.email,
-    displayName: data.display_name ?? '',
-    role: 'admin',
-    passwordHash,
+  return withTx(deps.db, async (tx) => {
+    const spent = await consumeSetupToken(tx, hashSecret(data.token));
+    if (!spent)
+      throw new AppError('unauthenticated', 'token: this link is unknown, used or expired', { field: 'token' });
+    if (spent.purpose === 'invite' && spent.human_id) {
+      await setPassword(tx, spent.human_id, passwordHash);
+      const human = await getHuman(tx, spent.human_id);
+      if (!human) throw new AppError('not_found', 'the invited human no longer exists');
+      return human;
+    }
+    if (!data.email) throw new AppError('invalid_argument', 'email: is required', { field: 'email' });
+    await lockSetup(tx);
+    if ((await countHumans(tx)) > 0) {
+      throw new AppError('conflict', 'setup is done: an admin already exists; ask an admin for an invite');
+    }
+    return insertHuman(tx, {
+      id: newId('hu'),
+      email: data.email,
+      displayName: data.display_name ?? '',
+      role: 'admin',
+      passwordHash,
+    });
   });
 }
 

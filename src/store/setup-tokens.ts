@@ -27,6 +27,14 @@ export async function consumeSetupToken(
   return res.rows[0] ?? null;
 }
 
+/**
+ * Serialises first-admin setups (transaction-scoped advisory lock), so two setup links
+ * spent at once cannot both find no humans and both create an admin.
+ */
+export async function lockSetup(db: Queryable): Promise<void> {
+  await db.query(`SELECT pg_advisory_xact_lock(hashtext('switchboard.setup'))`);
+}
+
 /** Whether a token would be accepted, without spending it (to show the setup form). */
 export async function setupTokenLive(db: Queryable, tokenHash: Buffer): Promise<boolean> {
   const res = await db.query(

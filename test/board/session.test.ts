@@ -32,6 +32,8 @@ before(async () => {
     publicUrl: identity.publicUrl,
     defaultLeaseSeconds: 300,
     syntheticAdmin: null,
+    // inject() connects from 127.0.0.1: trusting it lets a test say "this came over TLS".
+    trustProxy: ['127.0.0.1'],
   });
   await app.ready();
 });

@@ -1,0 +1,298 @@
+// Pins who may call each /api/v1 route: 401 for a missing, bad, revoked or expired credential, 403 by role and token kind, and the rate limits.
+
+import assert from 'node:assert/strict';
+import { beforeEach, test } from 'node:test';
+import { newId } from '../../src/domain/ids.js';
+import {
+  apiHarness,
+  expectError,
+  expectStatus,
+  login,
+  makePeople,
+  push,
+  snapshot,
+  vend,
+  PASSWORD,
+  type Reply,
+} from './app.js';
+
+const h = await apiHarness('api_auth');
+const { admin, member, other } = await makePeople(h);
+beforeEach(() => h.fresh());
+
+// Real targets for every route, all the member's, so a route that skipped its check would act.
+const ep = await vend(h, member);
+const todo = await push(h, member, ep.endpoint.slug);
+const hook = await h.post(`/api/v1/endpoints/${ep.endpoint.slug}/webhooks`, {
+  token: member.token,
+  body: { queue: 'inbox' },
+});
+expectStatus(hook, 201, 'webhook');
+const webhookId: string = hook.body.webhook.id;
+const spareToken = await login(h, member.email);
+await h.fresh();
+
+type Route = { method: string; url: string; body?: unknown };
+
+const PUSH: Route = {
+  method: 'POST',
+  url: `/api/v1/endpoints/${ep.endpoint.slug}/todos`,
+  body: { queue: 'inbox', title: 'x' },
+};
+
+/** Every /api/v1 route that needs a credential. */
+const ROUTES: Route[] = [
+  { method: 'POST', url: '/api/v1/auth/logout' },
+  { method: 'GET', url: '/api/v1/whoami' },
+  { method: 'GET', url: '/api/v1/tokens' },
+  { method: 'POST', url: '/api/v1/tokens', body: { name: 'automation' } },
+  { method: 'DELETE', url: `/api/v1/tokens/${spareToken.tokenId}` },
+  { method: 'GET', url: '/api/v1/humans' },
+  { method: 'POST', url: '/api/v1/humans', body: { email: 'new@example.test', password: PASSWORD } },
+  { method: 'GET', url: `/api/v1/humans/${member.human.id}` },
+  { method: 'POST', url: '/api/v1/endpoints', body: { name: 'x' } },
+  { method: 'GET', url: '/api/v1/endpoints' },
+  { method: 'GET', url: `/api/v1/endpoints/${ep.endpoint.slug}` },
+  { method: 'POST', url: `/api/v1/endpoints/${ep.endpoint.slug}/revoke` },
+  { method: 'DELETE', url: `/api/v1/endpoints/${ep.endpoint.slug}` },
+  PUSH,
+  { method: 'GET', url: `/api/v1/endpoints/${ep.endpoint.slug}/todos` },
+  { method: 'GET', url: `/api/v1/todos/${todo.id}` },
+  { method: 'POST', url: `/api/v1/todos/${todo.id}/retry` },
+  { method: 'POST', url: `/api/v1/todos/${todo.id}/cancel` },
+  { method: 'POST', url: `/api/v1/endpoints/${ep.endpoint.slug}/webhooks`, body: { queue: 'inbox' } },
+  { method: 'GET', url: `/api/v1/endpoints/${ep.endpoint.slug}/webhooks` },
+  { method: 'POST', url: `/api/v1/webhooks/${webhookId}/rotate` },
+  { method: 'DELETE', url: `/api/v1/webhooks/${webhookId}` },
+];
+
+function call(route: Route, headers: Record<string, string>): Promise<Reply> {
+  return h.request(route.method, route.url, { headers, ...(route.body !== undefined ? { body: route.body } : {}) });
+}
+
+/** Every route, with these headers, answers 401 with a Bearer challenge and changes nothing. */
+async function allUnauthenticated(headers: Record<string, string>): Promise<void> {
+  const before = await snapshot(h.pool);
+  for (const route of ROUTES) {
+    const label = `${route.method} ${route.url}`;
+    const res = await call(route, headers);
+    expectError(res, 401, 'unauthenticated', undefined, label);
+    assert.equal(res.headers['www-authenticate'], 'Bearer realm="switchboard"', label);
+  }
+  assert.deepEqual(await snapshot(h.pool), before);
+}
+
+test('the route table covers every /api/v1 route the server registers', async () => {
+  await h.app.ready();
+  const tree = h.app.printRoutes({ commonPrefix: false });
+  // Rebuild each full path from the printed tree; count methods, leaving out HEAD (Fastify adds it to GETs).
+  const stack: string[] = [];
+  const registered: string[] = [];
+  for (const line of tree.split('\n')) {
+    const match = /^([│ ]*)[├└]── (\S+) \(([^)]+)\)/.exec(line);
+    if (!match) continue;
+    const depth = (match[1] ?? '').length / 4;
+    stack.length = depth;
+    stack.push(match[2] ?? '');
+    const path = stack.join('');
+    for (const method of (match[3] ?? '').split(', ')) if (method !== 'HEAD') registered.push(`${method} ${path}`);
+  }
+  const apiRoutes = registered.filter((r) => r.split(' ')[1]?.startsWith('/api/v1/')).sort();
+  const normalise = (url: string) =>
+    url.replace(ep.endpoint.slug, ':ref').replace(/\/(tokens|humans|todos|webhooks)\/[a-z]{2}_[0-9A-Z]{26}/, '/$1/:id');
+  const table = [
+    'POST /api/v1/setup',
+    'POST /api/v1/auth/login',
+    ...ROUTES.map((r) => `${r.method} ${normalise(r.url)}`),
+  ].sort();
+  assert.deepEqual(apiRoutes, table, tree);
+});
+
+test('every route answers 401 with a Bearer challenge when no credential is sent', async () => {
+  await allUnauthenticated({});
+});
+
+test('every route answers 401 for a malformed Authorization header or an unknown token', async () => {
+  await allUnauthenticated({ authorization: 'Basic YWRtaW46cGFzc3dvcmQ=' });
+  await h.fresh();
+  await allUnauthenticated({ authorization: 'Bearer' });
+  await h.fresh();
+  await allUnauthenticated({ authorization: `Bearer sbt_${'A'.repeat(43)}` });
+  await h.fresh();
+  await allUnauthenticated({ authorization: `Bearer ${member.token}x` });
+});
+
+test('an endpoint credential (sbk_) is for /mcp only and answers 401 on every route', async () => {
+  await allUnauthenticated({ authorization: `Bearer ${ep.credential}` });
+});
+
+test('a token revoked with DELETE /api/v1/tokens/{id} answers 401 on every route at once', async () => {
+  const doomed = await login(h, member.email);
+  expectStatus(await h.get('/api/v1/whoami', { token: doomed.token }), 200);
+  const res = await h.delete(`/api/v1/tokens/${doomed.tokenId}`, { token: member.token });
+  expectStatus(res, 200);
+  assert.ok(res.body.token.revoked_at);
+  await allUnauthenticated({ authorization: `Bearer ${doomed.token}` });
+});
+
+test('a token revoked by logout answers 401 on every route at once', async () => {
+  const doomed = await login(h, member.email);
+  const res = await h.post('/api/v1/auth/logout', { token: doomed.token });
+  expectStatus(res, 200);
+  assert.deepEqual(res.body, { revoked: true });
+  await allUnauthenticated({ authorization: `Bearer ${doomed.token}` });
+});
+
+test('a token past its expiry answers 401 on every route', async () => {
+  const minted = await h.post('/api/v1/tokens', {
+    token: member.token,
+    body: { name: 'short-lived', expires_at: new Date(Date.now() + 3_600_000).toISOString() },
+  });
+  expectStatus(minted, 201);
+  const doomed = await login(h, member.email);
+  await h.pool.query(`UPDATE api_tokens SET expires_at = now() - interval '1 second' WHERE id = ANY($1)`, [
+    [doomed.tokenId, minted.body.token.id],
+  ]);
+  await allUnauthenticated({ authorization: `Bearer ${doomed.token}` });
+  await h.fresh();
+  const workflow = await h.post(PUSH.url, { token: minted.body.secret, body: PUSH.body });
+  expectError(workflow, 401, 'unauthenticated');
+});
+
+test('a member gets 403 on every /api/v1/humans route and an admin gets through', async () => {
+  const before = await snapshot(h.pool);
+  const humanRoutes = ROUTES.filter((r) => r.url.startsWith('/api/v1/humans'));
+  assert.equal(humanRoutes.length, 3);
+  for (const route of humanRoutes) {
+    const res = await call(route, { authorization: `Bearer ${member.token}` });
+    expectError(res, 403, 'forbidden', undefined, `${route.method} ${route.url}`);
+  }
+  assert.deepEqual(await snapshot(h.pool), before);
+
+  expectStatus(await h.get('/api/v1/humans', { token: admin.token }), 200);
+  expectStatus(await h.get(`/api/v1/humans/${member.human.id}`, { token: admin.token }), 200);
+});
+
+test('a workflow token pushes todos to its human’s endpoints, by slug and by id', async () => {
+  const minted = await h.post('/api/v1/tokens', { token: member.token, body: { name: 'ci', kind: 'workflow' } });
+  expectStatus(minted, 201);
+  assert.equal(minted.body.token.kind, 'workflow');
+  for (const ref of [ep.endpoint.slug, ep.endpoint.id]) {
+    const res = await h.post(`/api/v1/endpoints/${ref}/todos`, {
+      token: minted.body.secret,
+      body: { queue: 'inbox', title: `from a workflow via ${ref}` },
+    });
+    expectStatus(res, 201, ref);
+    assert.equal(res.body.todo.created_by_human_id, member.human.id);
+  }
+});
+
+test('a workflow token gets 404 on another human’s endpoint, exactly like an unknown one', async () => {
+  const minted = await h.post('/api/v1/tokens', { token: other.token, body: { name: 'ci' } });
+  expectStatus(minted, 201);
+  assert.equal(minted.body.token.kind, 'workflow', 'a minted token is a workflow token');
+  const before = await snapshot(h.pool);
+  const foreign = await h.post(PUSH.url, { token: minted.body.secret, body: PUSH.body });
+  const unknownSlug = 'agent-zzzzzzzz';
+  const unknown = await h.post(`/api/v1/endpoints/${unknownSlug}/todos`, {
+    token: minted.body.secret,
+    body: PUSH.body,
+  });
+  expectError(foreign, 404, 'not_found');
+  assert.deepEqual(
+    JSON.parse(foreign.text.split(ep.endpoint.slug).join('<ref>')),
+    JSON.parse(unknown.text.split(unknownSlug).join('<ref>')),
+  );
+  assert.deepEqual(await snapshot(h.pool), before);
+});
+
+test('a workflow token gets 403 on every route but pushing todos, and changes nothing', async () => {
+  const minted = await h.post('/api/v1/tokens', { token: member.token, body: { name: 'ci', kind: 'workflow' } });
+  expectStatus(minted, 201);
+  const before = await snapshot(h.pool);
+  const refused: string[] = [];
+  for (const route of ROUTES.filter((r) => r !== PUSH)) {
+    const res = await call(route, { authorization: `Bearer ${minted.body.secret}` });
+    if (res.status !== 403 || res.body?.error?.code !== 'forbidden')
+      refused.push(`${route.method} ${route.url} → ${res.status}`);
+  }
+  assert.deepEqual(refused, [], 'routes that did not answer 403 to a workflow token');
+  assert.deepEqual(await snapshot(h.pool), before);
+});
+
+test('an admin’s workflow token is no admin: 403 on /api/v1/humans', async () => {
+  const minted = await h.post('/api/v1/tokens', { token: admin.token, body: { name: 'ops', kind: 'workflow' } });
+  expectStatus(minted, 201);
+  expectError(await h.get('/api/v1/humans', { token: minted.body.secret }), 403, 'forbidden');
+});
+
+test('the 11th rapid sign-in from one address answers 429 with Retry-After (burst 10)', async () => {
+  const answers: Reply[] = [];
+  for (let i = 0; i < 11; i++) {
+    answers.push(
+      await h.post('/api/v1/auth/login', {
+        body: { email: member.email, password: 'not the password' },
+        remoteAddress: '198.51.100.7',
+      }),
+    );
+  }
+  for (const res of answers.slice(0, 10)) expectError(res, 401, 'unauthenticated');
+  const last = answers[10] as Reply;
+  expectError(last, 429, 'resource_exhausted');
+  const retryAfter = Number(last.headers['retry-after']);
+  assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1, `Retry-After: ${String(last.headers['retry-after'])}`);
+
+  // Even the right password waits; another address is not held back.
+  const right = await h.post('/api/v1/auth/login', {
+    body: { email: member.email, password: PASSWORD },
+    remoteAddress: '198.51.100.7',
+  });
+  expectError(right, 429, 'resource_exhausted');
+  const elsewhere = await h.post('/api/v1/auth/login', {
+    body: { email: member.email, password: PASSWORD },
+    remoteAddress: '198.51.100.8',
+  });
+  expectStatus(elsewhere, 201);
+});
+
+test('the sign-in limit cannot be dodged by sending a different X-Forwarded-For each time', async () => {
+  const statuses: number[] = [];
+  for (let i = 0; i < 12; i++) {
+    const res = await h.post('/api/v1/auth/login', {
+      body: { email: member.email, password: 'not the password' },
+      remoteAddress: '198.51.100.9',
+      headers: { 'x-forwarded-for': `203.0.113.${i + 1}` },
+    });
+    statuses.push(res.status);
+  }
+  assert.ok(statuses.includes(429), `a guesser on one connection rotating X-Forwarded-For got ${statuses.join(', ')}`);
+});
+
+test('a flood from one address is cut off at the per-address burst before any credential check', async () => {
+  const statuses: number[] = [];
+  for (let i = 0; i < 200; i++)
+    statuses.push((await h.get('/api/v1/whoami', { remoteAddress: '198.51.100.10' })).status);
+  assert.ok(statuses.slice(0, 100).every((s) => s === 401));
+  assert.ok(statuses.includes(429), statuses.join(','));
+  const limited = await h.get('/api/v1/whoami', { remoteAddress: '198.51.100.10' });
+  if (limited.status === 429) assert.ok(limited.headers['retry-after']);
+});
+
+test('one busy credential is cut off at its burst of 40 while another human is not', async () => {
+  const statuses: number[] = [];
+  for (let i = 0; i < 120; i++) {
+    statuses.push((await h.get('/api/v1/tokens', { token: member.token, remoteAddress: `192.0.2.${i + 1}` })).status);
+  }
+  assert.ok(
+    statuses.slice(0, 40).every((s) => s === 200),
+    statuses.join(','),
+  );
+  assert.ok(statuses.includes(429), statuses.join(','));
+  expectStatus(await h.get('/api/v1/tokens', { token: other.token }), 200);
+});
+
+test('an unknown id for a token answers 404 only once signed in', async () => {
+  const id = newId('tk');
+  expectError(await h.delete(`/api/v1/tokens/${id}`), 401, 'unauthenticated');
+  expectError(await h.delete(`/api/v1/tokens/${id}`, { token: member.token }), 404, 'not_found');
+});

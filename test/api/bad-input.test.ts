@@ -1,0 +1,125 @@
+// Pins bad bodies on every route that takes one: malformed JSON, unknown fields and over 1 MiB are refused and write nothing.
+
+import assert from 'node:assert/strict';
+import { beforeEach, test } from 'node:test';
+import { BODY_LIMIT } from '../../src/api/server.js';
+import { apiHarness, expectError, makePeople, tableCounts, vend, PASSWORD, PUBLIC_URL } from './app.js';
+
+const h = await apiHarness('api_bad_input');
+const { admin, member } = await makePeople(h);
+const { endpoint } = await vend(h, member, { name: 'target' });
+const hook = await h.post(`/api/v1/endpoints/${endpoint.slug}/webhooks`, {
+  token: member.token,
+  body: { queue: 'inbox' },
+});
+const ingestPath: string = String(hook.body.url).slice(PUBLIC_URL.length);
+beforeEach(() => h.fresh());
+
+interface BodyRoute {
+  url: string;
+  token?: string;
+  /** A body the route accepts. */
+  valid: Record<string, unknown>;
+}
+
+/** Every /api/v1 route that reads a JSON body. */
+const ROUTES: BodyRoute[] = [
+  { url: '/api/v1/setup', valid: { token: 'sbs_whatever', email: 'x@example.test', password: PASSWORD } },
+  { url: '/api/v1/auth/login', valid: { email: member.email, password: PASSWORD } },
+  { url: '/api/v1/tokens', token: member.token, valid: { name: 'ci', kind: 'workflow' } },
+  { url: '/api/v1/humans', token: admin.token, valid: { email: 'new@example.test' } },
+  { url: '/api/v1/endpoints', token: member.token, valid: { name: 'new' } },
+  { url: `/api/v1/endpoints/${endpoint.slug}/todos`, token: member.token, valid: { queue: 'inbox', title: 't' } },
+  { url: `/api/v1/endpoints/${endpoint.slug}/webhooks`, token: member.token, valid: { queue: 'inbox' } },
+];
+
+/** Runs `send` on each route and asserts nothing was written anywhere. */
+async function nothingWritten(send: () => Promise<void>): Promise<void> {
+  const before = await tableCounts(h.pool);
+  await send();
+  assert.deepEqual(await tableCounts(h.pool), before);
+}
+
+const JSON_TYPE = { 'content-type': 'application/json' };
+
+test('malformed JSON answers 400 invalid_argument on every route with a body, the ingest route too', async () => {
+  await nothingWritten(async () => {
+    for (const route of [...ROUTES, { url: ingestPath, valid: {} }]) {
+      for (const payload of ['{"name": ', '{name: "x"}', "{'a': 1}", '{"a":1}}']) {
+        const res = await h.post(route.url, {
+          payload,
+          headers: JSON_TYPE,
+          ...(route.token ? { token: route.token } : {}),
+        });
+        expectError(res, 400, 'invalid_argument', undefined, `${route.url} ${payload}`);
+      }
+    }
+  });
+});
+
+test('an empty JSON body, a missing body and JSON that is not an object answer 400 on every route', async () => {
+  await nothingWritten(async () => {
+    for (const route of ROUTES) {
+      const auth = route.token ? { token: route.token } : {};
+      expectError(await h.post(route.url, { payload: '', headers: JSON_TYPE, ...auth }), 400, 'invalid_argument');
+      expectError(await h.post(route.url, auth), 400, 'invalid_argument', undefined, `${route.url} no body`);
+      for (const payload of ['null', '[]', '"name"', '42']) {
+        const res = await h.post(route.url, { payload, headers: JSON_TYPE, ...auth });
+        expectError(res, 400, 'invalid_argument', undefined, `${route.url} ${payload}`);
+      }
+      await h.fresh();
+    }
+  });
+});
+
+test('an unknown field answers 400 naming it on every route with a body', async () => {
+  await nothingWritten(async () => {
+    for (const route of ROUTES) {
+      const res = await h.post(route.url, {
+        body: { ...route.valid, colour: 'blue' },
+        ...(route.token ? { token: route.token } : {}),
+      });
+      expectError(res, 400, 'invalid_argument', 'colour', route.url);
+      assert.match(res.body.error.message, /colour/);
+    }
+  });
+});
+
+test('a body over 1 MiB answers 413 invalid_argument on every route with a body, the ingest route too', async () => {
+  await nothingWritten(async () => {
+    for (const route of [...ROUTES, { url: ingestPath, valid: {} as Record<string, unknown> }]) {
+      const payload = JSON.stringify({ ...route.valid, title: 'x'.repeat(BODY_LIMIT) });
+      assert.ok(Buffer.byteLength(payload) > BODY_LIMIT);
+      const res = await h.post(route.url, {
+        payload,
+        headers: JSON_TYPE,
+        ...('token' in route && route.token ? { token: route.token } : {}),
+      });
+      expectError(res, 413, 'invalid_argument', undefined, route.url);
+    }
+  });
+});
+
+test('a body just under 1 MiB is read (and then judged by its fields)', async () => {
+  await nothingWritten(async () => {
+    const payload = JSON.stringify({ queue: 'inbox', title: 't', body: 'x'.repeat(BODY_LIMIT - 100) });
+    assert.ok(Buffer.byteLength(payload) <= BODY_LIMIT);
+    const res = await h.post(`/api/v1/endpoints/${endpoint.slug}/todos`, {
+      payload,
+      headers: JSON_TYPE,
+      token: member.token,
+    });
+    expectError(res, 400, 'invalid_argument', 'body');
+  });
+});
+
+test('/api/v1 takes JSON only: a form-encoded body is refused and writes nothing', async () => {
+  await nothingWritten(async () => {
+    const res = await h.post('/api/v1/endpoints', {
+      token: member.token,
+      payload: 'name=from-a-form',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    assert.ok(res.status === 400 || res.status === 415, `${res.status} ${res.text}`);
+  });
+});

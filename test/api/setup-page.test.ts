@@ -1,0 +1,142 @@
+// Pins the one-time setup link on a fresh install: the HTML page and form, POST /api/v1/setup, and that a link makes one admin.
+
+import assert from 'node:assert/strict';
+import { beforeEach, test } from 'node:test';
+import { ensureSetupLink } from '../../src/identity/setup.js';
+import { apiHarness, expectError, expectStatus, login, tableCounts, PASSWORD, PUBLIC_URL } from './app.js';
+
+const h = await apiHarness('api_setup_page');
+const identity = { db: h.pool, publicUrl: PUBLIC_URL };
+beforeEach(() => h.fresh());
+
+async function humans(): Promise<{ email: string; role: string }[]> {
+  return (await h.pool.query<{ email: string; role: string }>('SELECT email, role FROM humans ORDER BY created_at'))
+    .rows;
+}
+
+function tokenOf(link: string): string {
+  return link.slice(link.lastIndexOf('/') + 1);
+}
+
+function form(fields: Record<string, string>): { payload: string; headers: Record<string, string> } {
+  return {
+    payload: new URLSearchParams(fields).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  };
+}
+
+// These run in order on one database: the first admin is made part way through.
+
+test('a setup link rejected for a missing email is still live for the corrected retry', async () => {
+  const link = await ensureSetupLink(identity);
+  assert.ok(link);
+  const token = tokenOf(link);
+  const missing = await h.post('/api/v1/setup', { body: { token, password: PASSWORD } });
+  expectError(missing, 400, 'invalid_argument', 'email');
+  const page = await h.get(`/setup/${token}`);
+  expectStatus(page, 200, 'the page for a link a rejected attempt did not spend');
+});
+
+test('the setup page shows an HTML form for a live link', async () => {
+  await h.pool.query('UPDATE setup_tokens SET used_at = now() WHERE used_at IS NULL');
+  const link = await ensureSetupLink(identity);
+  assert.ok(link, 'no humans yet, so a link is minted');
+  assert.match(link, new RegExp(`^${PUBLIC_URL}/setup/sbs_[A-Za-z0-9_-]+$`));
+  const res = await h.get(`/setup/${tokenOf(link)}`);
+  expectStatus(res, 200);
+  assert.match(String(res.headers['content-type']), /^text\/html/);
+  assert.match(res.text, /<form method="post" action="\/setup\/sbs_/);
+  assert.match(res.text, /name="email"/);
+  assert.match(res.text, /name="password"/);
+});
+
+test('an unknown link answers 404 with an HTML page', async () => {
+  const res = await h.get('/setup/sbs_unknown');
+  expectStatus(res, 404);
+  assert.match(String(res.headers['content-type']), /^text\/html/);
+  assert.doesNotMatch(res.text, /<form/);
+});
+
+let spentToken = '';
+
+test('posting the setup form creates the first admin, who can sign in; the spent link then answers 404', async () => {
+  await h.pool.query('UPDATE setup_tokens SET used_at = now() WHERE used_at IS NULL');
+  const link = await ensureSetupLink(identity);
+  assert.ok(link);
+  const token = tokenOf(link);
+  spentToken = token;
+  const res = await h.post(
+    `/setup/${token}`,
+    form({ email: 'First@Example.test', display_name: 'F', password: PASSWORD }),
+  );
+  expectStatus(res, 200);
+  assert.match(String(res.headers['content-type']), /^text\/html/);
+  assert.match(res.text, /first@example\.test/);
+  assert.deepEqual(await humans(), [{ email: 'first@example.test', role: 'admin' }]);
+  const admin = await login(h, 'first@example.test');
+  assert.equal(admin.human.role, 'admin');
+  assert.equal(admin.human.display_name, 'F');
+
+  const page = await h.get(`/setup/${token}`);
+  expectStatus(page, 404);
+  assert.doesNotMatch(page.text, /<form method/);
+});
+
+test('a second use of the spent setup link fails, as a form and through the API, and adds no human', async () => {
+  assert.ok(spentToken);
+  const before = await tableCounts(h.pool);
+  const page = await h.post(`/setup/${spentToken}`, form({ email: 'second@example.test', password: PASSWORD }));
+  expectStatus(page, 404);
+  assert.match(page.text, /unknown, used or expired/);
+  const api = await h.post('/api/v1/setup', {
+    body: { token: spentToken, email: 'second@example.test', password: PASSWORD },
+  });
+  expectError(api, 401, 'unauthenticated', 'token');
+  assert.deepEqual(await tableCounts(h.pool), before);
+  assert.deepEqual(await humans(), [{ email: 'first@example.test', role: 'admin' }]);
+});
+
+test('once an admin exists, no setup link is minted', async () => {
+  assert.equal(await ensureSetupLink(identity), null);
+});
+
+test('the setup form spends a link once: the second post answers 404 and adds no human', async () => {
+  const admin = await login(h, 'first@example.test');
+  const created = await h.post('/api/v1/humans', { token: admin.token, body: { email: 'invitee@example.test' } });
+  expectStatus(created, 201);
+  const token = tokenOf(created.body.invite_url);
+  expectStatus(await h.get(`/setup/${token}`), 200);
+  const first = await h.post(`/setup/${token}`, form({ password: 'invitee password' }));
+  expectStatus(first, 200);
+  const before = await tableCounts(h.pool);
+  const second = await h.post(
+    `/setup/${token}`,
+    form({ email: 'intruder@example.test', password: 'intruder password' }),
+  );
+  expectStatus(second, 404);
+  assert.match(second.text, /unknown, used or expired/);
+  assert.deepEqual(await tableCounts(h.pool), before);
+  await login(h, 'invitee@example.test', 'invitee password');
+  const intruder = await h.post('/api/v1/auth/login', {
+    body: { email: 'invitee@example.test', password: 'intruder password' },
+  });
+  expectError(intruder, 401, 'unauthenticated');
+});
+
+test('a setup link minted before the first admin existed cannot make a second admin', async () => {
+  // Two starts with no humans each log a link; the first admin is made with one of them.
+  await h.pool.query('DELETE FROM humans');
+  await h.pool.query('DELETE FROM setup_tokens');
+  const first = await ensureSetupLink(identity);
+  const second = await ensureSetupLink(identity);
+  assert.ok(first && second);
+  const made = await h.post('/api/v1/setup', {
+    body: { token: tokenOf(first), email: 'owner@example.test', password: PASSWORD },
+  });
+  expectStatus(made, 201);
+  const extra = await h.post('/api/v1/setup', {
+    body: { token: tokenOf(second), email: 'late@example.test', password: PASSWORD },
+  });
+  assert.notEqual(extra.status, 201, `a second first-admin was created: ${extra.text}`);
+  assert.deepEqual(await humans(), [{ email: 'owner@example.test', role: 'admin' }]);
+});
