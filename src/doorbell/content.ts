@@ -22,12 +22,14 @@ const TITLE_CHARS = 200;
 
 /** One line, no channel close tag in any case, no control characters. */
 export function neutralise(value: string): string {
-  return value
-    .replace(/[\r\n\u2028\u2029]+/g, ' ')
-    // eslint-disable-next-line no-control-regex -- removing control characters is the point
-    .replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '')
-    .replace(/<\s*\/\s*channel\s*>/gi, '‹/channel›')
-    .trim();
+  return (
+    value
+      .replace(/[\r\n\u2028\u2029]+/g, ' ')
+      // eslint-disable-next-line no-control-regex -- removing control characters is the point
+      .replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '')
+      .replace(/<\s*\/\s*channel\s*>/gi, '‹/channel›')
+      .trim()
+  );
 }
 
 export function ringParams(todo: RingSubject, ringId: string): ChannelParams {
