@@ -91,6 +91,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
       defaultLeaseSeconds: config.todos.defaultLeaseSeconds,
       syntheticAdmin,
       trustProxy: config.trustProxy,
+      instanceId,
     });
     await app.listen({ host: config.listen.host, port: config.listen.port });
     closers.push(() => app.close());

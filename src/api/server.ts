@@ -1,12 +1,14 @@
 // The HTTP server: one Fastify instance carrying every surface. This file sets the
 // limits and the error mapping they share and registers each surface's routes.
 
+import { randomBytes } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Pool } from '../db/pool.js';
 import { sessionPages } from '../board/session.js';
 import { setupPages } from '../board/setup.js';
+import { mcpRoutes } from '../mcp/server.js';
 import type { Principal } from '../identity/principal.js';
 import { createAuth } from './auth.js';
 import { endpointRoutes, ingestRoutes } from './endpoint-routes.js';
@@ -25,6 +27,8 @@ export interface HttpDeps extends HealthDeps {
   syntheticAdmin: Principal | null;
   /** Proxy addresses or CIDRs whose X-Forwarded-* headers are believed; unset or empty: none. */
   trustProxy?: string[];
+  /** Recorded on the MCP sessions and streams this process holds; tests may leave it out. */
+  instanceId?: string;
   now?: () => Date;
 }
 
@@ -63,6 +67,13 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
     await board.register(formbody);
     setupPages(board, identity, auth);
     sessionPages(board, identity, auth);
+  });
+  mcpRoutes(app, {
+    db: deps.pool,
+    defaultLeaseSeconds: deps.defaultLeaseSeconds,
+    instanceId: deps.instanceId ?? `unnamed-${randomBytes(3).toString('hex')}`,
+    version: deps.version,
+    log: deps.log,
   });
   return app;
 }

@@ -1,12 +1,12 @@
 // Identifiers: a short type prefix and a ULID, so ids sort by creation time, are safe in
 // URLs, and say what they name in a log line (td_ todo, ep_ endpoint, hu_ human,
-// tk_ API token, wh_ webhook).
+// tk_ API token, wh_ webhook, ms_ MCP session).
 
 import { monotonicFactory } from 'ulid';
 
 const ulid = monotonicFactory();
 
-export type IdPrefix = 'td' | 'ep' | 'hu' | 'tk' | 'wh';
+export type IdPrefix = 'td' | 'ep' | 'hu' | 'tk' | 'wh' | 'ms';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${ulid()}`;

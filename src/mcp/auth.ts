@@ -1,0 +1,30 @@
+// Bearer authentication for /mcp: `Authorization: Bearer sbk_…` names a live endpoint.
+// A missing, malformed, unknown, revoked or expired credential is one answer — 401 with
+// `WWW-Authenticate: Bearer realm="switchboard"` — so the reply is no oracle.
+
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Queryable } from '../db/pool.js';
+import { endpointForCredential, type Endpoint } from '../endpoints/credentials.js';
+import { bearerOf } from '../api/auth.js';
+import { errorBody } from '../api/errors.js';
+
+export interface Caller {
+  endpoint: Endpoint;
+  token: string;
+}
+
+/** The caller, or null after answering 401. */
+export async function authenticateMcp(
+  db: Queryable,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<Caller | null> {
+  const token = bearerOf(request);
+  const endpoint = token ? await endpointForCredential(db, token) : null;
+  if (token && endpoint) return { endpoint, token };
+  await reply
+    .status(401)
+    .header('WWW-Authenticate', 'Bearer realm="switchboard"')
+    .send(errorBody('unauthenticated', 'send Authorization: Bearer sbk_… with a live endpoint credential'));
+  return null;
+}

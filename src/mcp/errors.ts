@@ -1,0 +1,35 @@
+// Verb outcomes → MCP tool results: the one mapping table of the MCP edge. A result is
+// returned both as structuredContent and as JSON text in content[0] (DESIGN §13); a
+// domain failure is a result with isError and `{"error": {"code", "message", ...details}}`
+// so the model can read it and recover. Internal errors are logged and never shown.
+// Malformed JSON-RPC is not handled here: it stays a protocol error of the SDK.
+
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { AppError } from '../domain/errors.js';
+
+export interface ErrorLog {
+  error(obj: object, msg: string): void;
+}
+
+/** Dates become RFC 3339 strings and undefined fields vanish, exactly as on the wire. */
+function wire(value: object): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
+}
+
+export function toolResult(value: object): CallToolResult {
+  const body = wire(value);
+  return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
+}
+
+function errorResult(code: string, message: string, details?: Record<string, unknown>): CallToolResult {
+  const body = { error: { code, message, ...details } };
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
+}
+
+export function toolError(err: unknown, log: ErrorLog, verb: string): CallToolResult {
+  if (err instanceof AppError) return errorResult(err.code, err.message, err.details && wire(err.details));
+  log.error({ err, verb }, 'MCP verb failed');
+  return errorResult('internal', 'internal error; the server log has the details');
+}
+
+export { errorResult };

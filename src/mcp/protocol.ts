@@ -1,0 +1,85 @@
+// One MCP Server per session: what `initialize` advertises (tools, the claude/channel
+// capability, serverInfo, the instructions with this endpoint's lease length) and the
+// tools/list and tools/call handlers. The caller's endpoint is read from the request's
+// auth info on every call, so a changed grant takes effect on the next request.
+
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { AppError } from '../domain/errors.js';
+import type { Endpoint } from '../endpoints/credentials.js';
+import type { SessionDeps } from '../sessions/index.js';
+import type { TodoDeps } from '../todos/index.js';
+import type { VersionInfo } from '../version.js';
+import { toolError, toolResult, type ErrorLog } from './errors.js';
+import { toolsFor, verbFor, type VerbContext } from './verbs/index.js';
+
+export interface ProtocolDeps {
+  todos: TodoDeps;
+  sessions: SessionDeps;
+  version: VersionInfo;
+  log: ErrorLog;
+}
+
+/** The endpoint this request authenticated as; set by the /mcp routes on every request. */
+export function authInfoFor(endpoint: Endpoint, token: string): AuthInfo {
+  return { token, clientId: endpoint.id, scopes: endpoint.verbs, extra: { endpoint } };
+}
+
+function endpointOf(authInfo: AuthInfo | undefined): Endpoint {
+  const endpoint = authInfo?.extra?.endpoint as Endpoint | undefined;
+  if (!endpoint) throw new AppError('internal', 'an MCP request reached a verb without an authenticated endpoint');
+  return endpoint;
+}
+
+export function instructions(version: VersionInfo, leaseSeconds: number): string {
+  return [
+    `Switchboard ${version.version} (commit ${version.commit}) — a durable work queue for this agent.`,
+    '',
+    'Contract:',
+    '- Take work with claim_next (or claim by id), do it, then complete it.',
+    `- A claim holds a lease of ${leaseSeconds} s on this endpoint unless you pass lease_seconds; call heartbeat ` +
+      'before any long step so the lease does not run out.',
+    '- `conflict` from heartbeat, complete, fail or release means you lost the todo (another session took it ' +
+      'over): stop working on it.',
+    '- Every claim ends in complete, fail (it is retried later) or release (it goes back untouched).',
+    '- Errors are tool results with {"error": {"code", "message"}}; `invalid_argument` names the field to fix.',
+  ].join('\n');
+}
+
+export function buildProtocol(deps: ProtocolDeps, endpoint: Endpoint, sessionId: string): Server {
+  const leaseSeconds = endpoint.default_lease_seconds ?? deps.todos.defaultLeaseSeconds;
+  const server = new Server(
+    { name: 'switchboard', version: deps.version.version },
+    {
+      capabilities: { tools: { listChanged: false }, experimental: { 'claude/channel': {} } },
+      instructions: instructions(deps.version, leaseSeconds),
+    },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => ({
+    tools: toolsFor(endpointOf(extra.authInfo).verbs),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const { name, arguments: args } = request.params;
+    try {
+      const current = endpointOf(extra.authInfo);
+      const verb = verbFor(current.verbs, name);
+      const ctx: VerbContext = {
+        todos: deps.todos,
+        sessions: deps.sessions,
+        endpoint: current,
+        sessionId,
+        agent: {
+          endpointId: current.id,
+          sessionId,
+          queues: current.queues,
+          defaultLeaseSeconds: current.default_lease_seconds,
+        },
+      };
+      return toolResult(await verb.run(ctx, args ?? {}));
+    } catch (err) {
+      return toolError(err, deps.log, name);
+    }
+  });
+  return server;
+}

@@ -1,0 +1,148 @@
+// POST|GET|DELETE /mcp: the MCP Streamable HTTP surface (DESIGN §7). Each request is
+// authenticated by its `sbk_…` bearer, then handed to the session's SDK transport: a new
+// one for `initialize`, this instance's or a rebuilt one for a known session id. GET
+// opens the session's notification stream (recorded as stream_open while it lasts);
+// DELETE closes the session. The doorbell, which writes to those streams, is not here.
+
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { Queryable } from '../db/pool.js';
+import type { SessionDeps } from '../sessions/index.js';
+import type { TodoDeps } from '../todos/index.js';
+import type { VersionInfo } from '../version.js';
+import { authenticateMcp, type Caller } from './auth.js';
+import type { ErrorLog } from './errors.js';
+import { authInfoFor, buildProtocol } from './protocol.js';
+import { SessionRegistry, type LocalSession } from './sessions.js';
+
+export interface McpDeps {
+  db: Queryable;
+  defaultLeaseSeconds: number;
+  instanceId: string;
+  version: VersionInfo;
+  log: ErrorLog;
+}
+
+/** JSON-RPC error codes the SDK uses for session problems, kept so clients see one dialect. */
+const SESSION_REQUIRED = -32000;
+const SESSION_NOT_FOUND = -32001;
+const PARSE_ERROR = -32700;
+
+/** The body of a POST that was not JSON: answered as a JSON-RPC parse error, not an API error. */
+const NOT_JSON = Symbol('not JSON');
+
+function rpcError(reply: FastifyReply, status: number, code: number, message: string) {
+  return reply.status(status).send({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+function sessionIdOf(request: FastifyRequest): string | null {
+  const value = request.headers['mcp-session-id'];
+  return typeof value === 'string' && value !== '' ? value : null;
+}
+
+function clientInfoOf(body: unknown): { name?: unknown; version?: unknown } | null {
+  const params = (body as { params?: { clientInfo?: unknown } }).params;
+  const info = params?.clientInfo;
+  return info && typeof info === 'object' ? info : null;
+}
+
+/** Lenient JSON for /mcp only: an empty body (a DELETE or GET sent with a JSON content type) is none. */
+function jsonBodies(scope: FastifyInstance): void {
+  scope.removeContentTypeParser('application/json');
+  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    if (body === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(body as string));
+    } catch {
+      done(null, NOT_JSON);
+    }
+  });
+}
+
+/** Hands the raw request to the SDK; the reply is the transport's from here on. */
+async function handOver(
+  log: ErrorLog,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  caller: Caller,
+  session: LocalSession,
+) {
+  reply.hijack();
+  const raw = Object.assign(request.raw, { auth: authInfoFor(caller.endpoint, caller.token) });
+  try {
+    await session.transport.handleRequest(raw, reply.raw, request.body);
+  } catch (err) {
+    log.error({ err }, 'MCP request failed');
+    if (!reply.raw.headersSent) reply.raw.writeHead(500).end();
+  }
+}
+
+/** The caller's live session named by Mcp-Session-Id, or null after answering 400/404. */
+async function knownSession(registry: SessionRegistry, request: FastifyRequest, reply: FastifyReply, caller: Caller) {
+  const sessionId = sessionIdOf(request);
+  if (!sessionId) {
+    await rpcError(reply, 400, SESSION_REQUIRED, 'Bad Request: Mcp-Session-Id header is required');
+    return null;
+  }
+  const session = await registry.find(caller.endpoint, sessionId);
+  if (!session) await rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found');
+  return session ? { sessionId, session } : null;
+}
+
+function routes(scope: FastifyInstance, deps: McpDeps, registry: SessionRegistry): void {
+  jsonBodies(scope);
+  scope.post('/mcp', async (request, reply) => {
+    const caller = await authenticateMcp(deps.db, request, reply);
+    if (!caller) return reply;
+    if (request.body === NOT_JSON || request.body === undefined) {
+      return rpcError(reply, 400, PARSE_ERROR, 'Parse error: the body must be JSON-RPC');
+    }
+    if (sessionIdOf(request) === null && isInitializeRequest(request.body)) {
+      const session = await registry.initialize(caller.endpoint, clientInfoOf(request.body));
+      return handOver(deps.log, request, reply, caller, session);
+    }
+    const known = await knownSession(registry, request, reply, caller);
+    if (!known) return reply;
+    return handOver(deps.log, request, reply, caller, known.session);
+  });
+
+  scope.get('/mcp', async (request, reply) => {
+    const caller = await authenticateMcp(deps.db, request, reply);
+    if (!caller) return reply;
+    const known = await knownSession(registry, request, reply, caller);
+    if (!known) return reply;
+    await registry.streamOpened(caller.endpoint.id, known.sessionId);
+    reply.raw.on('close', () => {
+      // Only the stream this GET opened: a refused second stream (409) leaves the first one open.
+      if (reply.raw.statusCode === 200) registry.streamClosed(caller.endpoint.id, known.sessionId);
+    });
+    return handOver(deps.log, request, reply, caller, known.session);
+  });
+
+  scope.delete('/mcp', async (request, reply) => {
+    const caller = await authenticateMcp(deps.db, request, reply);
+    if (!caller) return reply;
+    const sessionId = sessionIdOf(request);
+    if (!sessionId) return rpcError(reply, 400, SESSION_REQUIRED, 'Bad Request: Mcp-Session-Id header is required');
+    if (!(await registry.close(caller.endpoint, sessionId))) {
+      return rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found');
+    }
+    return reply.status(200).send();
+  });
+}
+
+/** Registers /mcp on the app; the registry is returned for the parts that write to sessions. */
+export function mcpRoutes(app: FastifyInstance, deps: McpDeps): SessionRegistry {
+  const sessions: SessionDeps = { db: deps.db, instanceId: deps.instanceId };
+  const todos: TodoDeps = { db: deps.db, defaultLeaseSeconds: deps.defaultLeaseSeconds };
+  const registry = new SessionRegistry({
+    sessions,
+    log: deps.log,
+    protocol: (endpoint, sessionId) =>
+      buildProtocol({ todos, sessions, version: deps.version, log: deps.log }, endpoint, sessionId),
+  });
+  // Streams stay open until closed: shutdown ends them first, or app.close() would wait on them.
+  app.addHook('preClose', () => registry.closeAll());
+  void app.register(async (scope) => routes(scope, deps, registry));
+  return registry;
+}

@@ -1,0 +1,54 @@
+// MCP session use cases over the mcp_sessions registry: open on initialize, find (and
+// stamp as seen) on every request, mark the notification stream, close, list. Every call
+// is scoped by the caller's endpoint: another endpoint's session is "not there".
+// Idle expiry, revoke and shutdown closing are not here yet.
+
+import type { Queryable } from '../db/pool.js';
+import * as store from '../store/sessions.js';
+
+export type { McpSession } from '../store/sessions.js';
+
+export interface SessionDeps {
+  db: Queryable;
+  /** This process, as recorded on the sessions it mints and the streams it holds. */
+  instanceId: string;
+}
+
+/** Client-supplied text is stored trimmed to this many characters: enough to recognise a client. */
+const CLIENT_TEXT_CHARS = 200;
+
+function clientText(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  const clean = value.split('\u0000').join('').trim();
+  return clean === '' ? null : [...clean].slice(0, CLIENT_TEXT_CHARS).join('');
+}
+
+export async function openSession(
+  deps: SessionDeps,
+  a: { endpointId: string; id: string; clientInfo: { name?: unknown; version?: unknown } | null },
+): Promise<store.McpSession> {
+  return store.insertSession(deps.db, {
+    endpointId: a.endpointId,
+    id: a.id,
+    clientName: clientText(a.clientInfo?.name),
+    clientVersion: clientText(a.clientInfo?.version),
+    instance: deps.instanceId,
+  });
+}
+
+/** The live session, stamped as seen; null when unknown, of another endpoint, or closed. */
+export function findLiveSession(deps: SessionDeps, endpointId: string, id: string): Promise<store.McpSession | null> {
+  return store.touchSession(deps.db, endpointId, id);
+}
+
+export function markStream(deps: SessionDeps, endpointId: string, id: string, open: boolean): Promise<void> {
+  return store.setStreamOpen(deps.db, { endpointId, id, instance: deps.instanceId, open });
+}
+
+export function closeSession(deps: SessionDeps, endpointId: string, id: string): Promise<store.McpSession | null> {
+  return store.closeSession(deps.db, endpointId, id);
+}
+
+export function listSessions(deps: SessionDeps, endpointId: string): Promise<store.McpSession[]> {
+  return store.listLiveSessions(deps.db, endpointId);
+}

@@ -1,0 +1,82 @@
+// MCP sessions (mcp_sessions): the registry that lets any instance serve any live
+// session. Every statement names the caller's endpoint, so a session id of another
+// endpoint is never found. Closing is a mark (closed_at), not a delete, so the board
+// and the operator API can still show recent sessions.
+
+import type { Queryable } from '../db/pool.js';
+
+export interface McpSession {
+  endpoint_id: string;
+  id: string;
+  client_name: string | null;
+  client_version: string | null;
+  instance: string;
+  stream_open: boolean;
+  last_seen_at: Date;
+  unheard: boolean;
+  created_at: Date;
+  closed_at: Date | null;
+}
+
+const COLUMNS = `endpoint_id, id, client_name, client_version, instance, stream_open, last_seen_at, unheard,
+  created_at, closed_at`;
+
+export interface InsertSessionArgs {
+  endpointId: string;
+  id: string;
+  clientName: string | null;
+  clientVersion: string | null;
+  instance: string;
+}
+
+export async function insertSession(db: Queryable, a: InsertSessionArgs): Promise<McpSession> {
+  const res = await db.query<McpSession>(
+    `INSERT INTO mcp_sessions (endpoint_id, id, client_name, client_version, instance)
+     VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
+    [a.endpointId, a.id, a.clientName, a.clientVersion, a.instance],
+  );
+  return res.rows[0] as McpSession;
+}
+
+/** The live session of this endpoint, stamped as seen; null when unknown, foreign or closed. */
+export async function touchSession(db: Queryable, endpointId: string, id: string): Promise<McpSession | null> {
+  const res = await db.query<McpSession>(
+    `UPDATE mcp_sessions SET last_seen_at = now()
+      WHERE endpoint_id = $1 AND id = $2 AND closed_at IS NULL RETURNING ${COLUMNS}`,
+    [endpointId, id],
+  );
+  return res.rows[0] ?? null;
+}
+
+/** Records whether a notification stream is open, and on which instance. */
+export async function setStreamOpen(
+  db: Queryable,
+  a: { endpointId: string; id: string; instance: string; open: boolean },
+): Promise<void> {
+  await db.query(
+    `UPDATE mcp_sessions SET stream_open = $3, instance = CASE WHEN $3 THEN $4 ELSE instance END,
+        last_seen_at = now()
+      WHERE endpoint_id = $1 AND id = $2 AND closed_at IS NULL
+        AND ($3 OR instance = $4)`,
+    [a.endpointId, a.id, a.open, a.instance],
+  );
+}
+
+/** Closes a live session; null when it was unknown, foreign or already closed. */
+export async function closeSession(db: Queryable, endpointId: string, id: string): Promise<McpSession | null> {
+  const res = await db.query<McpSession>(
+    `UPDATE mcp_sessions SET closed_at = now(), stream_open = false
+      WHERE endpoint_id = $1 AND id = $2 AND closed_at IS NULL RETURNING ${COLUMNS}`,
+    [endpointId, id],
+  );
+  return res.rows[0] ?? null;
+}
+
+/** The endpoint's live sessions, oldest first. */
+export async function listLiveSessions(db: Queryable, endpointId: string): Promise<McpSession[]> {
+  const res = await db.query<McpSession>(
+    `SELECT ${COLUMNS} FROM mcp_sessions WHERE endpoint_id = $1 AND closed_at IS NULL ORDER BY created_at, id`,
+    [endpointId],
+  );
+  return res.rows;
+}

@@ -1,0 +1,147 @@
+// The harness for the /mcp tests: real HTTP apps (buildHttp) listening on 127.0.0.1:0 on
+// a database of the file's own, endpoints vended through the use case, and the SDK's
+// real Client over StreamableHTTPClientTransport.
+
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
+import { buildHttp } from '../../src/api/server.js';
+import { loadMigrations } from '../../src/db/migrate.js';
+import type { Pool } from '../../src/db/pool.js';
+import { newId } from '../../src/domain/ids.js';
+import { vendEndpoint } from '../../src/endpoints/manage.js';
+import { insertHuman } from '../../src/store/humans.js';
+import { versionInfo } from '../../src/version.js';
+
+export const DEFAULT_LEASE_SECONDS = 300;
+
+/** An app listening on a free loopback port; closed when the file ends. */
+export async function startApp(pool: Pool, instanceId: string): Promise<{ app: FastifyInstance; url: string }> {
+  const app = buildHttp({
+    db: pool,
+    pool,
+    migrations: await loadMigrations(),
+    version: versionInfo(),
+    log: pino({ level: 'silent' }),
+    publicUrl: 'http://switchboard.test',
+    defaultLeaseSeconds: DEFAULT_LEASE_SECONDS,
+    syntheticAdmin: null,
+    instanceId,
+  });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  after(() => app.close());
+  const address = app.server.address();
+  assert.ok(address && typeof address === 'object');
+  return { app, url: `http://127.0.0.1:${address.port}` };
+}
+
+export interface Vended {
+  humanId: string;
+  endpoint: { id: string; slug: string; queues: string[]; verbs: string[] };
+  credential: string;
+}
+
+/** A human of its own and an endpoint vended for it through the use case. */
+export async function vend(pool: Pool, input: Record<string, unknown> = {}): Promise<Vended> {
+  const tag = randomBytes(4).toString('hex');
+  const human = await insertHuman(pool, {
+    id: newId('hu'),
+    email: `h-${tag}@example.test`,
+    displayName: tag,
+    role: 'member',
+  });
+  const vended = await vendEndpoint(
+    { db: pool, publicUrl: 'http://switchboard.test' },
+    human.id,
+    { name: `agent ${tag}`, ...input },
+    new Date(),
+  );
+  return { humanId: human.id, endpoint: vended.endpoint, credential: vended.credential };
+}
+
+export interface Connected {
+  client: Client;
+  transport: StreamableHTTPClientTransport;
+  sessionId: string;
+}
+
+function transportFor(url: string, credential: string, sessionId?: string) {
+  return new StreamableHTTPClientTransport(new URL('/mcp', url), {
+    requestInit: { headers: { Authorization: `Bearer ${credential}` } },
+    ...(sessionId ? { sessionId } : {}),
+  });
+}
+
+/** A client connected (initialize done) as this credential; closed when the file ends. */
+export async function connect(url: string, credential: string, name = 'test-client'): Promise<Connected> {
+  const client = new Client({ name, version: '1.2.3' });
+  const transport = transportFor(url, credential);
+  await client.connect(transport);
+  after(() => client.close());
+  assert.ok(transport.sessionId);
+  return { client, transport, sessionId: transport.sessionId };
+}
+
+/** A client that resumes an existing session (no initialize), e.g. on another instance. */
+export async function resume(url: string, credential: string, sessionId: string): Promise<Connected> {
+  const client = new Client({ name: 'resumer', version: '1.0.0' });
+  const transport = transportFor(url, credential, sessionId);
+  await client.connect(transport);
+  after(() => client.close());
+  return { client, transport, sessionId };
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tool bodies are checked field by field
+export type Body = any;
+
+/** Calls a tool and returns its body, asserting that content[0] carries the same JSON. */
+export async function call(c: Connected, name: string, args: Record<string, unknown> = {}): Promise<Body> {
+  const result = (await c.client.callTool({ name, arguments: args })) as CallToolResult;
+  const first = result.content[0];
+  assert.equal(first?.type, 'text');
+  assert.deepEqual(JSON.parse(first.type === 'text' ? first.text : ''), result.structuredContent);
+  return { ...(result.structuredContent as object), ...(result.isError ? { isError: true } : {}) };
+}
+
+/** Calls a tool that must succeed. */
+export async function ok(c: Connected, name: string, args: Record<string, unknown> = {}): Promise<Body> {
+  const body = await call(c, name, args);
+  assert.ok(!body.isError, `${name} failed: ${JSON.stringify(body)}`);
+  return body;
+}
+
+/** Calls a tool that must fail with this code (and, when given, name this field). */
+export async function fails(
+  c: Connected,
+  name: string,
+  args: Record<string, unknown>,
+  code: string,
+  field?: string,
+): Promise<Body> {
+  const body = await call(c, name, args);
+  assert.equal(body.isError, true, `${name} ${JSON.stringify(args)} should fail: ${JSON.stringify(body)}`);
+  assert.equal(body.error?.code, code, `${name} ${JSON.stringify(args)}: ${JSON.stringify(body)}`);
+  assert.equal(typeof body.error.message, 'string');
+  if (field !== undefined) assert.equal(body.error.field, field, `${name}: ${JSON.stringify(body)}`);
+  return body;
+}
+
+/** A raw HTTP request to /mcp, for what the SDK client will not send. */
+export async function raw(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<{ status: number; headers: Headers; text: string }> {
+  const res = await fetch(new URL('/mcp', url), {
+    method,
+    headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json', ...headers },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: res.status, headers: res.headers, text: await res.text() };
+}
