@@ -92,6 +92,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
       syntheticAdmin,
       trustProxy: config.trustProxy,
       instanceId,
+      bus,
     });
     await app.listen({ host: config.listen.host, port: config.listen.port });
     closers.push(() => app.close());

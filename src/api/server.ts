@@ -8,7 +8,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Pool } from '../db/pool.js';
 import { sessionPages } from '../board/session.js';
 import { setupPages } from '../board/setup.js';
-import { mcpRoutes } from '../mcp/server.js';
+import { mcpRoutes, type McpBus } from '../mcp/server.js';
 import type { Principal } from '../identity/principal.js';
 import { createAuth } from './auth.js';
 import { endpointRoutes, ingestRoutes } from './endpoint-routes.js';
@@ -29,6 +29,8 @@ export interface HttpDeps extends HealthDeps {
   trustProxy?: string[];
   /** Recorded on the MCP sessions and streams this process holds; tests may leave it out. */
   instanceId?: string;
+  /** The LISTEN/NOTIFY bus; without it, closes on other instances end no stream here. */
+  bus?: McpBus;
   now?: () => Date;
 }
 
@@ -74,6 +76,7 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
     instanceId: deps.instanceId ?? `unnamed-${randomBytes(3).toString('hex')}`,
     version: deps.version,
     log: deps.log,
+    ...(deps.bus ? { bus: deps.bus } : {}),
   });
   return app;
 }

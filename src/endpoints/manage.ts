@@ -19,6 +19,7 @@ import {
   revokeEndpoint as revokeRow,
   type Endpoint,
 } from '../store/endpoints.js';
+import { listLiveSessions } from '../store/sessions.js';
 
 export interface EndpointDeps {
   db: Queryable;
@@ -85,8 +86,11 @@ export async function listEndpoints(deps: EndpointDeps, humanId: string, now: Da
 
 export async function showEndpoint(deps: EndpointDeps, humanId: string, ref: string, now: Date) {
   const endpoint = await resolveEndpoint(deps, humanId, ref);
-  // Sessions are registered by the MCP surface; until one connects there are none.
-  return { endpoint: endpointView(endpoint, now), sessions: [] as unknown[] };
+  const sessions = await listLiveSessions(deps.db, endpoint.id);
+  return {
+    endpoint: endpointView(endpoint, now),
+    sessions: sessions.map(({ endpoint_id: _endpoint, ...session }) => session),
+  };
 }
 
 export async function revokeEndpoint(deps: EndpointDeps, humanId: string, ref: string, now: Date) {

@@ -15,8 +15,15 @@ import type { ErrorLog } from './errors.js';
 import { authInfoFor, buildProtocol } from './protocol.js';
 import { SessionRegistry, type LocalSession } from './sessions.js';
 
+/** The slice of the LISTEN/NOTIFY bus the MCP surface listens to. */
+export interface McpBus {
+  subscribe(type: string, handler: (event: { [key: string]: unknown }) => void): () => void;
+}
+
 export interface McpDeps {
   db: Queryable;
+  /** When set, session closes and endpoint revocations on any instance end local streams. */
+  bus?: McpBus;
   defaultLeaseSeconds: number;
   instanceId: string;
   version: VersionInfo;
@@ -141,6 +148,15 @@ export function mcpRoutes(app: FastifyInstance, deps: McpDeps): SessionRegistry 
     protocol: (endpoint, sessionId) =>
       buildProtocol({ todos, sessions, version: deps.version, log: deps.log }, endpoint, sessionId),
   });
+  const forget = (event: { [key: string]: unknown }) => {
+    if (typeof event.endpoint_id !== 'string') return;
+    const sessionId = typeof event.session_id === 'string' ? event.session_id : undefined;
+    registry
+      .forget({ endpointId: event.endpoint_id, sessionId })
+      .catch((err: unknown) => deps.log.error({ err }, 'ending the streams of a closed session failed'));
+  };
+  const unsubscribe = [deps.bus?.subscribe('session_closed', forget), deps.bus?.subscribe('endpoint_revoked', forget)];
+  app.addHook('onClose', async () => unsubscribe.forEach((u) => u?.()));
   // Streams stay open until closed: shutdown ends them first, or app.close() would wait on them.
   app.addHook('preClose', () => registry.closeAll());
   void app.register(async (scope) => routes(scope, deps, registry));

@@ -88,6 +88,21 @@ export class SessionRegistry {
     return closed !== null;
   }
 
+  /**
+   * Another instance (or this one) closed a session, or revoked its endpoint: end what
+   * this instance holds for it. The rows are already closed; this only drops transports.
+   */
+  async forget(event: { endpointId: string; sessionId?: string }): Promise<void> {
+    const ids = [...this.local].filter(
+      ([id, entry]) =>
+        entry.endpointId === event.endpointId && (event.sessionId === undefined || id === event.sessionId),
+    );
+    for (const [id] of ids) {
+      this.streams.delete(id);
+      await this.drop(id);
+    }
+  }
+
   /** Records an open stream; ordered after any earlier mark of the same session. */
   streamOpened(endpointId: string, sessionId: string): Promise<void> {
     this.streams.set(sessionId, endpointId);

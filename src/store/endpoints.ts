@@ -2,6 +2,7 @@
 // verbs and a hashed bearer credential. Reads by operators are scoped by the owning
 // human; the credential lookup (for /mcp) is by hash.
 
+import { CHANNEL } from '../db/bus.js';
 import type { Queryable } from '../db/pool.js';
 import { translatePgError } from './pg-errors.js';
 
@@ -94,9 +95,10 @@ export async function authenticateEndpoint(db: Queryable, credentialHash: Buffer
 }
 
 /**
- * Revokes an endpoint in one statement: the credential stops matching, and its live
- * todos are dead-lettered (`endpoint_revoked`) with open attempts closed as revoked.
- * `at` is the revocation instant: now, or the expiry for the expiry sweep.
+ * Revokes an endpoint in one statement: the credential stops matching, its live todos
+ * are dead-lettered (`endpoint_revoked`) with open attempts closed as revoked, its MCP
+ * sessions are closed, and on commit every instance hears `endpoint_revoked` and ends
+ * the streams it holds. The revocation instant is now, or the expiry for the sweep.
  */
 const REVOKE = `
   WITH e AS (
@@ -111,17 +113,22 @@ const REVOKE = `
   closed AS (
     UPDATE todo_attempts a SET ended_at = now(), outcome = 'revoked'
       FROM dead WHERE a.endpoint_id = dead.endpoint_id AND a.todo_id = dead.id AND a.seq = dead.claims
-       AND a.ended_at IS NULL)
-  SELECT e.*, (SELECT count(*) FROM dead) AS dead_lettered FROM e`;
+       AND a.ended_at IS NULL),
+  sessions AS (
+    UPDATE mcp_sessions s SET closed_at = now(), stream_open = false
+      FROM e WHERE s.endpoint_id = e.id AND s.closed_at IS NULL)
+  SELECT e.*, (SELECT count(*) FROM dead) AS dead_lettered,
+         pg_notify('${CHANNEL}', json_build_object('type', 'endpoint_revoked', 'endpoint_id', e.id)::text) AS notified
+    FROM e`;
 
 export async function revokeEndpoint(
   db: Queryable,
   id: string,
 ): Promise<{ endpoint: Endpoint; dead_lettered: number } | null> {
-  const res = await db.query<Endpoint & { dead_lettered: number }>(REVOKE, [id]);
+  const res = await db.query<Endpoint & { dead_lettered: number; notified: unknown }>(REVOKE, [id]);
   const row = res.rows[0];
   if (!row) return null;
-  const { dead_lettered, ...endpoint } = row;
+  const { dead_lettered, notified: _notified, ...endpoint } = row;
   return { endpoint, dead_lettered };
 }
 

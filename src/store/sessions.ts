@@ -3,6 +3,7 @@
 // endpoint is never found. Closing is a mark (closed_at), not a delete, so the board
 // and the operator API can still show recent sessions.
 
+import { CHANNEL } from '../db/bus.js';
 import type { Queryable } from '../db/pool.js';
 
 export interface McpSession {
@@ -62,14 +63,24 @@ export async function setStreamOpen(
   );
 }
 
-/** Closes a live session; null when it was unknown, foreign or already closed. */
+/**
+ * Closes a live session; null when it was unknown, foreign or already closed. On commit
+ * every instance hears `session_closed`, and the one holding its stream ends it.
+ */
 export async function closeSession(db: Queryable, endpointId: string, id: string): Promise<McpSession | null> {
-  const res = await db.query<McpSession>(
-    `UPDATE mcp_sessions SET closed_at = now(), stream_open = false
-      WHERE endpoint_id = $1 AND id = $2 AND closed_at IS NULL RETURNING ${COLUMNS}`,
+  const res = await db.query<McpSession & { notified?: unknown }>(
+    `WITH r AS (
+       UPDATE mcp_sessions SET closed_at = now(), stream_open = false
+        WHERE endpoint_id = $1 AND id = $2 AND closed_at IS NULL RETURNING ${COLUMNS})
+     SELECT r.*, pg_notify('${CHANNEL}', json_build_object(
+         'type', 'session_closed', 'endpoint_id', r.endpoint_id, 'session_id', r.id)::text) AS notified
+       FROM r`,
     [endpointId, id],
   );
-  return res.rows[0] ?? null;
+  const row = res.rows[0];
+  if (!row) return null;
+  delete row.notified;
+  return row;
 }
 
 /** The endpoint's live sessions, oldest first. */

@@ -11,6 +11,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { buildHttp } from '../../src/api/server.js';
+import type { McpBus } from '../../src/mcp/server.js';
 import { loadMigrations } from '../../src/db/migrate.js';
 import type { Pool } from '../../src/db/pool.js';
 import { newId } from '../../src/domain/ids.js';
@@ -21,7 +22,11 @@ import { versionInfo } from '../../src/version.js';
 export const DEFAULT_LEASE_SECONDS = 300;
 
 /** An app listening on a free loopback port; closed when the file ends. */
-export async function startApp(pool: Pool, instanceId: string): Promise<{ app: FastifyInstance; url: string }> {
+export async function startApp(
+  pool: Pool,
+  instanceId: string,
+  bus?: McpBus,
+): Promise<{ app: FastifyInstance; url: string }> {
   const app = buildHttp({
     db: pool,
     pool,
@@ -32,6 +37,7 @@ export async function startApp(pool: Pool, instanceId: string): Promise<{ app: F
     defaultLeaseSeconds: DEFAULT_LEASE_SECONDS,
     syntheticAdmin: null,
     instanceId,
+    ...(bus ? { bus } : {}),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   after(() => app.close());

@@ -1,0 +1,76 @@
+// Pins how sessions end across instances: DELETE on one instance and revoking the
+// endpoint end the notification streams another instance holds, and a revoked
+// endpoint's sessions are closed and its credential refused at once.
+
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import { NotifyBus } from '../../src/db/bus.js';
+import { revokeEndpoint, showEndpoint } from '../../src/endpoints/manage.js';
+import { testDatabase } from '../helpers/db.js';
+import { connect, ok, raw, startApp, vend } from './harness.js';
+
+const { pool, url } = await testDatabase('mcp_closing');
+const bus = new NotifyBus({ url });
+await bus.start();
+after(() => bus.stop());
+const a = await startApp(pool, 'instance-a', bus);
+const b = await startApp(pool, 'instance-b', bus);
+
+/** Opens the session's notification stream on `base`; resolves `ended` when the server ends it. */
+async function openStream(base: string, credential: string, sessionId: string) {
+  const response = await fetch(`${base}/mcp`, {
+    headers: { authorization: `Bearer ${credential}`, 'mcp-session-id': sessionId, accept: 'text/event-stream' },
+  });
+  assert.equal(response.status, 200);
+  const reader = response.body?.getReader();
+  assert.ok(reader);
+  const ended = (async () => {
+    for (;;) {
+      const chunk = await reader.read().catch(() => ({ done: true }));
+      if (chunk.done) return true;
+    }
+  })();
+  return { ended };
+}
+
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms`)), ms)),
+  ]);
+}
+
+test('DELETE on one instance ends the stream another instance holds for that session', async () => {
+  const { credential } = await vend(pool);
+  const c = await connect(a.url, credential);
+  const stream = await openStream(b.url, credential, c.sessionId);
+  await c.transport.terminateSession();
+  assert.equal(await within(stream.ended, 5_000, 'the stream on instance B ending'), true);
+});
+
+test('revoking an endpoint closes its sessions, ends their streams everywhere, and refuses the credential', async () => {
+  const { humanId, endpoint, credential } = await vend(pool);
+  const c = await connect(a.url, credential);
+  await ok(c, 'create_todo', { queue: 'inbox', title: 'left behind' });
+  const stream = await openStream(b.url, credential, c.sessionId);
+  const deps = { db: pool, publicUrl: 'http://switchboard.test' };
+  const shown = await showEndpoint(deps, humanId, endpoint.slug, new Date());
+  assert.deepEqual(
+    shown.sessions.map((s) => [s.id, s.client_name, s.stream_open]),
+    [[c.sessionId, 'test-client', true]],
+  );
+
+  const revoked = await revokeEndpoint(deps, humanId, endpoint.slug, new Date());
+  assert.equal(revoked.dead_lettered, 1);
+  assert.equal(await within(stream.ended, 5_000, 'the stream on instance B ending'), true);
+
+  const rows = await pool.query('SELECT closed_at, stream_open FROM mcp_sessions WHERE endpoint_id = $1', [
+    endpoint.id,
+  ]);
+  assert.ok(rows.rows.every((r) => r.closed_at !== null && r.stream_open === false));
+  const headers = { authorization: `Bearer ${credential}`, 'mcp-session-id': c.sessionId };
+  for (const base of [a.url, b.url]) {
+    const res = await raw(base, 'POST', headers, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    assert.equal(res.status, 401, base);
+  }
+});
