@@ -11,7 +11,9 @@ import { NotifyBus } from './db/bus.js';
 import { startEmbedded, type EmbeddedPostgres } from './db/embedded.js';
 import { loadMigrations, migrate } from './db/migrate.js';
 import { createPool, type Pool } from './db/pool.js';
+import { Doorbell } from './doorbell/pump.js';
 import { ensureSetupLink, localAdmin } from './identity/setup.js';
+import { reringSweep } from './sweeps/doorbell.js';
 import { endpointExpirySweep } from './sweeps/endpoints.js';
 import { SweepRunner } from './sweeps/runner.js';
 import { reaperSweep, retentionSweep, retryRequeueSweep } from './sweeps/todos.js';
@@ -40,6 +42,7 @@ export async function openDatabase(config: Config, log: Logger): Promise<Databas
 export interface Server {
   app: FastifyInstance;
   pool: Pool;
+  doorbell: Doorbell;
   url: string;
   stop(): Promise<void>;
 }
@@ -64,18 +67,6 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
     await bus.start();
     closers.push(() => bus.stop());
 
-    const sweeps = new SweepRunner({
-      db: pool,
-      instanceId,
-      log,
-      sweeps: [
-        reaperSweep(pool, config.sweeps.reaperIntervalMs),
-        retryRequeueSweep(pool, config.sweeps.reaperIntervalMs),
-        retentionSweep(pool, config.sweeps.retentionIntervalMs, config.sweeps.retentionMs),
-        endpointExpirySweep(pool, config.sweeps.reaperIntervalMs),
-      ],
-    });
-
     const identity = { db: pool, publicUrl: config.publicUrl };
     const syntheticAdmin = config.auth ? null : await localAdmin(identity);
     const setupUrl = config.auth ? await ensureSetupLink(identity) : null;
@@ -93,6 +84,24 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
       trustProxy: config.trustProxy,
       instanceId,
       bus,
+      onStreamOpen: (endpointId, sessionId) => void doorbell.attached(endpointId, sessionId),
+    });
+    // The doorbell writes to the streams this app's MCP sessions hold.
+    const doorbell = new Doorbell({ db: pool, instanceId, log, writer: app.mcpSessions });
+    const unlisten = doorbell.listen(bus);
+    closers.push(async () => unlisten());
+
+    const sweeps = new SweepRunner({
+      db: pool,
+      instanceId,
+      log,
+      sweeps: [
+        reaperSweep(pool, config.sweeps.reaperIntervalMs),
+        retryRequeueSweep(pool, config.sweeps.reaperIntervalMs),
+        retentionSweep(pool, config.sweeps.retentionIntervalMs, config.sweeps.retentionMs),
+        endpointExpirySweep(pool, config.sweeps.reaperIntervalMs),
+        reringSweep(doorbell),
+      ],
     });
     await app.listen({ host: config.listen.host, port: config.listen.port });
     closers.push(() => app.close());
@@ -112,7 +121,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
       log.info({ setup_url: setupUrl }, `no humans yet: open ${setupUrl} within 1 hour to create the first admin`);
     }
     if (syntheticAdmin) log.warn('SWITCHBOARD_AUTH=off: every request is treated as an admin (loopback only)');
-    return { app, pool, url, stop: closeAll };
+    return { app, pool, doorbell, url, stop: closeAll };
   } catch (err) {
     await closeAll();
     throw err;

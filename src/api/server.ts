@@ -31,6 +31,8 @@ export interface HttpDeps extends HealthDeps {
   instanceId?: string;
   /** The LISTEN/NOTIFY bus; without it, closes on other instances end no stream here. */
   bus?: McpBus;
+  /** Told when an MCP notification stream opens on this instance (ring-on-attach). */
+  onStreamOpen?: (endpointId: string, sessionId: string) => void;
   now?: () => Date;
 }
 
@@ -77,6 +79,7 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
     version: deps.version,
     log: deps.log,
     ...(deps.bus ? { bus: deps.bus } : {}),
+    ...(deps.onStreamOpen ? { onStreamOpen: deps.onStreamOpen } : {}),
   });
   return app;
 }

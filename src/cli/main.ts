@@ -3,6 +3,7 @@
 import { Command } from 'commander';
 import { versionInfo } from '../version.js';
 import { registerServe } from './serve.js';
+import { registerBridge } from './bridge.js';
 import { registerAuth } from './auth.js';
 import { registerEndpoint } from './endpoint.js';
 import { registerTodo } from './todo.js';
@@ -22,6 +23,7 @@ export async function runCli(argv: string[]): Promise<void> {
   registerEndpoint(program);
   registerTodo(program);
   registerWebhook(program);
+  registerBridge(program);
   program
     .command('version')
     .description('print the version, commit and build time')

@@ -6,7 +6,7 @@ import { monotonicFactory } from 'ulid';
 
 const ulid = monotonicFactory();
 
-export type IdPrefix = 'td' | 'ep' | 'hu' | 'tk' | 'wh' | 'ms';
+export type IdPrefix = 'td' | 'ep' | 'hu' | 'tk' | 'wh' | 'ms' | 'rg';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${ulid()}`;

@@ -24,6 +24,8 @@ export interface McpDeps {
   db: Queryable;
   /** When set, session closes and endpoint revocations on any instance end local streams. */
   bus?: McpBus;
+  /** Told when a session's notification stream opens here (the doorbell rings it). */
+  onStreamOpen?: (endpointId: string, sessionId: string) => void;
   defaultLeaseSeconds: number;
   instanceId: string;
   version: VersionInfo;
@@ -123,7 +125,9 @@ function routes(scope: FastifyInstance, deps: McpDeps, registry: SessionRegistry
       // Only the stream this GET opened: a refused second stream (409) leaves the first one open.
       if (reply.raw.statusCode === 200) registry.streamClosed(caller.endpoint.id, known.sessionId);
     });
-    return handOver(deps.log, request, reply, caller, known.session);
+    const handed = handOver(deps.log, request, reply, caller, known.session);
+    deps.onStreamOpen?.(caller.endpoint.id, known.sessionId);
+    return handed;
   });
 
   scope.delete('/mcp', async (request, reply) => {
@@ -138,7 +142,14 @@ function routes(scope: FastifyInstance, deps: McpDeps, registry: SessionRegistry
   });
 }
 
-/** Registers /mcp on the app; the registry is returned for the parts that write to sessions. */
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** This instance's MCP sessions: the doorbell writes to their streams through it. */
+    mcpSessions: SessionRegistry;
+  }
+}
+
+/** Registers /mcp on the app and decorates it with the session registry (`app.mcpSessions`). */
 export function mcpRoutes(app: FastifyInstance, deps: McpDeps): SessionRegistry {
   const sessions: SessionDeps = { db: deps.db, instanceId: deps.instanceId };
   const todos: TodoDeps = { db: deps.db, defaultLeaseSeconds: deps.defaultLeaseSeconds };
@@ -157,6 +168,7 @@ export function mcpRoutes(app: FastifyInstance, deps: McpDeps): SessionRegistry 
   };
   const unsubscribe = [deps.bus?.subscribe('session_closed', forget), deps.bus?.subscribe('endpoint_revoked', forget)];
   app.addHook('onClose', async () => unsubscribe.forEach((u) => u?.()));
+  app.decorate('mcpSessions', registry);
   // Streams stay open until closed: shutdown ends them first, or app.close() would wait on them.
   app.addHook('preClose', () => registry.closeAll());
   void app.register(async (scope) => routes(scope, deps, registry));

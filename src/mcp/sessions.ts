@@ -39,6 +39,24 @@ function adoptSession(transport: StreamableHTTPServerTransport, sessionId: strin
   inner._initialized = true;
 }
 
+/**
+ * Whether the transport's standalone (GET) stream is registered, waiting up to
+ * `timeoutMs`: a notification sent before that is dropped by the SDK without an error.
+ * Reads a private field like adoptSession; when the shape is unknown it cannot tell and
+ * answers true.
+ */
+async function streamReady(transport: StreamableHTTPServerTransport, timeoutMs: number): Promise<boolean> {
+  const inner = (transport as unknown as { _webStandardTransport?: { _streamMapping?: Map<string, unknown> } })
+    ._webStandardTransport;
+  const mapping = inner?._streamMapping;
+  if (!(mapping instanceof Map)) return true;
+  for (const deadline = Date.now() + timeoutMs; !mapping.has('_GET_stream');) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return true;
+}
+
 export class SessionRegistry {
   private readonly local = new Map<string, LocalSession>();
   /** Sessions whose notification stream is open on this instance → their endpoint. */
@@ -101,6 +119,18 @@ export class SessionRegistry {
       this.streams.delete(id);
       await this.drop(id);
     }
+  }
+
+  /**
+   * Writes a channel notification to the session's stream held by this instance. False
+   * when this instance holds no stream for it (or it does not come up within 500 ms of
+   * opening): the caller counts that as a failed write.
+   */
+  async ring(sessionId: string, params: { content: string; meta: Record<string, string> }): Promise<boolean> {
+    const entry = this.local.get(sessionId);
+    if (!entry || !this.streams.has(sessionId) || !(await streamReady(entry.transport, 500))) return false;
+    await entry.server.notification({ method: 'notifications/claude/channel', params });
+    return true;
   }
 
   /** Records an open stream; ordered after any earlier mark of the same session. */

@@ -1,0 +1,319 @@
+// The stdio bridge (DESIGN §7): one MCP session on a local transport (stdio in the CLI)
+// proxied to a remote Switchboard `/mcp` over Streamable HTTP. It owns the remote session:
+// opened on the local `initialize` with the local client's name and capabilities (so the
+// server records the real client), answered with the remote's capabilities, serverInfo and
+// instructions; requests and notifications forwarded verbatim both ways, results and
+// JSON-RPC errors included; the remote's notification stream reopened with capped backoff
+// when it drops, and a new remote session opened when the server has closed the old one.
+// It does not parse flags, read files or touch process: the CLI (src/cli/bridge.ts) does.
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  ErrorCode,
+  InitializeRequestSchema,
+  LATEST_PROTOCOL_VERSION,
+  McpError,
+  ResultSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type ClientCapabilities,
+  type Implementation,
+  type JSONRPCRequest,
+  type Notification,
+  type ProgressNotification,
+  type Result,
+  type ServerRequest,
+} from '@modelcontextprotocol/sdk/types.js';
+
+export interface BridgeOptions {
+  /** The remote's MCP URL (…/mcp). */
+  url: URL;
+  /** The endpoint credential, sent as `Authorization: Bearer`. */
+  token: string;
+  /** The bridge's own version, for its placeholder serverInfo before `initialize`. */
+  version: string;
+  /** One line per event. The CLI writes these to stderr: stdout is the protocol channel. */
+  log: (line: string) => void;
+}
+
+/** First wait before reopening a dropped stream or session: quick enough for a server restart. */
+const RETRY_INITIAL_MS = 1_000;
+/** Longest wait between attempts: a server down for hours costs one request per 30 s per bridge. */
+const RETRY_CAP_MS = 30_000;
+/**
+ * The bridge imposes no deadline of its own on a forwarded request: the client that sent it
+ * has its timeout and cancels through the bridge. This is the largest delay a timer accepts.
+ */
+const NO_TIMEOUT_MS = 2 ** 31 - 1;
+
+/** Capped exponential backoff with jitter, so bridges dropped together do not return together. */
+export function retryDelayMs(attempt: number, random: number = Math.random()): number {
+  const ceiling = Math.min(RETRY_CAP_MS, RETRY_INITIAL_MS * 2 ** attempt);
+  return Math.round(ceiling * (0.5 + random / 2));
+}
+
+interface Upstream {
+  client: Client;
+  transport: StreamableHTTPClientTransport;
+  /** Set once the bridge has given this session up (closed by the server, or the bridge stops). */
+  gone: boolean;
+}
+
+/** How a request is sent to one side; the SDK types the two sides' requests apart. */
+type Send = (
+  request: { method: string; params?: JSONRPCRequest['params'] },
+  options: RequestOptions,
+) => Promise<Result>;
+
+/** What forwarding needs of the request being answered: its cancellation and a way to report progress. */
+interface Caller {
+  signal: AbortSignal;
+  sendNotification: (notification: ProgressNotification) => Promise<void>;
+}
+
+/** A remote JSON-RPC error as a throwable the SDK answers with the same code, message and data. */
+function asRpcError(err: unknown): Error {
+  if (err instanceof McpError) {
+    const prefix = `MCP error ${err.code}: `;
+    const message = err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
+    return Object.assign(new Error(message), { code: err.code, data: err.data });
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return new McpError(ErrorCode.InternalError, `switchboard bridge: ${message}`);
+}
+
+/** Forwards one request with the caller's cancellation, mapping progress back to the caller's token. */
+async function forward(send: Send, request: JSONRPCRequest, extra: Caller): Promise<Result> {
+  const { method, params } = request;
+  const token = params?._meta?.progressToken;
+  const onprogress: RequestOptions['onprogress'] = (progress) => {
+    if (token === undefined) return;
+    extra
+      .sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken: token } })
+      .catch(() => undefined);
+  };
+  return send(
+    { method, ...(params === undefined ? {} : { params }) },
+    { signal: extra.signal, timeout: NO_TIMEOUT_MS, ...(token === undefined ? {} : { onprogress }) },
+  );
+}
+
+/** A response body that reports when it ends, fails or is cancelled, once. */
+function watched(body: ReadableStream<Uint8Array>, onEnd: (reason: string) => void): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  let ended = false;
+  const end = (reason: string) => {
+    if (!ended) onEnd(reason);
+    ended = true;
+  };
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (!done) return controller.enqueue(value);
+        controller.close();
+        end('the server ended it');
+      } catch (err) {
+        controller.error(err);
+        end(err instanceof Error ? err.message : String(err));
+      }
+    },
+    cancel(reason) {
+      end('cancelled');
+      return reader.cancel(reason);
+    },
+  });
+}
+
+export class Bridge {
+  private readonly server: Server;
+  private local: Transport | null = null;
+  private identity: { clientInfo: Implementation; capabilities: ClientCapabilities } | null = null;
+  /** The remote session in use, or being opened. */
+  private upstream: Promise<Upstream> | null = null;
+  /** The last remote session opened, closed on stop even while a reopen is pending. */
+  private current: Upstream | null = null;
+  private streamAttempt = 0;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private stopped = false;
+
+  constructor(private readonly options: BridgeOptions) {
+    this.server = new Server({ name: 'switchboard-bridge', version: options.version });
+    this.server.setRequestHandler(InitializeRequestSchema, async (request) => {
+      this.identity = { clientInfo: request.params.clientInfo, capabilities: request.params.capabilities };
+      const { client } = await this.connected();
+      const requested = request.params.protocolVersion;
+      const instructions = client.getInstructions();
+      return {
+        protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION,
+        capabilities: client.getServerCapabilities() ?? {},
+        serverInfo: client.getServerVersion() ?? { name: 'switchboard', version: 'unknown' },
+        ...(instructions === undefined ? {} : { instructions }),
+      };
+    });
+    this.server.fallbackRequestHandler = (request, extra) => this.toRemote(request, extra);
+    this.server.fallbackNotificationHandler = async (notification) => {
+      const { client } = await this.connected();
+      await client.notification(notification);
+    };
+  }
+
+  /** Serves the local side; the remote session opens when the local client initialises. */
+  async start(local: Transport): Promise<void> {
+    this.local = local;
+    await this.server.connect(local);
+  }
+
+  /** Ends the remote session (DELETE, best effort) and the local transport. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    const upstream = this.current;
+    if (upstream) {
+      upstream.gone = true;
+      await upstream.transport.terminateSession().catch(() => undefined);
+      await upstream.client.close();
+    }
+    await this.server.close();
+  }
+
+  private async toRemote(request: JSONRPCRequest, extra: Caller): Promise<Result> {
+    for (let attempt = 0; ; attempt++) {
+      const { client } = await this.connected();
+      try {
+        return await forward((r, o) => client.request(r, ResultSchema, o), request, extra);
+      } catch (err) {
+        // A 404 means the server never ran the request (its session is gone): safe to send again once.
+        const sessionGone = err instanceof StreamableHTTPError && err.code === 404;
+        if (!sessionGone || attempt > 0) throw asRpcError(err);
+      }
+    }
+  }
+
+  /** The open remote session, or the one being opened. */
+  private connected(): Promise<Upstream> {
+    if (this.stopped) return Promise.reject(new McpError(ErrorCode.ConnectionClosed, 'the bridge is stopping'));
+    this.upstream ??= this.open().catch((err: unknown) => {
+      this.upstream = null;
+      this.options.log(`could not open a session on ${this.options.url.href}: ${asRpcError(err).message}`);
+      throw asRpcError(err);
+    });
+    return this.upstream;
+  }
+
+  private async open(): Promise<Upstream> {
+    if (!this.identity) throw new McpError(ErrorCode.InvalidRequest, 'initialize first');
+    const client = new Client(this.identity.clientInfo, { capabilities: this.identity.capabilities });
+    const upstream: Upstream = {
+      client,
+      gone: false,
+      transport: new StreamableHTTPClientTransport(this.options.url, {
+        requestInit: { headers: { Authorization: `Bearer ${this.options.token}` } },
+        // The transport never reopens the stream itself: the bridge does, with its own backoff.
+        reconnectionOptions: {
+          maxRetries: 0,
+          initialReconnectionDelay: 0,
+          maxReconnectionDelay: 0,
+          reconnectionDelayGrowFactor: 1,
+        },
+        fetch: (url, init) => this.observe(upstream, url, init),
+      }),
+    };
+    client.fallbackNotificationHandler = (notification) => this.toLocal(notification);
+    client.fallbackRequestHandler = (request, extra) =>
+      forward((r, o) => this.server.request(r as ServerRequest, ResultSchema, o), request, extra).catch(
+        (err: unknown) => {
+          throw asRpcError(err);
+        },
+      );
+    client.onerror = (err) => {
+      // Stream losses are reported (and handled) by observe(); the rest is worth a line.
+      if (!/^(Maximum reconnection attempts|SSE stream disconnected)/.test(err.message)) {
+        this.options.log(`remote: ${err.message}`);
+      }
+    };
+    await client.connect(upstream.transport);
+    if (this.stopped) {
+      upstream.gone = true;
+      await client.close();
+      throw new McpError(ErrorCode.ConnectionClosed, 'the bridge is stopping');
+    }
+    this.current = upstream;
+    return upstream;
+  }
+
+  /** Notifications from the remote go to the local client as they came, params untouched. */
+  private async toLocal(notification: Notification): Promise<void> {
+    await this.local?.send({ jsonrpc: '2.0', ...notification });
+  }
+
+  /**
+   * The transport's fetch: watches the notification stream (GET) and every answer for a
+   * closed session (404), which is where the SDK offers no hook of its own.
+   */
+  private async observe(upstream: Upstream, url: string | URL, init?: RequestInit): Promise<Response> {
+    const hasSession = new Headers(init?.headers).has('mcp-session-id');
+    const isStream = init?.method === 'GET';
+    let response: Response;
+    try {
+      response = await fetch(url, init);
+    } catch (err) {
+      if (isStream) this.streamLost(upstream, err instanceof Error ? err.message : String(err));
+      throw err;
+    }
+    if (response.status === 404 && hasSession) this.sessionGone(upstream);
+    else if (isStream && !response.ok) this.streamLost(upstream, `HTTP ${response.status}`);
+    if (!isStream || !response.ok || !response.body) return response;
+    if (this.streamAttempt > 0) this.options.log('notification stream reopened');
+    this.streamAttempt = 0;
+    const body = watched(response.body, (reason) => this.streamLost(upstream, reason));
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  }
+
+  private streamLost(upstream: Upstream, reason: string): void {
+    if (upstream.gone || this.stopped) return;
+    const delay = retryDelayMs(this.streamAttempt++);
+    this.options.log(`notification stream lost (${reason}); reopening in ${delay} ms`);
+    this.later(delay, () => {
+      if (upstream.gone || this.stopped) return;
+      // Failures come back through observe(), which schedules the next attempt.
+      upstream.transport.resumeStream('').catch(() => undefined);
+    });
+  }
+
+  /** The server closed the session (idle, revoked, restarted without it): open a new one. */
+  private sessionGone(upstream: Upstream): void {
+    if (upstream.gone || this.stopped) return;
+    upstream.gone = true;
+    this.options.log('the server closed the session; opening a new one');
+    void upstream.client.close().catch(() => undefined);
+    this.upstream = this.reopen(0);
+  }
+
+  private async reopen(attempt: number): Promise<Upstream> {
+    try {
+      const upstream = await this.open();
+      this.options.log('new session opened');
+      return upstream;
+    } catch (err) {
+      if (this.stopped) throw err;
+      const delay = retryDelayMs(attempt);
+      this.options.log(`could not open a new session (${asRpcError(err).message}); retrying in ${delay} ms`);
+      await new Promise<void>((resolve) => this.later(delay, resolve));
+      return this.reopen(attempt + 1);
+    }
+  }
+
+  private later(ms: number, fn: () => void): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      fn();
+    }, ms);
+    this.timers.add(timer);
+  }
+}

@@ -1,0 +1,142 @@
+// The doorbell pump: turns "work is ready" into one `notifications/claude/channel` on one
+// session's stream. The queue is the ledger and a ring is a lossy hint, so nothing here
+// retries a lost write; the heartbeat re-ring and ring-on-attach cover what is missed.
+//
+// Who rings: every instance hears todo_ready, and the ring statement claims each todo's
+// ring under a row lock, so exactly one instance rings it. Which session: the endpoint's
+// open stream rung longest ago (rotation). Who writes: the instance holding that stream;
+// another instance forwards the ring with a `ring` notice. Budget: a creation ring plus at
+// most MAX_RINGS - 1 more per todo (requeues, re-rings at 5 min, 20 min, 1 h, 6 h, attach).
+
+import type { Logger } from 'pino';
+import type { Pool } from '../db/pool.js';
+import { newId } from '../domain/ids.js';
+import { claimRings, endpointsDueReRing, publishRing, type RingReason, type RungTodo } from '../store/rings.js';
+import { ringParams, type ChannelParams } from './content.js';
+
+/** A creation ring plus at most five more per todo (DESIGN §8). */
+export const MAX_RINGS = 6;
+/** Heartbeat re-rings of still-pending work, by age: 5 min, 20 min, 1 h, 6 h. */
+export const RERING_SCHEDULE_SECONDS = [300, 1200, 3600, 21_600];
+/** A stream that just opened hears about at most this many waiting todos. */
+export const ATTACH_RINGS = 3;
+// Rings claimed per statement: a burst of creates rings in a few round trips, and no
+// statement holds many todo locks while claimers run.
+const BATCH = 16;
+// Consecutive failed writes to one session before a warning (once per session per run).
+const DEAF_AFTER = 3;
+
+export interface RingWriter {
+  /** Writes the notification to this instance's stream of the session; false when it cannot. */
+  ring(sessionId: string, params: ChannelParams): Promise<boolean>;
+}
+
+export interface DoorbellDeps {
+  db: Pool;
+  instanceId: string;
+  log: Logger;
+  writer: RingWriter;
+}
+
+interface Bus {
+  subscribe(type: string, handler: (event: Record<string, unknown>) => void): () => void;
+}
+
+export class Doorbell {
+  private readonly failures = new Map<string, number>();
+  private readonly warned = new Set<string>();
+  /** Rings written by this instance (any session), for tests and metrics. */
+  written = 0;
+  /** Rings this instance claimed: written here or forwarded to the stream's instance. */
+  private claimed = 0;
+
+  constructor(private readonly deps: DoorbellDeps) {}
+
+  /** Reacts to todo_ready from any instance, and writes rings forwarded to this instance. */
+  listen(bus: Bus): () => void {
+    const offs = [
+      bus.subscribe('todo_ready', (e) => {
+        if (typeof e.endpoint_id === 'string' && typeof e.queue === 'string') {
+          void this.ready(e.endpoint_id, e.queue);
+        }
+      }),
+      bus.subscribe('ring', (e) => {
+        if (e.instance === this.deps.instanceId && typeof e.session_id === 'string') {
+          void this.write(e.session_id, e.params as ChannelParams);
+        }
+      }),
+    ];
+    return () => offs.forEach((off) => off());
+  }
+
+  /** Work became ready on a queue: ring it, batch by batch. */
+  ready(endpointId: string, queue: string): Promise<void> {
+    return this.pass(endpointId, { kind: 'ready', queue }, BATCH, true);
+  }
+
+  /** A session opened its stream here: ring it for a few waiting todos. */
+  attached(endpointId: string, sessionId: string): Promise<void> {
+    return this.pass(endpointId, { kind: 'attach', sessionId }, ATTACH_RINGS, false);
+  }
+
+  /** The heartbeat re-ring over every endpoint with still-pending work that is due. */
+  async rering(): Promise<{ rung: number }> {
+    const before = this.claimed;
+    const reason: RingReason = { kind: 'rering', scheduleSeconds: RERING_SCHEDULE_SECONDS };
+    for (const endpointId of await endpointsDueReRing(this.deps.db, RERING_SCHEDULE_SECONDS, MAX_RINGS)) {
+      await this.pass(endpointId, reason, BATCH, true);
+    }
+    return { rung: this.claimed - before };
+  }
+
+  private async pass(endpointId: string, reason: RingReason, limit: number, drain: boolean): Promise<void> {
+    try {
+      for (;;) {
+        const rung = await claimRings(this.deps.db, { endpointId, maxRings: MAX_RINGS, limit, reason });
+        for (const todo of rung) await this.deliver(endpointId, todo);
+        if (!drain || rung.length < limit) return;
+      }
+    } catch (err) {
+      this.deps.log.error({ err, endpoint: endpointId, reason: reason.kind }, 'doorbell pass failed');
+    }
+  }
+
+  private async deliver(endpointId: string, todo: RungTodo): Promise<void> {
+    const params = ringParams(todo, newId('rg'));
+    this.claimed += 1;
+    if (todo.instance === this.deps.instanceId) {
+      await this.write(todo.session_id, params);
+    } else {
+      await publishRing(this.deps.db, {
+        instance: todo.instance,
+        endpoint_id: endpointId,
+        session_id: todo.session_id,
+        params,
+      });
+    }
+  }
+
+  private async write(sessionId: string, params: ChannelParams): Promise<void> {
+    let ok = false;
+    try {
+      ok = await this.deps.writer.ring(sessionId, params);
+    } catch (err) {
+      this.deps.log.debug({ err, session: sessionId }, 'doorbell write failed');
+    }
+    if (ok) {
+      this.written += 1;
+      this.failures.delete(sessionId);
+      this.deps.log.debug(
+        { session: sessionId, ring: params.meta.ring_id },
+        'doorbell delivered (written, not yet heard)',
+      );
+      return;
+    }
+    const failures = (this.failures.get(sessionId) ?? 0) + 1;
+    this.failures.set(sessionId, failures);
+    if (failures >= DEAF_AFTER && !this.warned.has(sessionId)) {
+      this.warned.add(sessionId);
+      this.deps.log.warn({ session: sessionId, failures }, 'doorbell writes to this session keep failing');
+    }
+  }
+}
