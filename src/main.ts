@@ -14,6 +14,7 @@ import { createPool, type Pool } from './db/pool.js';
 import { Doorbell } from './doorbell/pump.js';
 import { ensureSetupLink, localAdmin } from './identity/setup.js';
 import { reringSweep } from './sweeps/doorbell.js';
+import { idleSessionSweep } from './sweeps/sessions.js';
 import { endpointExpirySweep } from './sweeps/endpoints.js';
 import { SweepRunner } from './sweeps/runner.js';
 import { reaperSweep, retentionSweep, retryRequeueSweep } from './sweeps/todos.js';
@@ -101,6 +102,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
         retentionSweep(pool, config.sweeps.retentionIntervalMs, config.sweeps.retentionMs),
         endpointExpirySweep(pool, config.sweeps.reaperIntervalMs),
         reringSweep(doorbell),
+        idleSessionSweep(pool),
       ],
     });
     await app.listen({ host: config.listen.host, port: config.listen.port });

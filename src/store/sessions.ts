@@ -91,3 +91,25 @@ export async function listLiveSessions(db: Queryable, endpointId: string): Promi
   );
   return res.rows;
 }
+
+/**
+ * Closes sessions idle past the cutoff with no open stream (DESIGN §7: 30 min), and tells
+ * every instance to drop their transports. Returns how many closed.
+ */
+export async function closeIdleSessions(db: Queryable, idleSeconds: number, limit: number): Promise<number> {
+  const res = await db.query<{ n: number }>(
+    `WITH idle AS (
+       SELECT endpoint_id, id FROM mcp_sessions
+        WHERE closed_at IS NULL AND NOT stream_open AND last_seen_at < now() - make_interval(secs => $1)
+        LIMIT $2 FOR UPDATE SKIP LOCKED),
+     closed AS (
+       UPDATE mcp_sessions s SET closed_at = now() FROM idle
+        WHERE s.endpoint_id = idle.endpoint_id AND s.id = idle.id RETURNING s.endpoint_id, s.id),
+     notified AS (
+       SELECT pg_notify('${CHANNEL}', json_build_object(
+         'type', 'session_closed', 'endpoint_id', endpoint_id, 'session_id', id)::text) FROM closed)
+     SELECT (SELECT count(*) FROM notified) AS n`,
+    [idleSeconds, limit],
+  );
+  return res.rows[0]?.n ?? 0;
+}

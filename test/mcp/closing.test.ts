@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { NotifyBus } from '../../src/db/bus.js';
 import { revokeEndpoint, showEndpoint } from '../../src/endpoints/manage.js';
+import { idleSessionSweep } from '../../src/sweeps/sessions.js';
 import { testDatabase } from '../helpers/db.js';
 import { connect, ok, raw, startApp, vend } from './harness.js';
 
@@ -73,4 +74,41 @@ test('revoking an endpoint closes its sessions, ends their streams everywhere, a
     const res = await raw(base, 'POST', headers, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
     assert.equal(res.status, 401, base);
   }
+});
+
+test('a session idle for 30 minutes without a stream is closed; one with an open stream is kept', async () => {
+  const { credential } = await vend(pool);
+  const initialize = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'no-stream', version: '0' } },
+  };
+  const headers = { authorization: `Bearer ${credential}` };
+  const response = await raw(a.url, 'POST', headers, initialize);
+  const idle = response.headers.get('mcp-session-id') ?? '';
+  assert.ok(idle);
+  const streaming = await connect(a.url, credential);
+  await openStream(b.url, credential, streaming.sessionId);
+  await pool.query(`UPDATE mcp_sessions SET last_seen_at = now() - interval '31 minutes' WHERE id = ANY($1)`, [
+    [idle, streaming.sessionId],
+  ]);
+
+  const result = await idleSessionSweep(pool).run();
+  assert.ok((result?.closed ?? 0) >= 1);
+  const rows = await pool.query<{ id: string; closed: boolean }>(
+    'SELECT id, closed_at IS NOT NULL AS closed FROM mcp_sessions WHERE id = ANY($1)',
+    [[idle, streaming.sessionId]],
+  );
+  assert.deepEqual(Object.fromEntries(rows.rows.map((r) => [r.id, r.closed])), {
+    [idle]: true,
+    [streaming.sessionId]: false,
+  });
+  const again = await raw(
+    a.url,
+    'POST',
+    { ...headers, 'mcp-session-id': idle },
+    { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+  );
+  assert.equal(again.status, 404);
 });
