@@ -83,14 +83,23 @@ export async function getEndpointByRef(db: Queryable, humanId: string, ref: stri
   return res.rows[0] ?? null;
 }
 
-/** The live endpoint holding this credential (not revoked, not past expiry), stamped as seen. */
+/**
+ * The live endpoint holding this credential (not revoked, not past expiry). last_seen_at
+ * is stamped at most once a minute: every session of an endpoint authenticates on every
+ * MCP call, and a write each time would serialise them all on this one row.
+ */
 export async function authenticateEndpoint(db: Queryable, credentialHash: Buffer): Promise<Endpoint | null> {
-  const res = await db.query<Endpoint>(
-    `UPDATE endpoints SET last_seen_at = now()
-      WHERE credential_hash = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
-      RETURNING ${COLUMNS}`,
-    [credentialHash],
-  );
+  const res = await db.query<Endpoint>({
+    name: 'authenticate_endpoint',
+    text: `WITH e AS (
+       SELECT ${COLUMNS} FROM endpoints
+        WHERE credential_hash = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())),
+     touched AS (
+       UPDATE endpoints SET last_seen_at = now() FROM e
+        WHERE endpoints.id = e.id AND (e.last_seen_at IS NULL OR e.last_seen_at < now() - interval '1 minute'))
+     SELECT * FROM e`,
+    values: [credentialHash],
+  });
   return res.rows[0] ?? null;
 }
 
