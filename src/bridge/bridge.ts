@@ -7,6 +7,7 @@
 // when it drops, and a new remote session opened when the server has closed the old one.
 // It does not parse flags, read files or touch process: the CLI (src/cli/bridge.ts) does.
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -33,8 +34,6 @@ export interface BridgeOptions {
   url: URL;
   /** The endpoint credential, sent as `Authorization: Bearer`. */
   token: string;
-  /** The bridge's own version, for its placeholder serverInfo before `initialize`. */
-  version: string;
   /** One line per event. The CLI writes these to stderr: stdout is the protocol channel. */
   log: (line: string) => void;
 }
@@ -60,13 +59,12 @@ interface Upstream {
   transport: StreamableHTTPClientTransport;
   /** Set once the bridge has given this session up (closed by the server, or the bridge stops). */
   gone: boolean;
+  /** Requests in flight on it: a gone session is closed only when they have settled. */
+  inflight: number;
 }
 
 /** How a request is sent to one side; the SDK types the two sides' requests apart. */
-type Send = (
-  request: { method: string; params?: JSONRPCRequest['params'] },
-  options: RequestOptions,
-) => Promise<Result>;
+type Send = (request: Pick<JSONRPCRequest, 'method' | 'params'>, options: RequestOptions) => Promise<Result>;
 
 /** What forwarding needs of the request being answered: its cancellation and a way to report progress. */
 interface Caller {
@@ -74,15 +72,47 @@ interface Caller {
   sendNotification: (notification: ProgressNotification) => Promise<void>;
 }
 
-/** A remote JSON-RPC error as a throwable the SDK answers with the same code, message and data. */
-function asRpcError(err: unknown): Error {
+/** An error the SDK answers as a JSON-RPC error with exactly this code, message and data. */
+class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** A remote JSON-RPC error unchanged; anything else (network, HTTP status) as the bridge's internal error. */
+function asRpcError(err: unknown): RpcError {
+  if (err instanceof RpcError) return err;
   if (err instanceof McpError) {
     const prefix = `MCP error ${err.code}: `;
     const message = err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
-    return Object.assign(new Error(message), { code: err.code, data: err.data });
+    return new RpcError(err.code, message, err.data);
+  }
+  if (err instanceof StreamableHTTPError && (err.code ?? 0) > 0) {
+    const answer = `HTTP ${err.code}: ${reason(err.message.replace(/^Streamable HTTP error: [^:]*: /, ''))}`;
+    return new RpcError(ErrorCode.InternalError, `switchboard bridge: the server answered ${answer}`);
   }
   const message = err instanceof Error ? err.message : String(err);
-  return new McpError(ErrorCode.InternalError, `switchboard bridge: ${message}`);
+  // fetch says only "fetch failed"; its cause says why (ECONNREFUSED, bad port, …).
+  const cause = err instanceof Error && err.cause instanceof Error ? err.cause : null;
+  const why = cause ? ((cause as NodeJS.ErrnoException).code ?? cause.message) : null;
+  const detail = why ? `${message} (${why})` : message;
+  return new RpcError(ErrorCode.InternalError, `switchboard bridge: ${detail}`);
+}
+
+/** The `{"error": {code, message}}` of an HTTP error body (API or JSON-RPC shape), else the text itself. */
+function reason(body: string): string {
+  try {
+    const { error } = JSON.parse(body) as { error?: { code?: unknown; message?: unknown } };
+    const code = typeof error?.code === 'string' ? `${error.code}: ` : '';
+    if (typeof error?.message === 'string') return code + error.message;
+  } catch {
+    // Not JSON: the text is the reason.
+  }
+  return body.slice(0, 300);
 }
 
 /** Forwards one request with the caller's cancellation, mapping progress back to the caller's token. */
@@ -90,10 +120,11 @@ async function forward(send: Send, request: JSONRPCRequest, extra: Caller): Prom
   const { method, params } = request;
   const token = params?._meta?.progressToken;
   const onprogress: RequestOptions['onprogress'] = (progress) => {
-    if (token === undefined) return;
-    extra
-      .sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken: token } })
-      .catch(() => undefined);
+    const notification = {
+      method: 'notifications/progress' as const,
+      params: { ...progress, progressToken: token ?? 0 },
+    };
+    extra.sendNotification(notification).catch(() => undefined);
   };
   return send(
     { method, ...(params === undefined ? {} : { params }) },
@@ -101,31 +132,14 @@ async function forward(send: Send, request: JSONRPCRequest, extra: Caller): Prom
   );
 }
 
-/** A response body that reports when it ends, fails or is cancelled, once. */
+/** A response body that reports, once, when it ends, fails or is cancelled by the reader. */
 function watched(body: ReadableStream<Uint8Array>, onEnd: (reason: string) => void): ReadableStream<Uint8Array> {
-  const reader = body.getReader();
-  let ended = false;
-  const end = (reason: string) => {
-    if (!ended) onEnd(reason);
-    ended = true;
-  };
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const { done, value } = await reader.read();
-        if (!done) return controller.enqueue(value);
-        controller.close();
-        end('the server ended it');
-      } catch (err) {
-        controller.error(err);
-        end(err instanceof Error ? err.message : String(err));
-      }
-    },
-    cancel(reason) {
-      end('cancelled');
-      return reader.cancel(reason);
-    },
-  });
+  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+  body.pipeTo(writable).then(
+    () => onEnd('the server ended it'),
+    (err: unknown) => onEnd(err instanceof Error ? err.message : String(err)),
+  );
+  return readable;
 }
 
 export class Bridge {
@@ -137,11 +151,13 @@ export class Bridge {
   /** The last remote session opened, closed on stop even while a reopen is pending. */
   private current: Upstream | null = null;
   private streamAttempt = 0;
-  private readonly timers = new Set<NodeJS.Timeout>();
+  /** Aborted on stop: ends every backoff wait. */
+  private readonly halt = new AbortController();
   private stopped = false;
 
   constructor(private readonly options: BridgeOptions) {
-    this.server = new Server({ name: 'switchboard-bridge', version: options.version });
+    // This serverInfo is never sent: `initialize` is answered with the remote's (ping is answered here).
+    this.server = new Server({ name: 'switchboard-bridge', version: '0' });
     this.server.setRequestHandler(InitializeRequestSchema, async (request) => {
       this.identity = { clientInfo: request.params.clientInfo, capabilities: request.params.capabilities };
       const { client } = await this.connected();
@@ -155,6 +171,7 @@ export class Bridge {
       };
     });
     this.server.fallbackRequestHandler = (request, extra) => this.toRemote(request, extra);
+    this.server.onerror = (err) => options.log(`local: ${err.message}`);
     this.server.fallbackNotificationHandler = async (notification) => {
       const { client } = await this.connected();
       await client.notification(notification);
@@ -171,8 +188,7 @@ export class Bridge {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.clear();
+    this.halt.abort();
     const upstream = this.current;
     if (upstream) {
       upstream.gone = true;
@@ -184,20 +200,23 @@ export class Bridge {
 
   private async toRemote(request: JSONRPCRequest, extra: Caller): Promise<Result> {
     for (let attempt = 0; ; attempt++) {
-      const { client } = await this.connected();
+      const upstream = await this.connected();
+      upstream.inflight++;
       try {
-        return await forward((r, o) => client.request(r, ResultSchema, o), request, extra);
+        return await forward((r, o) => upstream.client.request(r, ResultSchema, o), request, extra);
       } catch (err) {
         // A 404 means the server never ran the request (its session is gone): safe to send again once.
         const sessionGone = err instanceof StreamableHTTPError && err.code === 404;
         if (!sessionGone || attempt > 0) throw asRpcError(err);
+      } finally {
+        if (--upstream.inflight === 0 && upstream.gone) void upstream.client.close().catch(() => undefined);
       }
     }
   }
 
   /** The open remote session, or the one being opened. */
   private connected(): Promise<Upstream> {
-    if (this.stopped) return Promise.reject(new McpError(ErrorCode.ConnectionClosed, 'the bridge is stopping'));
+    if (this.stopped) return Promise.reject(new RpcError(ErrorCode.ConnectionClosed, 'the bridge is stopping'));
     this.upstream ??= this.open().catch((err: unknown) => {
       this.upstream = null;
       this.options.log(`could not open a session on ${this.options.url.href}: ${asRpcError(err).message}`);
@@ -207,11 +226,12 @@ export class Bridge {
   }
 
   private async open(): Promise<Upstream> {
-    if (!this.identity) throw new McpError(ErrorCode.InvalidRequest, 'initialize first');
+    if (!this.identity) throw new RpcError(ErrorCode.InvalidRequest, 'initialize first');
     const client = new Client(this.identity.clientInfo, { capabilities: this.identity.capabilities });
     const upstream: Upstream = {
       client,
       gone: false,
+      inflight: 0,
       transport: new StreamableHTTPClientTransport(this.options.url, {
         requestInit: { headers: { Authorization: `Bearer ${this.options.token}` } },
         // The transport never reopens the stream itself: the bridge does, with its own backoff.
@@ -232,8 +252,8 @@ export class Bridge {
         },
       );
     client.onerror = (err) => {
-      // Stream losses are reported (and handled) by observe(); the rest is worth a line.
-      if (!/^(Maximum reconnection attempts|SSE stream disconnected)/.test(err.message)) {
+      // Stream losses are reported (and handled) by observe(), and a session given up is noise.
+      if (!upstream.gone && !/^(Maximum reconnection attempts|SSE stream disconnected)/.test(err.message)) {
         this.options.log(`remote: ${err.message}`);
       }
     };
@@ -241,7 +261,7 @@ export class Bridge {
     if (this.stopped) {
       upstream.gone = true;
       await client.close();
-      throw new McpError(ErrorCode.ConnectionClosed, 'the bridge is stopping');
+      throw new RpcError(ErrorCode.ConnectionClosed, 'the bridge is stopping');
     }
     this.current = upstream;
     return upstream;
@@ -267,7 +287,9 @@ export class Bridge {
       throw err;
     }
     if (response.status === 404 && hasSession) this.sessionGone(upstream);
-    else if (isStream && !response.ok) this.streamLost(upstream, `HTTP ${response.status}`);
+    else if (isStream && response.status === 401) {
+      this.options.log('the server refused the credential (401): no more notifications until the bridge restarts');
+    } else if (isStream && !response.ok) this.streamLost(upstream, `HTTP ${response.status}`);
     if (!isStream || !response.ok || !response.body) return response;
     if (this.streamAttempt > 0) this.options.log('notification stream reopened');
     this.streamAttempt = 0;
@@ -279,11 +301,11 @@ export class Bridge {
     if (upstream.gone || this.stopped) return;
     const delay = retryDelayMs(this.streamAttempt++);
     this.options.log(`notification stream lost (${reason}); reopening in ${delay} ms`);
-    this.later(delay, () => {
-      if (upstream.gone || this.stopped) return;
-      // Failures come back through observe(), which schedules the next attempt.
-      upstream.transport.resumeStream('').catch(() => undefined);
-    });
+    // Failures come back through observe(), which schedules the next attempt.
+    sleep(delay, undefined, { signal: this.halt.signal }).then(
+      () => (upstream.gone ? undefined : upstream.transport.resumeStream('').catch(() => undefined)),
+      () => undefined,
+    );
   }
 
   /** The server closed the session (idle, revoked, restarted without it): open a new one. */
@@ -291,8 +313,9 @@ export class Bridge {
     if (upstream.gone || this.stopped) return;
     upstream.gone = true;
     this.options.log('the server closed the session; opening a new one');
-    void upstream.client.close().catch(() => undefined);
+    if (upstream.inflight === 0) void upstream.client.close().catch(() => undefined);
     this.upstream = this.reopen(0);
+    this.upstream.catch(() => undefined);
   }
 
   private async reopen(attempt: number): Promise<Upstream> {
@@ -304,16 +327,8 @@ export class Bridge {
       if (this.stopped) throw err;
       const delay = retryDelayMs(attempt);
       this.options.log(`could not open a new session (${asRpcError(err).message}); retrying in ${delay} ms`);
-      await new Promise<void>((resolve) => this.later(delay, resolve));
+      await sleep(delay, undefined, { signal: this.halt.signal });
       return this.reopen(attempt + 1);
     }
-  }
-
-  private later(ms: number, fn: () => void): void {
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      fn();
-    }, ms);
-    this.timers.add(timer);
   }
 }

@@ -8,7 +8,6 @@ import { readFile } from 'node:fs/promises';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Command } from 'commander';
 import { Bridge } from '../bridge/bridge.js';
-import { versionInfo } from '../version.js';
 import { CliError, EXIT } from './exit.js';
 import { exclusive, oneLineErrors, run } from './flags.js';
 
@@ -33,7 +32,8 @@ export function mcpUrl(value: string): URL {
     throw usage(`--url: "${value}" is not a URL such as https://switchboard.example.com`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw usage(`--url: must be an http(s) URL, not ${value}`);
-  if (!url.pathname.endsWith('/mcp')) url.pathname = `${url.pathname.replace(/\/+$/, '')}/mcp`;
+  const path = url.pathname.replace(/\/+$/, '');
+  url.pathname = path.endsWith('/mcp') ? path : `${path}/mcp`;
   return url;
 }
 
@@ -62,7 +62,7 @@ async function serveBridge(flags: BridgeFlags): Promise<void> {
   const url = mcpUrl(flags.url);
   const token = await credential(flags);
   const log = (line: string) => process.stderr.write(`switchboard bridge: ${line}\n`);
-  const bridge = new Bridge({ url, token, version: versionInfo().version, log });
+  const bridge = new Bridge({ url, token, log });
   let stopping = false;
   const stop = (why: string) => {
     if (stopping) return;
@@ -78,6 +78,7 @@ async function serveBridge(flags: BridgeFlags): Promise<void> {
   };
   process.stdin.on('end', () => stop('stdin closed'));
   process.stdin.on('close', () => stop('stdin closed'));
+  process.stdout.on('error', () => stop('stdout closed'));
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
   await bridge.start(new StdioServerTransport(process.stdin, process.stdout));
