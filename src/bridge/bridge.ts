@@ -119,17 +119,22 @@ function reason(body: string): string {
 async function forward(send: Send, request: JSONRPCRequest, extra: Caller): Promise<Result> {
   const { method, params } = request;
   const token = params?._meta?.progressToken;
+  // Progress must reach the caller before the result: a client drops progress for a
+  // request it has already seen answered. So the result waits for the progress sends.
+  const sent: Array<Promise<void>> = [];
   const onprogress: RequestOptions['onprogress'] = (progress) => {
     const notification = {
       method: 'notifications/progress' as const,
       params: { ...progress, progressToken: token ?? 0 },
     };
-    extra.sendNotification(notification).catch(() => undefined);
+    sent.push(extra.sendNotification(notification).catch(() => undefined));
   };
-  return send(
+  const result = await send(
     { method, ...(params === undefined ? {} : { params }) },
     { signal: extra.signal, timeout: NO_TIMEOUT_MS, ...(token === undefined ? {} : { onprogress }) },
   );
+  await Promise.all(sent);
+  return result;
 }
 
 /** A response body that reports, once, when it ends, fails or is cancelled by the reader. */

@@ -390,15 +390,21 @@ test('after the server restarts, the bridge reopens the stream on the same sessi
 test('progress comes back under the caller’s token, and a cancellation reaches the remote', async () => {
   const remote = await fakeRemote();
   const b = await bridged(remote.url, 'sbk_fake');
-  const progress: unknown[] = [];
-  const onprogress = (p: unknown) => void progress.push(p);
-  const done = await b.client.callTool({ name: 'slow', arguments: { finish: true } }, undefined, { onprogress });
+  // A call that answers at once: its result comes through. (Its progress is not asserted:
+  // the SDK client handles a progress notification a microtask late and drops it when the
+  // result arrived right behind it on the same stream.)
+  const done = await b.client.callTool({ name: 'slow', arguments: { finish: true } });
   assert.deepEqual(done.content, [{ type: 'text', text: 'finished' }]);
-  assert.deepEqual(progress, [{ progress: 1, total: 2 }]);
 
+  // A call still running: its progress reaches the caller under the caller's token.
+  const progress: unknown[] = [];
   const abort = new AbortController();
-  const pending = b.client.callTool({ name: 'slow' }, undefined, { onprogress, signal: abort.signal });
-  await until(() => progress.length === 2 || undefined, 'the second progress');
+  const pending = b.client.callTool({ name: 'slow' }, undefined, {
+    onprogress: (p: unknown) => void progress.push(p),
+    signal: abort.signal,
+  });
+  await until(() => progress.length === 1 || undefined, 'the progress of the running call');
+  assert.deepEqual(progress, [{ progress: 1, total: 2 }]);
   abort.abort('changed my mind');
   await assert.rejects(pending);
   await until(() => remote.cancelled.length === 1 || undefined, 'the remote to hear the cancellation');
