@@ -17,7 +17,7 @@ import { insertHuman } from '../src/store/humans.js';
 import { claimNext, complete, type Agent } from '../src/todos/index.js';
 import { benchDatabase, median } from './db.js';
 
-const WORKERS = 16;
+export const WORKERS = 16;
 const TODOS = Number(process.env.BENCH_TODOS ?? 20_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
@@ -39,16 +39,21 @@ async function freshEndpoint(pool: Pool, todos = TODOS): Promise<string> {
     defaultLeaseSeconds: null,
     expiresAt: null,
   });
-  await pool.query(
-    `INSERT INTO todos (endpoint_id, id, queue, title, ready_at)
-     SELECT $1, 'td_' || lpad(g::text, 26, '0'), 'inbox', 'bench ' || g, now() FROM generate_series(1, $2) g`,
-    [endpoint.id, todos],
-  );
-  await pool.query('VACUUM ANALYZE todos');
+  await seedTodos(pool, endpoint.id, todos);
   return endpoint.id;
 }
 
-async function timed(workers: Array<() => Promise<number>>, expected = TODOS): Promise<number> {
+/** `todos` pending todos on the endpoint's `inbox` queue, all ready now; then the table is vacuumed. */
+export async function seedTodos(pool: Pool, endpointId: string, todos: number): Promise<void> {
+  await pool.query(
+    `INSERT INTO todos (endpoint_id, id, queue, title, ready_at)
+     SELECT $1, 'td_' || lpad(g::text, 26, '0'), 'inbox', 'bench ' || g, now() FROM generate_series(1, $2) g`,
+    [endpointId, todos],
+  );
+  await pool.query('VACUUM ANALYZE todos');
+}
+
+export async function timed(workers: Array<() => Promise<number>>, expected = TODOS): Promise<number> {
   const started = process.hrtime.bigint();
   const counts = await Promise.all(workers.map((w) => w()));
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
@@ -57,7 +62,8 @@ async function timed(workers: Array<() => Promise<number>>, expected = TODOS): P
   return total / seconds;
 }
 
-async function switchboardRound(pool: Pool, endpointId: string, todos: number): Promise<number> {
+/** One store-level round: WORKERS sessions loop claimNext → complete through the use cases until empty. */
+export async function switchboardRound(pool: Pool, endpointId: string, todos: number): Promise<number> {
   const deps = { db: pool, defaultLeaseSeconds: 300 };
   return timed(
     Array.from({ length: WORKERS }, (_, w) => async () => {

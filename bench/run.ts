@@ -1,9 +1,15 @@
 // `npm run bench -- [NAME…]`: runs the named benchmarks (all when none is named).
 
 import { runClaimBench } from './claim.js';
+import { runDoorbellBench } from './doorbell.js';
+import { runMcpBench } from './mcp.js';
+import { runSessionsBench } from './sessions.js';
 
 const BENCHES: Record<string, () => Promise<void>> = {
   claim: runClaimBench,
+  doorbell: runDoorbellBench,
+  mcp: runMcpBench,
+  sessions: runSessionsBench,
 };
 
 const names = process.argv.slice(2);

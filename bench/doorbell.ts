@@ -1,0 +1,146 @@
+// Doorbell latency: from the commit of a new todo to its notifications/claude/channel
+// reaching a connected client, p50 and p99, with the server(s) as `serve` child processes.
+//
+// - one instance: the client's stream is on A;
+// - two instances: the client's stream is on B; the ring is claimed by whichever instance
+//   wins the todo's row lock and, when that is A, forwarded to B with a ring notice.
+// Baseline in the same run: a bare PostgreSQL NOTIFY from a committed statement to a
+// LISTEN connection in this process — the floor under any cross-process signal here.
+// The clock starts before the INSERT is sent, so each figure includes its round trip.
+// Targets: one instance p50 ≤ 10 ms and p99 ≤ 50 ms; two instances p99 ≤ 100 ms.
+
+import { randomBytes } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import pg from 'pg';
+import { createPool, type Pool } from '../src/db/pool.js';
+import { newId } from '../src/domain/ids.js';
+import { vendEndpoint } from '../src/endpoints/manage.js';
+import { insertHuman } from '../src/store/humans.js';
+import { createTodo } from '../src/todos/index.js';
+import { benchDatabase } from './db.js';
+import { startServe } from './serve.js';
+
+const RINGS = Number(process.env.BENCH_RINGS ?? 300);
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+const fmt = (ms: number[]) => `p50 ${percentile(ms, 50).toFixed(2)} ms, p99 ${percentile(ms, 99).toFixed(2)} ms`;
+
+async function vend(pool: Pool): Promise<{ endpointId: string; humanId: string; credential: string }> {
+  const tag = randomBytes(4).toString('hex');
+  const human = await insertHuman(pool, {
+    id: newId('hu'),
+    email: `bell-${tag}@example.test`,
+    displayName: tag,
+    role: 'admin',
+  });
+  const vended = await vendEndpoint(
+    { db: pool, publicUrl: 'http://bench' },
+    human.id,
+    { name: `bell ${tag}` },
+    new Date(),
+  );
+  return { endpointId: vended.endpoint.id, humanId: human.id, credential: vended.credential };
+}
+
+/** Connects a client to `base`; records when each todo's ring arrives and wakes its waiter. */
+async function listener(base: string, credential: string, pool: Pool) {
+  const arrivals = new Map<string, number>();
+  const waiters = new Map<string, () => void>();
+  const client = new Client({ name: 'bench', version: '1' });
+  client.fallbackNotificationHandler = async (n) => {
+    const todoId = (n.params as { meta?: { todo_id?: string } } | undefined)?.meta?.todo_id;
+    if (n.method !== 'notifications/claude/channel' || !todoId) return;
+    arrivals.set(todoId, performance.now());
+    waiters.get(todoId)?.();
+  };
+  const transport = new StreamableHTTPClientTransport(new URL('/mcp', base), {
+    requestInit: { headers: { Authorization: `Bearer ${credential}` } },
+  });
+  await client.connect(transport);
+  for (let i = 0; i < 200; i++) {
+    const res = await pool.query<{ stream_open: boolean }>('SELECT stream_open FROM mcp_sessions WHERE id = $1', [
+      transport.sessionId,
+    ]);
+    if (res.rows[0]?.stream_open) break;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  /** When the ring for `todoId` arrived (it may already have, before the INSERT returned). */
+  const arrivalOf = (todoId: string) =>
+    new Promise<number>((resolve, fail) => {
+      const known = arrivals.get(todoId);
+      if (known !== undefined) return resolve(known);
+      const timer = setTimeout(() => fail(new Error(`no ring for ${todoId} within 5 s`)), 5000);
+      waiters.set(todoId, () => {
+        clearTimeout(timer);
+        resolve(arrivals.get(todoId) ?? performance.now());
+      });
+    });
+  return { client, arrivalOf };
+}
+
+async function measureRings(pool: Pool, base: string): Promise<number[]> {
+  const { endpointId, humanId, credential } = await vend(pool);
+  const { client, arrivalOf } = await listener(base, credential, pool);
+  const deps = { db: pool, defaultLeaseSeconds: 300 };
+  const samples: number[] = [];
+  try {
+    for (let i = 0; i < RINGS + 10; i++) {
+      const started = performance.now();
+      const { todo } = await createTodo(deps, { endpointId }, { humanId }, { queue: 'inbox', title: `bell ${i}` });
+      const arrived = await arrivalOf(todo.id);
+      if (i >= 10) samples.push(arrived - started); // the first 10 warm up
+    }
+  } finally {
+    await client.close();
+  }
+  return samples;
+}
+
+/** The floor: a committed pg_notify reaching a LISTEN connection of this process. */
+async function measureNotify(url: string, pool: Pool): Promise<number[]> {
+  const listen = new pg.Client({ connectionString: url });
+  await listen.connect();
+  await listen.query('LISTEN bench_floor');
+  const samples: number[] = [];
+  try {
+    for (let i = 0; i < RINGS + 10; i++) {
+      const started = performance.now();
+      const arrived = new Promise<void>((resolve) => listen.once('notification', () => resolve()));
+      await pool.query(`SELECT pg_notify('bench_floor', $1)`, [String(i)]);
+      await arrived;
+      if (i >= 10) samples.push(performance.now() - started);
+    }
+  } finally {
+    await listen.end();
+  }
+  return samples;
+}
+
+export async function runDoorbellBench(): Promise<void> {
+  const db = await benchDatabase();
+  const pool = createPool({ url: db.url, max: 4 });
+  const a = await startServe(db.url, { SWITCHBOARD_INSTANCE_ID: 'bench-a' });
+  const b = await startServe(db.url, { SWITCHBOARD_INSTANCE_ID: 'bench-b' });
+  try {
+    process.stdout.write(`doorbell bench: ${RINGS} rings each, serve children A and B, on ${db.server}\n`);
+    const floor = await measureNotify(db.url, pool);
+    const one = await measureRings(pool, a.url);
+    const two = await measureRings(pool, b.url);
+    process.stdout.write(
+      `floor (NOTIFY → LISTEN)          ${fmt(floor)}\n` +
+        `one instance (commit → client)   ${fmt(one)}   (target p50 ≤ 10, p99 ≤ 50)\n` +
+        `two instances (stream on B)      ${fmt(two)}   (target p99 ≤ 100)\n` +
+        `ratio to floor, p50              one ${(percentile(one, 50) / percentile(floor, 50)).toFixed(1)}×, ` +
+        `two ${(percentile(two, 50) / percentile(floor, 50)).toFixed(1)}×\n`,
+    );
+  } finally {
+    await Promise.all([a.stop(), b.stop()]);
+    await pool.end();
+    await db.close();
+  }
+}

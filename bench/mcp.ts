@@ -1,0 +1,197 @@
+// claim_next → complete over MCP against the same loop through the store, on one database
+// in one run.
+//
+// MCP: a `serve` child process (bench/serve.ts) on the bench database; 16 SDK clients in
+// this process, each its own session on one endpoint over StreamableHTTPClientTransport
+// (each also holds the notification stream the SDK opens after initialize), loop
+// claim_next → complete until the queue answers empty. Sessions are connected before the
+// clock starts. Every request pays what a real agent's does: HTTP, bearer lookup, the
+// session stamp, the verb, an SSE answer.
+// Store: bench/claim.ts's switchboardRound — 16 workers looping claimNext → complete
+// through the todo use cases in this process — on an endpoint seeded the same way.
+// Rounds alternate which goes first; the ratio is the median of per-round ratios.
+// Target: MCP ≥ 0.5 of the store-level rate. Each round is also charged the CPU that this
+// process, the serve child and PostgreSQL's backends spent on it (bench/cpu.ts), which a
+// shared machine disturbs far less than it disturbs the rates.
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { createPool, type Pool } from '../src/db/pool.js';
+import { newId } from '../src/domain/ids.js';
+import { vendEndpoint } from '../src/endpoints/manage.js';
+import { insertHuman } from '../src/store/humans.js';
+import { seedTodos, switchboardRound, timed, WORKERS } from './claim.js';
+import { backendCpu, backendCpuUsed } from './cpu.js';
+import { benchDatabase, median } from './db.js';
+import { startServe, type ServeChild } from './serve.js';
+
+const TODOS = Number(process.env.BENCH_TODOS ?? 20_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** Todos in the unmeasured warm-up round of each side: enough to JIT both paths. */
+const WARM_UP_TODOS = 2_000;
+/**
+ * The server gets as many connections as the store-level side has workers, so neither
+ * queues for a connection the other has; the production default (10) is a separate question.
+ */
+const SERVER_POOL = String(WORKERS);
+
+interface Vended {
+  endpointId: string;
+  credential: string;
+}
+
+async function vendWithTodos(pool: Pool, todos: number): Promise<Vended> {
+  const human = await insertHuman(pool, {
+    id: newId('hu'),
+    email: `bench-${newId('hu')}@example.test`,
+    displayName: 'bench',
+    role: 'member',
+  });
+  const vended = await vendEndpoint(
+    { db: pool, publicUrl: 'http://bench.test' },
+    human.id,
+    { name: 'bench' },
+    new Date(),
+  );
+  await seedTodos(pool, vended.endpoint.id, todos);
+  return { endpointId: vended.endpoint.id, credential: vended.credential };
+}
+
+async function connect(url: string, credential: string): Promise<{ client: Client; end(): Promise<void> }> {
+  const transport = new StreamableHTTPClientTransport(new URL('/mcp', url), {
+    requestInit: { headers: { Authorization: `Bearer ${credential}` } },
+  });
+  const client = new Client({ name: 'switchboard-bench', version: '1.0.0' });
+  await client.connect(transport);
+  return {
+    client,
+    async end() {
+      await transport.terminateSession();
+      await client.close();
+    },
+  };
+}
+
+async function call(client: Client, name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const body = (result.structuredContent ?? {}) as Record<string, unknown>;
+  if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(body)}`);
+  return body;
+}
+
+/** A round's rate and the CPU spent per cycle, in ms: this process, the serve child, PostgreSQL. */
+interface Round {
+  rate: number;
+  benchMs: number;
+  serveMs: number;
+  postgresMs: number | null;
+}
+
+/** Runs `round` and charges it the CPU this process, the serve child and the database's backends used meanwhile. */
+async function charged(pool: Pool, serve: ServeChild, todos: number, round: () => Promise<number>): Promise<Round> {
+  const bench = process.cpuUsage();
+  const served = await serve.cpuSeconds();
+  const backends = await backendCpu(pool);
+  const rate = await round();
+  const benchUsed = process.cpuUsage(bench);
+  const serveSeconds = (await serve.cpuSeconds()) - served;
+  const postgresSeconds = backendCpuUsed(backends, await backendCpu(pool));
+  return {
+    rate,
+    benchMs: (benchUsed.user + benchUsed.system) / 1000 / todos,
+    serveMs: (serveSeconds * 1000) / todos,
+    postgresMs: postgresSeconds === null ? null : (postgresSeconds * 1000) / todos,
+  };
+}
+
+async function mcpRound(pool: Pool, serve: ServeChild, vended: Vended, todos: number): Promise<Round> {
+  const sessions = await Promise.all(Array.from({ length: WORKERS }, () => connect(serve.url, vended.credential)));
+  try {
+    return await charged(pool, serve, todos, () =>
+      timed(
+        sessions.map(({ client }) => async () => {
+          let n = 0;
+          for (;;) {
+            const claimed = await call(client, 'claim_next', {});
+            const todo = claimed.todo as { id: string } | undefined;
+            if (!todo) return n;
+            await call(client, 'complete', { id: todo.id, result: { ok: true } });
+            n += 1;
+          }
+        }),
+        todos,
+      ),
+    );
+  } finally {
+    await Promise.all(sessions.map((s) => s.end()));
+  }
+}
+
+const ms = (value: number | null | undefined) => (value === null || value === undefined ? 'n/a' : value.toFixed(2));
+const describe = (r: Round | undefined) =>
+  `${r?.rate.toFixed(0)}/s (cpu ms/cycle: bench ${ms(r?.benchMs)}, serve ${ms(r?.serveMs)}, ` +
+  `postgres ${ms(r?.postgresMs)})`;
+
+/**
+ * The median over rounds of store-side ÷ MCP-side server CPU per cycle: the rate ratio the
+ * two would show if both were bound by the same CPU, which a busy shared machine does not
+ * disturb the way it disturbs rates. The store side's workers run in this process, the MCP
+ * side's in serve; PostgreSQL's backends count on both. n/a when PostgreSQL is not local.
+ */
+function cpuRatio(base: Round[], over: Round[]): string {
+  const ratios: number[] = [];
+  for (const [i, m] of over.entries()) {
+    const b = base[i];
+    if (!b || b.postgresMs === null || m.postgresMs === null) return 'n/a';
+    ratios.push((b.benchMs + b.postgresMs) / (m.serveMs + m.postgresMs));
+  }
+  return median(ratios).toFixed(3);
+}
+
+export async function runMcpBench(): Promise<void> {
+  const db = await benchDatabase();
+  const pool = createPool({ url: db.url, max: WORKERS });
+  const serve = await startServe(db.url, { SWITCHBOARD_DB_POOL_SIZE: SERVER_POOL });
+  try {
+    process.stdout.write(
+      `mcp bench: ${WORKERS} sessions, ${TODOS} todos a round, ${ROUNDS} rounds each, ` +
+        `serve child pid ${serve.pid} (pool ${SERVER_POOL}), on ${db.server}\n`,
+    );
+    const store = async (todos = TODOS) => {
+      const { endpointId } = await vendWithTodos(pool, todos);
+      return charged(pool, serve, todos, () => switchboardRound(pool, endpointId, todos));
+    };
+    const mcp = async (todos = TODOS) => mcpRound(pool, serve, await vendWithTodos(pool, todos), todos);
+    // Warm-up: connections, prepared statements and JIT on both sides, not measured.
+    await store(WARM_UP_TODOS);
+    await mcp(WARM_UP_TODOS);
+    const base: Round[] = [];
+    const over: Round[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      // Alternate which goes first, so a trend in the machine favours neither.
+      if (round % 2) {
+        base.push(await store());
+        over.push(await mcp());
+      } else {
+        over.push(await mcp());
+        base.push(await store());
+      }
+      process.stdout.write(
+        `  round ${round}: store ${describe(base.at(-1))}, mcp ${describe(over.at(-1))}, ` +
+          `ratio ${((over.at(-1)?.rate ?? 0) / (base.at(-1)?.rate ?? 1)).toFixed(3)}\n`,
+      );
+    }
+    const ratio = median(over.map((m, i) => m.rate / (base[i]?.rate ?? m.rate)));
+    process.stdout.write(
+      `store claimNext→complete       ${median(base.map((r) => r.rate)).toFixed(0)} cycles/s\n` +
+        `mcp claim_next→complete        ${median(over.map((r) => r.rate)).toFixed(0)} cycles/s\n` +
+        `ratio                          ${ratio.toFixed(3)} (target ≥ 0.5)\n` +
+        `server-side cpu/cycle ratio    ${cpuRatio(base, over)} (store: workers + postgres; mcp: serve + postgres)\n`,
+    );
+  } finally {
+    await serve.stop();
+    await pool.end();
+    await db.close();
+  }
+}
