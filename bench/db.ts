@@ -9,6 +9,10 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { startEmbedded } from '../src/db/embedded.js';
 import { migrate } from '../src/db/migrate.js';
+import type { Pool } from '../src/db/pool.js';
+import { newId } from '../src/domain/ids.js';
+import { vendEndpoint } from '../src/endpoints/manage.js';
+import { insertHuman } from '../src/store/humans.js';
 
 export interface BenchDatabase {
   url: string;
@@ -54,4 +58,23 @@ export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+}
+
+/** A human of its own and an endpoint vended for it (basic verbs, queue inbox). */
+export async function vendBenchEndpoint(
+  pool: Pool,
+): Promise<{ humanId: string; endpointId: string; credential: string }> {
+  const human = await insertHuman(pool, {
+    id: newId('hu'),
+    email: `bench-${newId('hu')}@example.test`,
+    displayName: 'bench',
+    role: 'member',
+  });
+  const vended = await vendEndpoint(
+    { db: pool, publicUrl: 'http://bench.test' },
+    human.id,
+    { name: 'bench' },
+    new Date(),
+  );
+  return { humanId: human.id, endpointId: vended.endpoint.id, credential: vended.credential };
 }

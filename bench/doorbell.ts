@@ -9,16 +9,12 @@
 // The clock starts before the INSERT is sent, so each figure includes its round trip.
 // Targets: one instance p50 ≤ 10 ms and p99 ≤ 50 ms; two instances p99 ≤ 100 ms.
 
-import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import pg from 'pg';
 import { createPool, type Pool } from '../src/db/pool.js';
-import { newId } from '../src/domain/ids.js';
-import { vendEndpoint } from '../src/endpoints/manage.js';
-import { insertHuman } from '../src/store/humans.js';
 import { createTodo } from '../src/todos/index.js';
-import { benchDatabase } from './db.js';
+import { benchDatabase, vendBenchEndpoint } from './db.js';
 import { startServe } from './serve.js';
 
 const RINGS = Number(process.env.BENCH_RINGS ?? 300);
@@ -29,23 +25,6 @@ function percentile(values: number[], p: number): number {
 }
 
 const fmt = (ms: number[]) => `p50 ${percentile(ms, 50).toFixed(2)} ms, p99 ${percentile(ms, 99).toFixed(2)} ms`;
-
-async function vend(pool: Pool): Promise<{ endpointId: string; humanId: string; credential: string }> {
-  const tag = randomBytes(4).toString('hex');
-  const human = await insertHuman(pool, {
-    id: newId('hu'),
-    email: `bell-${tag}@example.test`,
-    displayName: tag,
-    role: 'admin',
-  });
-  const vended = await vendEndpoint(
-    { db: pool, publicUrl: 'http://bench' },
-    human.id,
-    { name: `bell ${tag}` },
-    new Date(),
-  );
-  return { endpointId: vended.endpoint.id, humanId: human.id, credential: vended.credential };
-}
 
 /** Connects a client to `base`; records when each todo's ring arrives and wakes its waiter. */
 async function listener(base: string, credential: string, pool: Pool) {
@@ -84,7 +63,7 @@ async function listener(base: string, credential: string, pool: Pool) {
 }
 
 async function measureRings(pool: Pool, base: string): Promise<number[]> {
-  const { endpointId, humanId, credential } = await vend(pool);
+  const { endpointId, humanId, credential } = await vendBenchEndpoint(pool);
   const { client, arrivalOf } = await listener(base, credential, pool);
   const deps = { db: pool, defaultLeaseSeconds: 300 };
   const samples: number[] = [];

@@ -18,12 +18,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createPool, type Pool } from '../src/db/pool.js';
-import { newId } from '../src/domain/ids.js';
-import { vendEndpoint } from '../src/endpoints/manage.js';
-import { insertHuman } from '../src/store/humans.js';
 import { seedTodos, switchboardRound, timed, WORKERS } from './claim.js';
 import { backendCpu, backendCpuUsed } from './cpu.js';
-import { benchDatabase, median } from './db.js';
+import { benchDatabase, median, vendBenchEndpoint } from './db.js';
 import { startServe, type ServeChild } from './serve.js';
 
 const TODOS = Number(process.env.BENCH_TODOS ?? 20_000);
@@ -42,20 +39,9 @@ interface Vended {
 }
 
 async function vendWithTodos(pool: Pool, todos: number): Promise<Vended> {
-  const human = await insertHuman(pool, {
-    id: newId('hu'),
-    email: `bench-${newId('hu')}@example.test`,
-    displayName: 'bench',
-    role: 'member',
-  });
-  const vended = await vendEndpoint(
-    { db: pool, publicUrl: 'http://bench.test' },
-    human.id,
-    { name: 'bench' },
-    new Date(),
-  );
-  await seedTodos(pool, vended.endpoint.id, todos);
-  return { endpointId: vended.endpoint.id, credential: vended.credential };
+  const { endpointId, credential } = await vendBenchEndpoint(pool);
+  await seedTodos(pool, endpointId, todos);
+  return { endpointId, credential };
 }
 
 async function connect(url: string, credential: string): Promise<{ client: Client; end(): Promise<void> }> {

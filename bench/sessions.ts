@@ -12,10 +12,7 @@
 import { readFile } from 'node:fs/promises';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { createPool, type Pool } from '../src/db/pool.js';
-import { newId } from '../src/domain/ids.js';
-import { vendEndpoint } from '../src/endpoints/manage.js';
-import { insertHuman } from '../src/store/humans.js';
-import { benchDatabase, median } from './db.js';
+import { benchDatabase, median, vendBenchEndpoint } from './db.js';
 import { startServe, type ServeChild } from './serve.js';
 
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 1_000);
@@ -137,19 +134,7 @@ async function waitRecorded(pool: Pool, endpointId: string): Promise<{ live: num
 }
 
 async function vend(pool: Pool): Promise<{ endpointId: string; credential: string }> {
-  const human = await insertHuman(pool, {
-    id: newId('hu'),
-    email: `bench-${newId('hu')}@example.test`,
-    displayName: 'bench',
-    role: 'member',
-  });
-  const vended = await vendEndpoint(
-    { db: pool, publicUrl: 'http://bench.test' },
-    human.id,
-    { name: 'bench' },
-    new Date(),
-  );
-  return { endpointId: vended.endpoint.id, credential: vended.credential };
+  return vendBenchEndpoint(pool);
 }
 
 async function closeSessions(url: string, credential: string, sessions: Session[]): Promise<void> {
