@@ -12,6 +12,7 @@ import { startEmbedded, type EmbeddedPostgres } from './db/embedded.js';
 import { loadMigrations, migrate } from './db/migrate.js';
 import { createPool, type Pool } from './db/pool.js';
 import { Doorbell } from './doorbell/pump.js';
+import { Metrics } from './metrics/index.js';
 import { ensureSetupLink, localAdmin } from './identity/setup.js';
 import { reringSweep } from './sweeps/doorbell.js';
 import { idleSessionSweep } from './sweeps/sessions.js';
@@ -44,6 +45,7 @@ export interface Server {
   app: FastifyInstance;
   pool: Pool;
   doorbell: Doorbell;
+  metrics: Metrics;
   url: string;
   stop(): Promise<void>;
 }
@@ -73,11 +75,13 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
     const setupUrl = config.auth ? await ensureSetupLink(identity) : null;
 
     const version = versionInfo();
+    const metrics = new Metrics();
     const app = buildHttp({
       db: pool,
       pool,
       migrations,
       version,
+      metrics,
       log,
       publicUrl: config.publicUrl,
       defaultLeaseSeconds: config.todos.defaultLeaseSeconds,
@@ -123,7 +127,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
       log.info({ setup_url: setupUrl }, `no humans yet: open ${setupUrl} within 1 hour to create the first admin`);
     }
     if (syntheticAdmin) log.warn('SWITCHBOARD_AUTH=off: every request is treated as an admin (loopback only)');
-    return { app, pool, doorbell, url, stop: closeAll };
+    return { app, pool, doorbell, metrics, url, stop: closeAll };
   } catch (err) {
     await closeAll();
     throw err;

@@ -75,6 +75,7 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
   mcpRoutes(app, {
     db: deps.pool,
     defaultLeaseSeconds: deps.defaultLeaseSeconds,
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
     instanceId: deps.instanceId ?? `unnamed-${randomBytes(3).toString('hex')}`,
     version: deps.version,
     log: deps.log,

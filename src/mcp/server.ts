@@ -9,6 +9,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Queryable } from '../db/pool.js';
 import type { SessionDeps } from '../sessions/index.js';
 import type { TodoDeps } from '../todos/index.js';
+import type { Metrics } from '../metrics/index.js';
 import type { VersionInfo } from '../version.js';
 import { authenticateMcp, type Caller } from './auth.js';
 import type { ErrorLog } from './errors.js';
@@ -27,6 +28,7 @@ export interface McpDeps {
   /** Told when a session's notification stream opens here (the doorbell rings it). */
   onStreamOpen?: (endpointId: string, sessionId: string) => void;
   defaultLeaseSeconds: number;
+  metrics?: Metrics;
   instanceId: string;
   version: VersionInfo;
   log: ErrorLog;
@@ -152,7 +154,11 @@ declare module 'fastify' {
 /** Registers /mcp on the app and decorates it with the session registry (`app.mcpSessions`). */
 export function mcpRoutes(app: FastifyInstance, deps: McpDeps): SessionRegistry {
   const sessions: SessionDeps = { db: deps.db, instanceId: deps.instanceId };
-  const todos: TodoDeps = { db: deps.db, defaultLeaseSeconds: deps.defaultLeaseSeconds };
+  const todos: TodoDeps = {
+    db: deps.db,
+    defaultLeaseSeconds: deps.defaultLeaseSeconds,
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
+  };
   const registry = new SessionRegistry({
     sessions,
     log: deps.log,

@@ -4,6 +4,7 @@
 import type { Queryable } from '../db/pool.js';
 import { AppError, notFound } from '../domain/errors.js';
 import type { TodoState } from '../domain/todo.js';
+import type { Metrics } from '../metrics/index.js';
 import { probeTodo, type TodoScope } from '../store/todos.js';
 
 export interface TodoDeps {
@@ -11,6 +12,8 @@ export interface TodoDeps {
   db: Queryable;
   /** The server default lease, used when neither the call nor the endpoint sets one. */
   defaultLeaseSeconds: number;
+  /** Counted after commit; absent in tests that do not read metrics. */
+  metrics?: Metrics;
 }
 
 /** One MCP session of an endpoint: sees and claims only its granted queues. */
