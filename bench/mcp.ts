@@ -1,12 +1,12 @@
 // claim_next → complete over MCP against the same loop through the store, on one database
 // in one run.
 //
-// MCP: a `serve` child process (bench/serve.ts) on the bench database; 16 SDK clients in
-// this process, each its own session on one endpoint over StreamableHTTPClientTransport
-// (each also holds the notification stream the SDK opens after initialize), loop
-// claim_next → complete until the queue answers empty. Sessions are connected before the
-// clock starts. Every request pays what a real agent's does: HTTP, bearer lookup, the
-// session stamp, the verb, an SSE answer.
+// MCP: a `serve` child process (bench/serve.ts) on the bench database; 16 clients in this
+// process (bench/mcp-client.ts: bare fetch by default, the SDK's Client with
+// BENCH_MCP_CLIENT=sdk), each its own session on one endpoint holding its notification
+// stream, loop claim_next → complete until the queue answers empty. Sessions are connected
+// before the clock starts. Every request pays what a real agent's does: HTTP, the bearer
+// and session lookup, the verb, the JSON-RPC answer.
 // Store: bench/claim.ts's switchboardRound — 16 workers looping claimNext → complete
 // through the todo use cases in this process — on an endpoint seeded the same way.
 // Rounds alternate which goes first; the ratio is the median of per-round ratios.
@@ -14,17 +14,17 @@
 // process, the serve child and PostgreSQL's backends spent on it (bench/cpu.ts), which a
 // shared machine disturbs far less than it disturbs the rates.
 
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createPool, type Pool } from '../src/db/pool.js';
 import { seedTodos, switchboardRound, timed, WORKERS } from './claim.js';
 import { backendCpu, backendCpuUsed } from './cpu.js';
 import { benchDatabase, median, vendBenchEndpoint } from './db.js';
+import { openSession, type ClientKind } from './mcp-client.js';
 import { startServe, type ServeChild } from './serve.js';
 
 const TODOS = Number(process.env.BENCH_TODOS ?? 20_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** Which client drives the MCP side (bench/mcp-client.ts): `raw` (default) or `sdk`. */
+const CLIENT: ClientKind = process.env.BENCH_MCP_CLIENT === 'sdk' ? 'sdk' : 'raw';
 /** Todos in the unmeasured warm-up round of each side: enough to JIT both paths. */
 const WARM_UP_TODOS = 2_000;
 /**
@@ -42,28 +42,6 @@ async function vendWithTodos(pool: Pool, todos: number): Promise<Vended> {
   const { endpointId, credential } = await vendBenchEndpoint(pool);
   await seedTodos(pool, endpointId, todos);
   return { endpointId, credential };
-}
-
-async function connect(url: string, credential: string): Promise<{ client: Client; end(): Promise<void> }> {
-  const transport = new StreamableHTTPClientTransport(new URL('/mcp', url), {
-    requestInit: { headers: { Authorization: `Bearer ${credential}` } },
-  });
-  const client = new Client({ name: 'switchboard-bench', version: '1.0.0' });
-  await client.connect(transport);
-  return {
-    client,
-    async end() {
-      await transport.terminateSession();
-      await client.close();
-    },
-  };
-}
-
-async function call(client: Client, name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
-  const body = (result.structuredContent ?? {}) as Record<string, unknown>;
-  if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(body)}`);
-  return body;
 }
 
 /** A round's rate and the CPU spent per cycle, in ms: this process, the serve child, PostgreSQL. */
@@ -92,17 +70,19 @@ async function charged(pool: Pool, serve: ServeChild, todos: number, round: () =
 }
 
 async function mcpRound(pool: Pool, serve: ServeChild, vended: Vended, todos: number): Promise<Round> {
-  const sessions = await Promise.all(Array.from({ length: WORKERS }, () => connect(serve.url, vended.credential)));
+  const sessions = await Promise.all(
+    Array.from({ length: WORKERS }, () => openSession(CLIENT, serve.url, vended.credential)),
+  );
   try {
     return await charged(pool, serve, todos, () =>
       timed(
-        sessions.map(({ client }) => async () => {
+        sessions.map((session) => async () => {
           let n = 0;
           for (;;) {
-            const claimed = await call(client, 'claim_next', {});
+            const claimed = await session.call('claim_next', {});
             const todo = claimed.todo as { id: string } | undefined;
             if (!todo) return n;
-            await call(client, 'complete', { id: todo.id, result: { ok: true } });
+            await session.call('complete', { id: todo.id, result: { ok: true } });
             n += 1;
           }
         }),
@@ -141,7 +121,7 @@ export async function runMcpBench(): Promise<void> {
   const serve = await startServe(db.url, { SWITCHBOARD_DB_POOL_SIZE: SERVER_POOL });
   try {
     process.stdout.write(
-      `mcp bench: ${WORKERS} sessions, ${TODOS} todos a round, ${ROUNDS} rounds each, ` +
+      `mcp bench: ${WORKERS} sessions (${CLIENT} client), ${TODOS} todos a round, ${ROUNDS} rounds each, ` +
         `serve child pid ${serve.pid} (pool ${SERVER_POOL}), on ${db.server}\n`,
     );
     const store = async (todos = TODOS) => {

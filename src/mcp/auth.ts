@@ -11,17 +11,20 @@ import { errorBody } from '../api/errors.js';
 export interface Caller {
   endpoint: Endpoint;
   token: string;
+  /** Whether the request's Mcp-Session-Id names a live session of this endpoint; null without one. */
+  sessionLive: boolean | null;
 }
 
-/** The caller, or null after answering 401. */
+/** The caller (and the state of the session it names, in the same round trip), or null after answering 401. */
 export async function authenticateMcp(
   db: Queryable,
   request: FastifyRequest,
   reply: FastifyReply,
+  sessionId: string | null,
 ): Promise<Caller | null> {
   const token = bearerOf(request);
-  const endpoint = token ? await endpointForCredential(db, token) : null;
-  if (token && endpoint) return { endpoint, token };
+  const found = token ? await endpointForCredential(db, token, sessionId) : null;
+  if (token && found) return { ...found, token };
   await reply
     .status(401)
     .header('WWW-Authenticate', 'Bearer realm="switchboard"')

@@ -17,8 +17,8 @@ function wire(value: object): Record<string, unknown> {
 }
 
 export function toolResult(value: object): CallToolResult {
-  const body = wire(value);
-  return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
+  const text = JSON.stringify(value);
+  return { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) as Record<string, unknown> };
 }
 
 function errorResult(code: string, message: string, details?: Record<string, unknown>): CallToolResult {

@@ -59,27 +59,39 @@ export function buildProtocol(deps: ProtocolDeps, endpoint: Endpoint, sessionId:
   server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => ({
     tools: toolsFor(endpointOf(extra.authInfo).verbs),
   }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const { name, arguments: args } = request.params;
-    try {
-      const current = endpointOf(extra.authInfo);
-      const verb = verbFor(current.verbs, name);
-      const ctx: VerbContext = {
-        todos: deps.todos,
-        sessions: deps.sessions,
-        endpoint: current,
-        sessionId,
-        agent: {
-          endpointId: current.id,
-          sessionId,
-          queues: current.queues,
-          defaultLeaseSeconds: current.default_lease_seconds,
-        },
-      };
-      return toolResult(await verb.run(ctx, args ?? {}));
-    } catch (err) {
-      return toolError(err, deps.log, name);
-    }
-  });
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+    callTool(deps, endpointOf(extra.authInfo), sessionId, request.params.name, request.params.arguments),
+  );
   return server;
+}
+
+/**
+ * One tools/call: the grant gate, then the verb, as a tool result (domain errors become
+ * `isError` results). Shared by the SDK handler and the direct path in `direct-call.ts`.
+ */
+export async function callTool(
+  deps: ProtocolDeps,
+  endpoint: Endpoint,
+  sessionId: string,
+  name: string,
+  args: Record<string, unknown> | undefined,
+) {
+  try {
+    const verb = verbFor(endpoint.verbs, name);
+    const ctx: VerbContext = {
+      todos: deps.todos,
+      sessions: deps.sessions,
+      endpoint,
+      sessionId,
+      agent: {
+        endpointId: endpoint.id,
+        sessionId,
+        queues: endpoint.queues,
+        defaultLeaseSeconds: endpoint.default_lease_seconds,
+      },
+    };
+    return toolResult(await verb.run(ctx, args ?? {}));
+  } catch (err) {
+    return toolError(err, deps.log, name);
+  }
 }

@@ -13,7 +13,8 @@ import type { Metrics } from '../metrics/index.js';
 import type { VersionInfo } from '../version.js';
 import { authenticateMcp, type Caller } from './auth.js';
 import type { ErrorLog } from './errors.js';
-import { authInfoFor, buildProtocol } from './protocol.js';
+import { directCallOf } from './direct-call.js';
+import { authInfoFor, buildProtocol, callTool, type ProtocolDeps } from './protocol.js';
 import { SessionRegistry, type LocalSession } from './sessions.js';
 
 /** The slice of the LISTEN/NOTIFY bus the MCP surface listens to. */
@@ -95,15 +96,15 @@ async function knownSession(registry: SessionRegistry, request: FastifyRequest, 
     await rpcError(reply, 400, SESSION_REQUIRED, 'Bad Request: Mcp-Session-Id header is required');
     return null;
   }
-  const session = await registry.find(caller.endpoint, sessionId);
+  const session = await registry.find(caller.endpoint, sessionId, caller.sessionLive === true);
   if (!session) await rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found');
   return session ? { sessionId, session } : null;
 }
 
-function routes(scope: FastifyInstance, deps: McpDeps, registry: SessionRegistry): void {
+function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, registry: SessionRegistry): void {
   jsonBodies(scope);
   scope.post('/mcp', async (request, reply) => {
-    const caller = await authenticateMcp(deps.db, request, reply);
+    const caller = await authenticateMcp(deps.db, request, reply, sessionIdOf(request));
     if (!caller) return reply;
     if (request.body === NOT_JSON || request.body === undefined) {
       return rpcError(reply, 400, PARSE_ERROR, 'Parse error: the body must be JSON-RPC');
@@ -112,13 +113,25 @@ function routes(scope: FastifyInstance, deps: McpDeps, registry: SessionRegistry
       const session = await registry.initialize(caller.endpoint, clientInfoOf(request.body));
       return handOver(deps.log, request, reply, caller, session);
     }
+    const sessionId = sessionIdOf(request);
+    const call = sessionId === null ? null : directCallOf(request);
+    if (sessionId !== null && call) {
+      if (!(await registry.isLive(caller.endpoint, sessionId, caller.sessionLive === true))) {
+        return rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found');
+      }
+      const result = await callTool(protocol, caller.endpoint, sessionId, call.name, call.args);
+      return reply
+        .header('mcp-session-id', sessionId)
+        .type('application/json')
+        .send({ jsonrpc: '2.0', id: call.id, result });
+    }
     const known = await knownSession(registry, request, reply, caller);
     if (!known) return reply;
     return handOver(deps.log, request, reply, caller, known.session);
   });
 
   scope.get('/mcp', async (request, reply) => {
-    const caller = await authenticateMcp(deps.db, request, reply);
+    const caller = await authenticateMcp(deps.db, request, reply, sessionIdOf(request));
     if (!caller) return reply;
     const known = await knownSession(registry, request, reply, caller);
     if (!known) return reply;
@@ -133,7 +146,7 @@ function routes(scope: FastifyInstance, deps: McpDeps, registry: SessionRegistry
   });
 
   scope.delete('/mcp', async (request, reply) => {
-    const caller = await authenticateMcp(deps.db, request, reply);
+    const caller = await authenticateMcp(deps.db, request, reply, sessionIdOf(request));
     if (!caller) return reply;
     const sessionId = sessionIdOf(request);
     if (!sessionId) return rpcError(reply, 400, SESSION_REQUIRED, 'Bad Request: Mcp-Session-Id header is required');
@@ -159,11 +172,11 @@ export function mcpRoutes(app: FastifyInstance, deps: McpDeps): SessionRegistry 
     defaultLeaseSeconds: deps.defaultLeaseSeconds,
     ...(deps.metrics ? { metrics: deps.metrics } : {}),
   };
+  const protocol: ProtocolDeps = { todos, sessions, version: deps.version, log: deps.log };
   const registry = new SessionRegistry({
     sessions,
     log: deps.log,
-    protocol: (endpoint, sessionId) =>
-      buildProtocol({ todos, sessions, version: deps.version, log: deps.log }, endpoint, sessionId),
+    protocol: (endpoint, sessionId) => buildProtocol(protocol, endpoint, sessionId),
   });
   const forget = (event: { [key: string]: unknown }) => {
     if (typeof event.endpoint_id !== 'string') return;
@@ -177,6 +190,6 @@ export function mcpRoutes(app: FastifyInstance, deps: McpDeps): SessionRegistry 
   app.decorate('mcpSessions', registry);
   // Streams stay open until closed: shutdown ends them first, or app.close() would wait on them.
   app.addHook('preClose', () => registry.closeAll());
-  void app.register(async (scope) => routes(scope, deps, registry));
+  void app.register(async (scope) => routes(scope, deps, protocol, registry));
   return registry;
 }

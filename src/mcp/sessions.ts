@@ -8,7 +8,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { newId } from '../domain/ids.js';
 import type { Endpoint } from '../endpoints/credentials.js';
-import { closeSession, findLiveSession, markStream, openSession, type SessionDeps } from '../sessions/index.js';
+import { closeSession, markStream, openSession, type SessionDeps } from '../sessions/index.js';
 import type { ErrorLog } from './errors.js';
 
 export interface LocalSession {
@@ -83,18 +83,28 @@ export class SessionRegistry {
     return entry;
   }
 
-  /** This endpoint's live session (stamped as seen) with a transport on this instance, or null. */
-  async find(endpoint: Endpoint, sessionId: string): Promise<LocalSession | null> {
-    const row = await findLiveSession(this.deps.sessions, endpoint.id, sessionId);
+  /**
+   * This endpoint's live session with a transport on this instance (rebuilt when another
+   * instance served it before), or null. `rowLive` is what mcp_sessions says of it.
+   */
+  async find(endpoint: Endpoint, sessionId: string, rowLive: boolean): Promise<LocalSession | null> {
+    if (!(await this.isLive(endpoint, sessionId, rowLive))) return null;
     const known = this.local.get(sessionId);
-    if (!row || (known && known.endpointId !== endpoint.id)) {
-      if (!row && known?.endpointId === endpoint.id) await this.drop(sessionId);
-      return null;
-    }
     if (known) return known;
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => sessionId });
     adoptSession(transport, sessionId);
     return this.attach(endpoint, sessionId, transport, true);
+  }
+
+  /**
+   * Whether this endpoint may use this session, given what mcp_sessions says of it
+   * (`rowLive`); a closed session's transport here is dropped. No transport is built:
+   * enough for the direct tools/call path.
+   */
+  async isLive(endpoint: Endpoint, sessionId: string, rowLive: boolean): Promise<boolean> {
+    const known = this.local.get(sessionId);
+    if (!rowLive && known?.endpointId === endpoint.id) await this.drop(sessionId);
+    return rowLive && (!known || known.endpointId === endpoint.id);
   }
 
   /** DELETE: closes the row and this instance's transport (ending its stream). */

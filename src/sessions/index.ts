@@ -37,10 +37,6 @@ export async function openSession(
 }
 
 /** The live session, stamped as seen; null when unknown, of another endpoint, or closed. */
-export function findLiveSession(deps: SessionDeps, endpointId: string, id: string): Promise<store.McpSession | null> {
-  return store.touchSession(deps.db, endpointId, id);
-}
-
 export function markStream(deps: SessionDeps, endpointId: string, id: string, open: boolean): Promise<void> {
   return store.setStreamOpen(deps.db, { endpointId, id, instance: deps.instanceId, open });
 }

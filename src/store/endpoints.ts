@@ -103,6 +103,46 @@ export async function authenticateEndpoint(db: Queryable, credentialHash: Buffer
   return res.rows[0] ?? null;
 }
 
+const E_COLUMNS = COLUMNS.replace(/(\w+)/g, 'e.$1');
+
+/**
+ * authenticateEndpoint and the session check of an MCP request in one round trip: the
+ * live endpoint holding this credential, and whether `sessionId` is a live session of
+ * it. A plain read; the last_seen_at stamps (at most once a minute, as above) follow
+ * only when one is due, so almost every request costs one indexed SELECT.
+ */
+export async function authenticateEndpointSession(
+  db: Queryable,
+  credentialHash: Buffer,
+  sessionId: string,
+): Promise<(Endpoint & { session_live: boolean }) | null> {
+  const res = await db.query<Endpoint & { session_live: boolean; session_stale: boolean; endpoint_stale: boolean }>({
+    name: 'authenticate_endpoint_session',
+    text: `SELECT ${E_COLUMNS}, s.id IS NOT NULL AS session_live,
+        coalesce(s.last_seen_at < now() - interval '1 minute', false) AS session_stale,
+        coalesce(e.last_seen_at < now() - interval '1 minute', true) AS endpoint_stale
+       FROM endpoints e
+       LEFT JOIN mcp_sessions s ON s.endpoint_id = e.id AND s.id = $2 AND s.closed_at IS NULL
+      WHERE e.credential_hash = $1 AND e.revoked_at IS NULL AND (e.expires_at IS NULL OR e.expires_at > now())`,
+    values: [credentialHash, sessionId],
+  });
+  const row = res.rows[0];
+  if (!row) return null;
+  const { session_stale: sessionStale, endpoint_stale: endpointStale, ...found } = row;
+  if (endpointStale || sessionStale) {
+    await db.query({
+      name: 'stamp_endpoint_session',
+      text: `WITH e AS (
+         UPDATE endpoints SET last_seen_at = now()
+          WHERE id = $1 AND $3 AND (last_seen_at IS NULL OR last_seen_at < now() - interval '1 minute'))
+       UPDATE mcp_sessions SET last_seen_at = now()
+        WHERE endpoint_id = $1 AND id = $2 AND $4 AND last_seen_at < now() - interval '1 minute'`,
+      values: [found.id, sessionId, endpointStale, sessionStale],
+    });
+  }
+  return found;
+}
+
 /**
  * Revokes an endpoint in one statement: the credential stops matching, its live todos
  * are dead-lettered (`endpoint_revoked`) with open attempts closed as revoked, its MCP

@@ -39,25 +39,6 @@ export async function insertSession(db: Queryable, a: InsertSessionArgs): Promis
   return res.rows[0] as McpSession;
 }
 
-/**
- * The live session of this endpoint; null when unknown, foreign or closed. last_seen_at
- * is stamped at most once a minute (the idle sweep works in half hours), so most calls
- * read without writing.
- */
-export async function touchSession(db: Queryable, endpointId: string, id: string): Promise<McpSession | null> {
-  const res = await db.query<McpSession>({
-    name: 'touch_session',
-    text: `WITH s AS (
-       SELECT ${COLUMNS} FROM mcp_sessions WHERE endpoint_id = $1 AND id = $2 AND closed_at IS NULL),
-     touched AS (
-       UPDATE mcp_sessions m SET last_seen_at = now() FROM s
-        WHERE m.endpoint_id = s.endpoint_id AND m.id = s.id AND s.last_seen_at < now() - interval '1 minute')
-     SELECT * FROM s`,
-    values: [endpointId, id],
-  });
-  return res.rows[0] ?? null;
-}
-
 /** Records whether a notification stream is open, and on which instance. */
 export async function setStreamOpen(
   db: Queryable,
