@@ -13,6 +13,7 @@ import { loadMigrations, migrate } from './db/migrate.js';
 import { createPool, type Pool } from './db/pool.js';
 import { Doorbell } from './doorbell/pump.js';
 import { Metrics } from './metrics/index.js';
+import { queueCollectors } from './metrics/queues.js';
 import { ensureSetupLink, localAdmin } from './identity/setup.js';
 import { reringSweep } from './sweeps/doorbell.js';
 import { idleSessionSweep } from './sweeps/sessions.js';
@@ -76,12 +77,14 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
 
     const version = versionInfo();
     const metrics = new Metrics();
+    queueCollectors(metrics, pool);
     const app = buildHttp({
       db: pool,
       pool,
       migrations,
       version,
       metrics,
+      metricsToken: config.metricsToken,
       log,
       publicUrl: config.publicUrl,
       defaultLeaseSeconds: config.todos.defaultLeaseSeconds,
@@ -101,7 +104,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
       instanceId,
       log,
       sweeps: [
-        reaperSweep(pool, config.sweeps.reaperIntervalMs),
+        reaperSweep(pool, config.sweeps.reaperIntervalMs, metrics),
         retryRequeueSweep(pool, config.sweeps.reaperIntervalMs),
         retentionSweep(pool, config.sweeps.retentionIntervalMs, config.sweeps.retentionMs),
         endpointExpirySweep(pool, config.sweeps.reaperIntervalMs),

@@ -4,9 +4,8 @@
 import type { FastifyInstance } from 'fastify';
 import { deleteEndpoint, listEndpoints, revokeEndpoint, showEndpoint, vendEndpoint } from '../endpoints/manage.js';
 import { cancelTodo, listEndpointTodos, pushTodo, retryTodo, showTodo, type OperatorDeps } from '../endpoints/todos.js';
-import { ingestDelivery } from '../webhooks/ingest.js';
+import { ingestDelivery, type IngestDeps } from '../webhooks/ingest.js';
 import { createWebhook, deleteWebhook, listWebhooks, rotateWebhook } from '../webhooks/manage.js';
-import type { Pool } from '../db/pool.js';
 import type { Auth } from './auth.js';
 
 type RefParams = { Params: { ref: string } };
@@ -81,11 +80,7 @@ export function endpointRoutes(app: FastifyInstance, deps: OperatorDeps, auth: A
   });
 }
 
-export function ingestRoutes(
-  app: FastifyInstance,
-  deps: { pool: Pool; defaultLeaseSeconds: number },
-  auth: Auth,
-): void {
+export function ingestRoutes(app: FastifyInstance, deps: IngestDeps, auth: Auth): void {
   app.post<{ Params: { token: string } }>('/webhooks/:token', async (request, reply) => {
     auth.limitIp(request, reply);
     const header = (name: string) => {

@@ -1,18 +1,15 @@
 // /healthz (the process is up), /readyz (the database answers and the schema is current),
-// /version, /metrics (Prometheus text; issue 9 adds its token). None needs credentials;
-// none reveals anything beyond the build and aggregate counts.
+// /version. None needs credentials; none reveals anything beyond the build.
 
 import type { FastifyInstance } from 'fastify';
 import { ping, type Queryable } from '../db/pool.js';
 import { schemaStatus, type Migration } from '../db/migrate.js';
-import type { Metrics } from '../metrics/index.js';
 import type { VersionInfo } from '../version.js';
 
 export interface HealthDeps {
   db: Queryable;
   migrations: Migration[];
   version: VersionInfo;
-  metrics?: Metrics;
 }
 
 export function healthRoutes(app: FastifyInstance, deps: HealthDeps): void {
@@ -30,11 +27,4 @@ export function healthRoutes(app: FastifyInstance, deps: HealthDeps): void {
   });
 
   app.get('/version', async () => deps.version);
-
-  const metrics = deps.metrics;
-  if (metrics) {
-    app.get('/metrics', async (_request, reply) =>
-      reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
-    );
-  }
 }

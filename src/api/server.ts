@@ -15,6 +15,9 @@ import { endpointRoutes, ingestRoutes } from './endpoint-routes.js';
 import { errorBody, handleError } from './errors.js';
 import { healthRoutes, type HealthDeps } from './health.js';
 import { identityRoutes } from './identity-routes.js';
+import { metricsRoute } from './metrics-route.js';
+import { requestId, requestLog } from './request-log.js';
+import type { Metrics } from '../metrics/index.js';
 
 /** 1 MiB: the largest todo (64 KiB body + 256 KiB payload) with room for JSON overhead. */
 export const BODY_LIMIT = 1024 * 1024;
@@ -25,6 +28,10 @@ export interface HttpDeps extends HealthDeps {
   publicUrl: string;
   defaultLeaseSeconds: number;
   syntheticAdmin: Principal | null;
+  /** The process registry; without it there is no /metrics (most tests). */
+  metrics?: Metrics;
+  /** The bearer /metrics requires; null or absent: open. */
+  metricsToken?: string | null;
   /** Proxy addresses or CIDRs whose X-Forwarded-* headers are believed; unset or empty: none. */
   trustProxy?: string[];
   /** Recorded on the MCP sessions and streams this process holds; tests may leave it out. */
@@ -40,8 +47,11 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
   const app = Fastify({
     loggerInstance: deps.log,
     bodyLimit: BODY_LIMIT,
-    // Per-request lines would drown the log at agent polling rates; errors are still logged.
-    logController: new LogController({ disableRequestLogging: true }),
+    // Fastify's two lines per request (received, completed) are replaced by one compact
+    // line from request-log.ts.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
+    genReqId: requestId,
+    requestIdHeader: false,
     // Streams (MCP notifications, SSE) stay open; shutdown closes them explicitly.
     forceCloseConnections: 'idle',
     // X-Forwarded-For/-Proto are believed only from the configured proxies: from anyone
@@ -56,15 +66,18 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
     void reply.header('X-Content-Type-Options', 'nosniff');
     void reply.header('Cache-Control', 'no-store');
   });
+  requestLog(app);
   void app.register(cookie);
 
   const now = deps.now ?? (() => new Date());
   const identity = { db: deps.pool, publicUrl: deps.publicUrl };
   const auth = createAuth({ ...identity, syntheticAdmin: deps.syntheticAdmin, nowMs: () => now().getTime() });
   healthRoutes(app, deps);
+  if (deps.metrics) metricsRoute(app, { metrics: deps.metrics, token: deps.metricsToken ?? null });
   identityRoutes(app, identity, auth, now);
-  endpointRoutes(app, { ...identity, defaultLeaseSeconds: deps.defaultLeaseSeconds }, auth, now);
-  ingestRoutes(app, { pool: deps.pool, defaultLeaseSeconds: deps.defaultLeaseSeconds }, auth);
+  const counted = deps.metrics ? { metrics: deps.metrics } : {};
+  endpointRoutes(app, { ...identity, defaultLeaseSeconds: deps.defaultLeaseSeconds, ...counted }, auth, now);
+  ingestRoutes(app, { pool: deps.pool, defaultLeaseSeconds: deps.defaultLeaseSeconds, ...counted }, auth);
   // HTML forms are parsed only in the board's own context: /api/v1 takes JSON alone, so
   // a cross-site form (no CORS preflight) can never drive the API.
   void app.register(async (board) => {
@@ -75,7 +88,7 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
   mcpRoutes(app, {
     db: deps.pool,
     defaultLeaseSeconds: deps.defaultLeaseSeconds,
-    ...(deps.metrics ? { metrics: deps.metrics } : {}),
+    ...counted,
     instanceId: deps.instanceId ?? `unnamed-${randomBytes(3).toString('hex')}`,
     version: deps.version,
     log: deps.log,

@@ -112,6 +112,9 @@ const SCHEMA = z.object({
     }),
   // The URL people and agents use to reach this server, for links the server prints.
   SWITCHBOARD_PUBLIC_URL: z.string().url().optional(),
+  // Unset: /metrics is open (aggregates only, no ids). Set: a scraper's bearer; 32+
+  // characters so it cannot be guessed, and no endpoint, API token or cookie opens it.
+  SWITCHBOARD_METRICS_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
   // Read by the CLI (src/config/cli.ts), never by the server: listed so that a shell with
   // them exported can still run `serve` without an unknown-variable error.
   SWITCHBOARD_URL: z.string().optional(),
@@ -130,6 +133,8 @@ export interface Config {
   auth: boolean;
   trustProxy: string[];
   instanceId: string | null;
+  /** The bearer /metrics requires; null: /metrics is open. */
+  metricsToken: string | null;
   todos: { defaultLeaseSeconds: number };
   sweeps: { reaperIntervalMs: number; retentionIntervalMs: number; retentionMs: number };
 }
@@ -175,6 +180,7 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
       auth: e.SWITCHBOARD_AUTH === 'on',
       trustProxy: e.SWITCHBOARD_TRUST_PROXY,
       instanceId: e.SWITCHBOARD_INSTANCE_ID ?? null,
+      metricsToken: e.SWITCHBOARD_METRICS_TOKEN ?? null,
       todos: { defaultLeaseSeconds: Math.round(e.SWITCHBOARD_DEFAULT_LEASE / 1000) },
       sweeps: {
         reaperIntervalMs: e.SWITCHBOARD_REAPER_INTERVAL,

@@ -7,6 +7,7 @@ import type { Queryable } from '../db/pool.js';
 import { endpointForCredential, type Endpoint } from '../endpoints/credentials.js';
 import { bearerOf } from '../api/auth.js';
 import { errorBody } from '../api/errors.js';
+import { noteEndpoint } from '../api/request-log.js';
 
 export interface Caller {
   endpoint: Endpoint;
@@ -24,7 +25,10 @@ export async function authenticateMcp(
 ): Promise<Caller | null> {
   const token = bearerOf(request);
   const found = token ? await endpointForCredential(db, token, sessionId) : null;
-  if (token && found) return { ...found, token };
+  if (token && found) {
+    noteEndpoint(request, found.endpoint.slug);
+    return { ...found, token };
+  }
   await reply
     .status(401)
     .header('WWW-Authenticate', 'Bearer realm="switchboard"')

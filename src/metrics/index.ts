@@ -4,7 +4,7 @@
 // reports the same truth) register here too; each area adds its series in its own file
 // beside this one. No endpoint, session, todo or human id is ever a label.
 
-import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
  * Distinct `queue` label values a process will report before folding the rest into
@@ -32,6 +32,11 @@ export class Metrics {
   readonly todosReleased = this.counter('switchboard_todos_released_total', 'Claims released back to pending.');
   readonly leaseExpirations = this.counter('switchboard_lease_expirations_total', 'Leases that lapsed.');
   readonly todoAttempts = this.counter('switchboard_todo_attempts_total', 'Attempt rows opened.');
+  readonly collectionErrors = this.counter(
+    'switchboard_collection_errors_total',
+    'Scrape-time collectors that failed (their series are left out of that scrape).',
+    ['collector'],
+  );
 
   constructor(options: { defaults?: boolean } = {}) {
     if (options.defaults ?? true) collectDefaultMetrics({ register: this.registry });
@@ -40,6 +45,37 @@ export class Metrics {
   /** A counter on this registry; areas call it from their own files for their series. */
   counter<L extends string = never>(name: string, help: string, labelNames: L[] = []): Counter<L> {
     return new Counter<L>({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  /**
+   * A gauge read at scrape time. `read` sets its values; when it throws, the gauge is
+   * left empty for this scrape and `switchboard_collection_errors_total{collector}`
+   * counts it — a failing collector never fails the scrape.
+   */
+  gauge<L extends string>(
+    collector: string,
+    name: string,
+    help: string,
+    labelNames: L[],
+    read: (gauge: Gauge<L>) => Promise<void>,
+  ): Gauge<L> {
+    const errors = this.collectionErrors;
+    errors.inc({ collector }, 0);
+    return new Gauge<L>({
+      name,
+      help,
+      labelNames,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        try {
+          await read(this);
+        } catch {
+          this.reset();
+          errors.inc({ collector });
+        }
+      },
+    });
   }
 
   /** The `queue` label for a queue name: itself while under the cap, else `other`. */

@@ -3,6 +3,7 @@
 // backlog drains over a few ticks instead of one long transaction.
 
 import type { Pool } from '../db/pool.js';
+import type { Metrics } from '../metrics/index.js';
 import { pruneTerminal, reapExpired, requeueDueRetries } from '../store/todo-sweeps.js';
 import type { Sweep } from './runner.js';
 
@@ -21,7 +22,7 @@ async function drain(step: () => Promise<number>): Promise<number> {
   return total;
 }
 
-export function reaperSweep(db: Pool, intervalMs: number): Sweep {
+export function reaperSweep(db: Pool, intervalMs: number, metrics?: Metrics): Sweep {
   return {
     name: 'reaper',
     intervalMs,
@@ -30,6 +31,8 @@ export function reaperSweep(db: Pool, intervalMs: number): Sweep {
       const requeued = await drain(async () => {
         const r = await reapExpired(db, BATCH);
         deadLettered += r.deadLettered;
+        metrics?.leaseExpirations.inc(r.requeued + r.deadLettered);
+        metrics?.todosDeadLettered.inc(r.deadLettered);
         return r.requeued + r.deadLettered;
       });
       return { requeued: requeued - deadLettered, dead_lettered: deadLettered };

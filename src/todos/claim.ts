@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { AppError } from '../domain/errors.js';
 import { leaseSeconds, parseInput, QUEUE_NAME, resolveLeaseSeconds, type Todo } from '../domain/todo.js';
-import { claimById, claimNext as claimNextRow } from '../store/claims.js';
+import { claimById, claimNext as claimNextRow, type ClaimedTodo } from '../store/claims.js';
 import { zeroRowError, type Agent, type TodoDeps } from './context.js';
 
 const claimInput = z.object({ id: z.string().min(1).max(64), lease_seconds: leaseSeconds.optional() }).strict();
@@ -15,6 +15,17 @@ const claimNextInput = z
     lease_seconds: leaseSeconds.optional(),
   })
   .strict();
+
+/** A committed claim: counted (a takeover also ends a lapsed lease), answered without the flag. */
+function claimed(deps: TodoDeps, row: ClaimedTodo): Todo {
+  const { taken_over: takenOver, ...todo } = row;
+  if (deps.metrics) {
+    deps.metrics.todosClaimed.inc({ queue: deps.metrics.queueLabel(todo.queue) });
+    deps.metrics.todoAttempts.inc();
+    if (takenOver > 0) deps.metrics.leaseExpirations.inc();
+  }
+  return todo;
+}
 
 export interface ClaimResult {
   todo: Todo;
@@ -30,8 +41,7 @@ export async function claim(deps: TodoDeps, agent: Agent, input: unknown): Promi
     id: data.id,
   });
   if (!row) throw await zeroRowError(deps, { endpointId: agent.endpointId, queues: agent.queues }, data.id, 'claim');
-  const { taken_over: _takenOver, ...todo } = row;
-  return { todo };
+  return { todo: claimed(deps, row) };
 }
 
 export type ClaimNextResult = ClaimResult | { empty: true };
@@ -51,6 +61,5 @@ export async function claimNext(deps: TodoDeps, agent: Agent, input: unknown): P
     leaseSeconds: resolveLeaseSeconds(data.lease_seconds, agent.defaultLeaseSeconds, deps.defaultLeaseSeconds),
   });
   if (!row) return { empty: true };
-  const { taken_over: _takenOver, ...todo } = row;
-  return { todo };
+  return { todo: claimed(deps, row) };
 }

@@ -26,7 +26,7 @@ export async function createTodo(
       granted: target.grantedQueues,
     });
   }
-  return insertTodo(deps.db, {
+  const result = await insertTodo(deps.db, {
     endpointId: target.endpointId,
     id: newId('td'),
     queue: data.queue,
@@ -40,4 +40,6 @@ export async function createTodo(
     idempotencyKey: data.idempotency_key ?? null,
     maxAttempts: data.max_attempts ?? LIMITS.defaultMaxAttempts,
   });
+  if (result.created) deps.metrics?.todosCreated.inc();
+  return result;
 }

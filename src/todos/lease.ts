@@ -44,17 +44,26 @@ export async function heartbeat(deps: TodoDeps, agent: Agent, input: unknown): P
 
 export async function complete(deps: TodoDeps, agent: Agent, input: unknown): Promise<{ todo: TodoSummary }> {
   const data = parseInput(completeInput, input);
-  return owned(deps, agent, data.id, 'complete', (a) => claims.complete(deps.db, { ...a, result: data.result }));
+  const done = await owned(deps, agent, data.id, 'complete', (a) =>
+    claims.complete(deps.db, { ...a, result: data.result }),
+  );
+  deps.metrics?.todosCompleted.inc();
+  return done;
 }
 
 export async function fail(deps: TodoDeps, agent: Agent, input: unknown): Promise<{ todo: TodoSummary }> {
   const data = parseInput(failInput, input);
-  return owned(deps, agent, data.id, 'fail', (a) =>
+  const failed = await owned(deps, agent, data.id, 'fail', (a) =>
     claims.fail(deps.db, { ...a, error: data.error ?? null, result: data.result, schedule: SCHEDULE }),
   );
+  deps.metrics?.todosFailed.inc();
+  if (failed.todo.state === 'failed' && failed.todo.next_retry_at === null) deps.metrics?.todosDeadLettered.inc();
+  return failed;
 }
 
 export async function release(deps: TodoDeps, agent: Agent, input: unknown): Promise<{ todo: TodoSummary }> {
   const data = parseInput(releaseInput, input);
-  return owned(deps, agent, data.id, 'release', (a) => claims.release(deps.db, a));
+  const released = await owned(deps, agent, data.id, 'release', (a) => claims.release(deps.db, a));
+  deps.metrics?.todosReleased.inc();
+  return released;
 }

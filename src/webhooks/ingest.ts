@@ -10,6 +10,7 @@ import { AppError, invalidArgument } from '../domain/errors.js';
 import { hashSecret } from '../identity/secrets.js';
 import { claimDelivery, touchWebhook, webhookForToken } from '../store/webhooks.js';
 import { createTodo, type TodoDeps } from '../todos/index.js';
+import type { Metrics } from '../metrics/index.js';
 
 export interface Delivery {
   body: unknown;
@@ -34,8 +35,15 @@ function splitBody(body: unknown, titleHeader: string | undefined): { title: str
   return { title: title ?? titleHeader ?? DEFAULT_TITLE, payload: rest };
 }
 
+export interface IngestDeps {
+  pool: Pool;
+  defaultLeaseSeconds: number;
+  /** Counted after the delivery's transaction commits. */
+  metrics?: Metrics;
+}
+
 export async function ingestDelivery(
-  deps: { pool: Pool; defaultLeaseSeconds: number },
+  deps: IngestDeps,
   token: string,
   delivery: Delivery,
 ): Promise<{ todo_id: string; created: boolean }> {
@@ -47,7 +55,7 @@ export async function ingestDelivery(
   const { title, payload } = splitBody(delivery.body, delivery.titleHeader);
   const input = { queue: webhook.queue, title, payload, source: 'webhook' };
   try {
-    const todo = await withTx(deps.pool, async (tx) => {
+    const { todo, created } = await withTx(deps.pool, async (tx) => {
       const todoDeps: TodoDeps = { db: tx, defaultLeaseSeconds: deps.defaultLeaseSeconds };
       const created = await createTodo(todoDeps, { endpointId: webhook.endpoint_id }, { webhookId: webhook.id }, input);
       if (delivery.deliveryId !== undefined) {
@@ -60,8 +68,9 @@ export async function ingestDelivery(
         if (earlier) throw new Replayed(earlier);
       }
       await touchWebhook(tx, webhook.endpoint_id, webhook.id);
-      return created.todo;
+      return created;
     });
+    if (created) deps.metrics?.todosCreated.inc();
     return { todo_id: todo.id, created: true };
   } catch (err) {
     if (err instanceof Replayed) return { todo_id: err.todoId, created: false };

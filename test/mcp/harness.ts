@@ -10,7 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
-import { buildHttp } from '../../src/api/server.js';
+import { buildHttp, type HttpDeps } from '../../src/api/server.js';
 import type { McpBus } from '../../src/mcp/server.js';
 import { loadMigrations } from '../../src/db/migrate.js';
 import type { Pool } from '../../src/db/pool.js';
@@ -26,6 +26,7 @@ export async function startApp(
   pool: Pool,
   instanceId: string,
   bus?: McpBus,
+  extra: Partial<HttpDeps> = {},
 ): Promise<{ app: FastifyInstance; url: string }> {
   const app = buildHttp({
     db: pool,
@@ -38,6 +39,7 @@ export async function startApp(
     syntheticAdmin: null,
     instanceId,
     ...(bus ? { bus } : {}),
+    ...extra,
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   after(() => app.close());

@@ -1,0 +1,80 @@
+// Pins docs/metrics.md against the code: after the actions an agent and the sweeps really
+// perform, every series the table documents appears in a scrape, with exactly its labels.
+
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { Metrics } from '../../src/metrics/index.js';
+import { queueCollectors } from '../../src/metrics/queues.js';
+import { reaperSweep } from '../../src/sweeps/todos.js';
+import { testDatabase } from '../helpers/db.js';
+import { connect, ok, startApp, vend } from '../mcp/harness.js';
+
+const { pool } = await testDatabase('metrics_series');
+const metrics = new Metrics();
+queueCollectors(metrics, pool);
+const token = 't'.repeat(32);
+const app = await startApp(pool, 'instance-a', undefined, { metrics, metricsToken: token });
+
+/** The documented series: name → label names, from the table in docs/metrics.md. */
+function documented(): Map<string, string[]> {
+  const doc = readFileSync(new URL('../../docs/metrics.md', import.meta.url), 'utf8');
+  const rows = [...doc.matchAll(/^\| `(switchboard_[a-z_]+)` *\|[^|]*\|([^|]*)\|/gm)];
+  return new Map(rows.map((m) => [m[1] ?? '', [...(m[2] ?? '').matchAll(/`([a-z_]+)`/g)].map((l) => l[1] ?? '')]));
+}
+
+/** Each series in a scrape → the label-name sets its samples carry. */
+function scraped(text: string): Map<string, Set<string>> {
+  const found = new Map<string, Set<string>>();
+  for (const m of text.matchAll(/^([a-z_]+)(?:\{([^}]*)\})? \S+$/gm)) {
+    const labels = [...(m[2] ?? '').matchAll(/([a-z_]+)="/g)].map((l) => l[1]).join(',');
+    found.set(m[1] ?? '', (found.get(m[1] ?? '') ?? new Set()).add(labels));
+  }
+  return found;
+}
+
+test('every documented series appears with its labels after the matching actions', async () => {
+  const { credential } = await vend(pool, { queues: ['inbox'] });
+  const agent = await connect(app.url, credential);
+  const create = async (extra: Record<string, unknown> = {}) =>
+    (await ok(agent, 'create_todo', { queue: 'inbox', title: 'work', ...extra })).todo.id as string;
+  const [done, failed, released, lapsed] = [
+    await create(),
+    await create({ max_attempts: 1 }),
+    await create(),
+    await create(),
+  ];
+  await create();
+  await ok(agent, 'claim', { id: done });
+  await ok(agent, 'complete', { id: done });
+  await ok(agent, 'claim', { id: failed });
+  await ok(agent, 'fail', { id: failed, error: 'no' });
+  await ok(agent, 'claim', { id: released });
+  await ok(agent, 'release', { id: released });
+  await ok(agent, 'claim', { id: lapsed });
+  await pool.query(`UPDATE todos SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [lapsed]);
+  await reaperSweep(pool, 1000, metrics).run();
+
+  const res = await fetch(`${app.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+  assert.equal(res.status, 200);
+  const text = await res.text();
+  const found = scraped(text);
+  const series = documented();
+  assert.ok(series.size >= 10, 'the table in docs/metrics.md lists the series');
+  for (const [name, labels] of series) {
+    const sets = found.get(name);
+    assert.ok(sets, `${name} is documented but not in the scrape`);
+    assert.ok(
+      sets.has(labels.join(',')),
+      `${name}: documented labels {${labels.join(',')}}, scraped ${[...sets].join(' | ')}`,
+    );
+  }
+  const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1]);
+  assert.equal(value(/^switchboard_todos_created_total (\d+)$/m), 5);
+  assert.equal(value(/^switchboard_todos_claimed_total\{queue="inbox"\} (\d+)$/m), 4);
+  assert.equal(value(/^switchboard_todo_attempts_total (\d+)$/m), 4);
+  assert.equal(value(/^switchboard_todos_dead_lettered_total (\d+)$/m), 1);
+  assert.equal(value(/^switchboard_lease_expirations_total (\d+)$/m), 1);
+  assert.equal(value(/^switchboard_queue_todos\{queue="inbox",state="pending"\} (\d+)$/m), 3);
+  assert.equal(value(/^switchboard_queue_todos\{queue="inbox",state="canceled"\} (\d+)$/m), 0);
+});
