@@ -25,36 +25,60 @@ export interface ClaimArgs {
 }
 
 /**
- * Claims the row chosen by `pick` (a CTE yielding at most one locked endpoint_id, id):
- * closes a lapsed attempt (takeover), marks the row claimed, opens a new attempt. The
- * `claimed` CTE reads `taken_over`, which runs `closed` before `opened` inserts, so the
- * one-open-attempt index never sees two open rows.
+ * Claims the row chosen by `pick` (a CTE yielding at most one locked endpoint_id, id,
+ * claims, queue): closes a lapsed attempt (takeover), marks the row claimed, opens a new
+ * attempt. The `claimed` CTE reads `taken_over`, which runs `closed` before `opened`
+ * inserts, so the one-open-attempt index never sees two open rows.
+ *
+ * Admission (seed 000): `pol` probes the candidate's queue for a policy with FOR UPDATE,
+ * after the todo lock (lock order: todo, then policy). Without a policy it is one indexed
+ * miss that locks nothing and the row is claimed as before. With one, nothing is claimed:
+ * the row comes back with `policy_id` set, both locks held, for the admission path to
+ * decide (src/store/admission-claims.ts). `gate: false` is that path's own claim of the
+ * row it already admitted, at the instant `clock` it admitted it.
  */
-function claimSql(pick: string): string {
+export function claimSql(pick: string, options: { gate?: boolean; clock?: string; extra?: string } = {}): string {
+  const now = options.clock ?? 'now()';
+  const gate = options.gate ?? true;
   return `WITH pick AS (${pick}),
-    closed AS (${closeAttemptSql('pick', 'lease_expired')} RETURNING a.seq),
+    pol AS (${gate ? POLICY_PROBE : 'SELECT NULL::uuid AS id WHERE false'}),
+    free AS (SELECT * FROM pick WHERE NOT EXISTS (SELECT 1 FROM pol)),
+    closed AS (${closeAttemptSql('free', 'lease_expired')} RETURNING a.seq),
     claimed AS (
       UPDATE todos t SET
         state = 'claimed', owner_session_id = $3, attempt = t.attempt + 1, claims = t.claims + 1,
-        lease_expires_at = now() + make_interval(secs => $4), claimed_at = now(), next_retry_at = NULL,
-        ready_at = CASE WHEN t.attempt + 1 < t.max_attempts THEN now() + make_interval(secs => $4) END,
+        lease_expires_at = ${now} + make_interval(secs => $4), claimed_at = ${now}, next_retry_at = NULL,
+        ready_at = CASE WHEN t.attempt + 1 < t.max_attempts THEN ${now} + make_interval(secs => $4) END,
         updated_at = now()
-      FROM pick WHERE t.endpoint_id = pick.endpoint_id AND t.id = pick.id
+      FROM free WHERE t.endpoint_id = free.endpoint_id AND t.id = free.id
       RETURNING ${COLUMNS}, (SELECT count(*) FROM closed) AS taken_over),
     opened AS (
       INSERT INTO todo_attempts (endpoint_id, todo_id, seq, attempt, session_id, claimed_at, lease_expires_at)
-      SELECT endpoint_id, id, claims, attempt, owner_session_id, claimed_at, lease_expires_at FROM claimed)
-    SELECT * FROM claimed`;
+      SELECT endpoint_id, id, claims, attempt, owner_session_id, claimed_at, lease_expires_at FROM claimed)${options.extra ?? ''}
+    SELECT claimed.*, NULL::uuid AS policy_id, NULL::text AS picked_id, NULL::text AS picked_queue FROM claimed
+    UNION ALL
+    SELECT ${NULL_TODO}, pol.id, pick.id, pick.queue FROM pick, pol`;
 }
 
+/** The policy of the picked row's queue, locked; no row (and no lock) for a queue without one. */
+const POLICY_PROBE = `SELECT p.id FROM admission_policies p, pick
+   WHERE p.endpoint_id = pick.endpoint_id AND p.queue = pick.queue FOR UPDATE OF p`;
+
+const NULL_TODO = [...COLUMNS.split(','), 'taken_over'].map(() => 'NULL').join(', ');
+
 export type ClaimedTodo = Todo & { taken_over: number };
+
+/** A claim statement's row: a claimed todo, or (policy_id set) a candidate its queue's policy must admit. */
+export type ClaimRow =
+  | (ClaimedTodo & { policy_id: null; picked_id: null; picked_queue: null })
+  | { policy_id: string; picked_id: string; picked_queue: string };
 
 // Ordered by ready_at alone so the scan follows an index and stops at the first
 // unlocked row; ties (a bulk insert) fall back to index order. One queue compares with
 // `=` so the planner can use the per-queue index; several use the per-endpoint one.
 const nextSql = (queueMatch: string) =>
   claimSql(`
-  SELECT t.endpoint_id, t.id, t.claims FROM todos t
+  SELECT t.endpoint_id, t.id, t.claims, t.queue FROM todos t
    WHERE t.endpoint_id = $1 AND ${queueMatch} AND ${CLAIMABLE}
    ORDER BY t.ready_at
    LIMIT 1 FOR UPDATE SKIP LOCKED`);
@@ -62,9 +86,9 @@ const CLAIM_NEXT_ONE = nextSql('t.queue = ($2::text[])[1]');
 const CLAIM_NEXT_ANY = nextSql('t.queue = ANY($2::text[])');
 
 /** The oldest claimable todo over the given queues, skipping rows other claimers hold. */
-export async function claimNext(db: Queryable, a: ClaimArgs): Promise<ClaimedTodo | null> {
+export async function claimNext(db: Queryable, a: ClaimArgs): Promise<ClaimRow | null> {
   const sql = a.queues.length === 1 ? CLAIM_NEXT_ONE : CLAIM_NEXT_ANY;
-  const res = await db.query<ClaimedTodo>({
+  const res = await db.query<ClaimRow>({
     name: a.queues.length === 1 ? 'claim_next_one' : 'claim_next_any',
     text: sql,
     values: [a.endpointId, a.queues, a.sessionId, a.leaseSeconds],
@@ -73,13 +97,13 @@ export async function claimNext(db: Queryable, a: ClaimArgs): Promise<ClaimedTod
 }
 
 const CLAIM_BY_ID = claimSql(`
-  SELECT t.endpoint_id, t.id, t.claims FROM todos t
+  SELECT t.endpoint_id, t.id, t.claims, t.queue FROM todos t
    WHERE t.endpoint_id = $1 AND t.queue = ANY($2::text[]) AND t.id = $5 AND ${CLAIMABLE}
    FOR UPDATE`);
 
 /** One named todo, waiting for a concurrent claimer's lock and re-checking after it. */
-export async function claimById(db: Queryable, a: ClaimArgs & { id: string }): Promise<ClaimedTodo | null> {
-  const res = await db.query<ClaimedTodo>({
+export async function claimById(db: Queryable, a: ClaimArgs & { id: string }): Promise<ClaimRow | null> {
+  const res = await db.query<ClaimRow>({
     name: 'claim_by_id',
     text: CLAIM_BY_ID,
     values: [a.endpointId, a.queues, a.sessionId, a.leaseSeconds, a.id],
@@ -92,6 +116,13 @@ export interface OwnedArgs {
   id: string;
   sessionId: string;
 }
+
+/**
+ * Whether the settled todo's queue has a policy owing a push (seed 000's reopen on
+ * complete, fail and release): one indexed miss for a queue without a policy.
+ */
+const ADMISSION_HELD = `EXISTS (SELECT 1 FROM admission_policies p
+    WHERE p.endpoint_id = r.endpoint_id AND p.queue = r.queue AND p.held_at IS NOT NULL) AS admission_held`;
 
 const OWNED = `t.endpoint_id = $1 AND t.id = $2 AND t.state = 'claimed' AND t.owner_session_id = $3`;
 
@@ -119,7 +150,7 @@ export async function complete(db: Queryable, a: OwnedArgs & { result: unknown }
          lease_expires_at = NULL, ready_at = NULL, updated_at = now()
        WHERE ${OWNED} RETURNING ${SUMMARY}),
      closed AS (${closeAttemptSql('r', 'completed')})
-     SELECT * FROM r`,
+     SELECT r.*, ${ADMISSION_HELD} FROM r`,
     values: [a.endpointId, a.id, a.sessionId, a.result === undefined ? null : JSON.stringify(a.result)],
   });
   return res.rows[0] ?? null;
@@ -139,7 +170,7 @@ export async function fail(
          lease_expires_at = NULL, next_retry_at = ${retryAt}, ready_at = ${retryAt}, updated_at = now()
        WHERE ${OWNED} RETURNING ${SUMMARY}),
      closed AS (${closeAttemptSql('r', 'failed')})
-     SELECT * FROM r`,
+     SELECT r.*, ${ADMISSION_HELD} FROM r`,
     values: [
       a.endpointId,
       a.id,
@@ -161,7 +192,7 @@ export async function release(db: Queryable, a: OwnedArgs): Promise<TodoSummary 
          ready_at = now(), updated_at = now()
        WHERE ${OWNED} RETURNING ${SUMMARY}),
      closed AS (${closeAttemptSql('r', 'released')})
-     SELECT r.*, ${NOTIFY_READY} AS notified FROM r`,
+     SELECT r.*, ${NOTIFY_READY} AS notified, ${ADMISSION_HELD} FROM r`,
     values: [a.endpointId, a.id, a.sessionId],
   });
   return withoutNotice(res.rows[0]);

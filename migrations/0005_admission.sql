@@ -1,0 +1,59 @@
+-- 0005: per-queue admission policies (seed 000, DESIGN §9).
+-- Additive: a queue without a policy row behaves exactly as before. Ids of humans and
+-- endpoints are text here (prefix + ULID), so the references are text where the seed's
+-- were uuid; the policy's own id stays a uuid as the seed has it.
+
+CREATE TABLE admission_policies (
+  id                     uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+  endpoint_id            text NOT NULL REFERENCES endpoints (id) ON DELETE CASCADE,
+  queue                  text NOT NULL,
+  max_in_flight          int CHECK (max_in_flight BETWEEN 0 AND 10000),
+  max_claims_per_window  int CHECK (max_claims_per_window BETWEEN 0 AND 1000000),
+  window_period          text CHECK (window_period IN ('hour', 'day', 'week')),
+  window_tz              text,
+  window_start           text CHECK (window_start ~ '^([01][0-9]|2[0-3]):[0-5][0-9]$'),
+  window_weekday         text CHECK (window_weekday IN ('Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun')),
+  created_by_human_id    text NOT NULL REFERENCES humans (id),
+  updated_by_human_id    text NOT NULL REFERENCES humans (id),
+  created_at             timestamptz NOT NULL DEFAULT now(),
+  updated_at             timestamptz NOT NULL DEFAULT now(),
+  -- Not a deferral state (deferral is derived at read time): the instant work of this
+  -- queue was last held back without a push (a refused claim, a withheld doorbell). The
+  -- reopen sweep clears it with a conditional update when the queue admits again, and
+  -- only the instance whose update matched sends the one todo_ready.
+  held_at                timestamptz,
+  CHECK (max_in_flight IS NOT NULL OR max_claims_per_window IS NOT NULL),
+  CHECK (max_claims_per_window IS NULL
+         OR (window_period IS NOT NULL AND window_tz IS NOT NULL AND window_start IS NOT NULL)),
+  CHECK ((window_period = 'week') = (window_weekday IS NOT NULL))
+);
+CREATE UNIQUE INDEX idx_admission_policies_endpoint_queue ON admission_policies (endpoint_id, queue);
+-- The reopen sweep's scan: only policies that owe a push.
+CREATE INDEX idx_admission_policies_held ON admission_policies (held_at) WHERE held_at IS NOT NULL;
+
+CREATE TABLE admission_windows (
+  policy_id     uuid NOT NULL REFERENCES admission_policies (id) ON DELETE CASCADE,
+  window_start  timestamptz NOT NULL,
+  used          int NOT NULL DEFAULT 0 CHECK (used >= 0),
+  updated_at    timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (policy_id, window_start)
+);
+-- Retention: windows older than 35 days are pruned by age.
+CREATE INDEX idx_admission_windows_age ON admission_windows (window_start);
+
+CREATE TABLE admission_policy_audit (
+  id                 bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  policy_id          uuid NOT NULL,  -- not an FK: the audit outlives a deleted policy
+  endpoint_id        text NOT NULL,  -- the scope, for owner-filtered reads
+  queue              text NOT NULL,
+  actor_human_id     text NOT NULL,  -- the accountable human, always
+  actor_endpoint_id  text,           -- set when a granted agent made the change
+  action             text NOT NULL CHECK (action IN ('create', 'update', 'delete')),
+  before             jsonb,
+  after              jsonb,
+  at                 timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX idx_admission_audit_scope ON admission_policy_audit (endpoint_id, queue, at DESC);
+
+-- In-flight reads under the policy lock.
+CREATE INDEX idx_todos_claimed_endpoint_queue ON todos (endpoint_id, queue) WHERE state = 'claimed';
