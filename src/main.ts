@@ -14,6 +14,8 @@ import { createPool, type Pool } from './db/pool.js';
 import { Doorbell } from './doorbell/pump.js';
 import { Metrics } from './metrics/index.js';
 import { ensureSetupLink, localAdmin } from './identity/setup.js';
+import { registerAdmissionCollector } from './metrics/admission.js';
+import { admissionReopenSweep, admissionRetentionSweep } from './sweeps/admission.js';
 import { reringSweep } from './sweeps/doorbell.js';
 import { idleSessionSweep } from './sweeps/sessions.js';
 import { endpointExpirySweep } from './sweeps/endpoints.js';
@@ -76,6 +78,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
 
     const version = versionInfo();
     const metrics = new Metrics();
+    registerAdmissionCollector(metrics, pool);
     const app = buildHttp({
       db: pool,
       pool,
@@ -107,6 +110,8 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
         endpointExpirySweep(pool, config.sweeps.reaperIntervalMs),
         reringSweep(doorbell),
         idleSessionSweep(pool),
+        admissionReopenSweep(pool),
+        admissionRetentionSweep(pool, config.sweeps.retentionIntervalMs),
       ],
     });
     await app.listen({ host: config.listen.host, port: config.listen.port });

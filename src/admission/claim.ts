@@ -21,7 +21,8 @@ export type NextOutcome = { claimed: Claimed; refused: Refusal[] } | { claimed: 
 export async function admitNext(db: Queryable, args: ClaimArgs): Promise<NextOutcome> {
   const first = await claimNext(db, args);
   if (!first) return { claimed: null, refused: [] };
-  if (first.policy_id === null) return { claimed: { todo: claimedTodo(first), admission: null, charged: false }, refused: [] };
+  if (first.policy_id === null)
+    return { claimed: { todo: claimedTodo(first), admission: null, charged: false }, refused: [] };
   const refused: Refusal[] = [];
   let queues = args.queues;
   while (queues.length > 0) {

@@ -66,7 +66,8 @@ export function windowOf(row: PolicyRow): WindowSpec | null {
   return { period: row.window_period as 'hour' | 'day', tz: row.window_tz, start: row.window_start };
 }
 
-const iso = (i: Temporal.Instant | Date) => (i instanceof Date ? i.toISOString() : new Date(i.epochMilliseconds).toISOString());
+const iso = (i: Temporal.Instant | Date) =>
+  i instanceof Date ? i.toISOString() : new Date(i.epochMilliseconds).toISOString();
 
 /**
  * Admit or defer at `now`. Window exhaustion wins over a full in-flight cap (its wait is
@@ -153,14 +154,24 @@ export function parsePolicy(input: unknown, prefix = ''): PolicyLimits {
   if (raw.window !== undefined && raw.window !== null) {
     const parsed = parseWindow(raw.window);
     if (parsed.ok) window = parsed.spec;
-    else problems.push(...parsed.problems.map((p) => ({ field: p.field === 'window' ? 'window' : `window.${p.field}`, message: p.message })));
+    else
+      problems.push(
+        ...parsed.problems.map((p) => ({
+          field: p.field === 'window' ? 'window' : `window.${p.field}`,
+          message: p.message,
+        })),
+      );
   } else if (perWindow !== null) {
-    problems.push({ field: 'window', message: 'is required with max_claims_per_window: {period, tz, start, weekday?}' });
+    problems.push({
+      field: 'window',
+      message: 'is required with max_claims_per_window: {period, tz, start, weekday?}',
+    });
   }
   if (problems.length === 0 && maxInFlight === null && perWindow === null) {
     problems.push({ field: 'max_in_flight', message: 'set max_in_flight or max_claims_per_window (or both)' });
   }
-  if (problems.length > 0) throw problemsError(problems.map((p) => ({ ...p, field: p.field.startsWith(prefix) ? p.field : at(p.field) })));
+  if (problems.length > 0)
+    throw problemsError(problems.map((p) => ({ ...p, field: p.field.startsWith(prefix) ? p.field : at(p.field) })));
   return { max_in_flight: maxInFlight, max_claims_per_window: perWindow, window };
 }
 

@@ -8,7 +8,14 @@
 import type { Queryable } from '../db/pool.js';
 import { notFound, invalidArgument } from '../domain/errors.js';
 import { QUEUE_NAME } from '../domain/todo.js';
-import { deletePolicy, listAudit, listWindows, policyStates, policyStatesOfHuman, upsertPolicy } from '../store/admission.js';
+import {
+  deletePolicy,
+  listAudit,
+  listWindows,
+  policyStates,
+  policyStatesOfHuman,
+  upsertPolicy,
+} from '../store/admission.js';
 import { parsePolicy } from './policy.js';
 import { reopenQueue } from './reopen.js';
 import { statusOf, type QueueStatus } from './status.js';
@@ -73,7 +80,11 @@ export async function clearPolicy(
 }
 
 /** The endpoint's budgeted queues (or one), with status and usage. */
-export async function statuses(deps: AdmissionDeps, endpointId: string, queues: string[] | null): Promise<QueueStatus[]> {
+export async function statuses(
+  deps: AdmissionDeps,
+  endpointId: string,
+  queues: string[] | null,
+): Promise<QueueStatus[]> {
   return (await policyStates(deps.db, endpointId, queues)).map(statusOf);
 }
 

@@ -6,11 +6,11 @@
 // unit of the window that contains the claim, or claims nothing. Queues without a
 // policy never come here: the claim statement claims their rows itself.
 
-import pg from 'pg';
 import type { Queryable } from '../db/pool.js';
 import { decide, headroom, type Counters, type Decision, type PolicyRow, type Usage } from '../admission/policy.js';
 import { claimSql, type ClaimArgs, type ClaimedTodo, type ClaimRow } from './claims.js';
 import { POLICY_COLUMNS } from './admission.js';
+export { inTransaction } from './admission-tx.js';
 
 export type Admitted =
   | { kind: 'claimed'; todo: ClaimedTodo; admission: Usage | null; charged: boolean }
@@ -21,36 +21,6 @@ export type Admitted =
       queue: string;
       decision: Extract<Decision, { admit: false }>;
     };
-
-/**
- * Runs fn in a transaction: its own on a pool, or a savepoint inside the caller's
- * transaction when `db` is a client already in one.
- */
-export async function inTransaction<T>(db: Queryable, fn: (tx: Queryable) => Promise<T>): Promise<T> {
-  if (db instanceof pg.Pool) {
-    const client = await db.connect();
-    try {
-      await client.query('BEGIN');
-      const result = await fn(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
-  }
-  await db.query('SAVEPOINT admission');
-  try {
-    const result = await fn(db);
-    await db.query('RELEASE SAVEPOINT admission');
-    return result;
-  } catch (err) {
-    await db.query('ROLLBACK TO SAVEPOINT admission');
-    throw err;
-  }
-}
 
 /** A claim statement's row as a todo: the admission columns dropped. */
 export function claimedTodo(row: ClaimRow): ClaimedTodo {
@@ -149,5 +119,10 @@ export async function admitOnce(
   });
   const todo = claimed.rows[0];
   if (!todo) return { kind: 'none' };
-  return { kind: 'claimed', todo: claimedTodo(todo), admission: headroom(decision), charged: decision.windowStart !== null };
+  return {
+    kind: 'claimed',
+    todo: claimedTodo(todo),
+    admission: headroom(decision),
+    charged: decision.windowStart !== null,
+  };
 }

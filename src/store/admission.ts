@@ -5,6 +5,7 @@
 import { CHANNEL } from '../db/bus.js';
 import type { Queryable } from '../db/pool.js';
 import type { PolicyLimits, PolicyRow } from '../admission/policy.js';
+import { inTransaction } from './admission-tx.js';
 
 export const POLICY_COLUMNS = `p.id, p.endpoint_id, p.queue, p.max_in_flight, p.max_claims_per_window,
   p.window_period, p.window_tz, p.window_start, p.window_weekday, p.created_at, p.updated_at`;
@@ -88,11 +89,26 @@ const auditJson = (alias: string) =>
  * the same statement. `before` is read under the row's lock, so two writers audit in order.
  */
 export async function upsertPolicy(db: Queryable, w: PolicyWrite): Promise<{ policy: PolicyRow; created: boolean }> {
+  return inTransaction(db, async (tx) => {
+    // Locked first, in its own statement: a lock taken in the upsert's own CTE would skip
+    // the row that statement updates, and two writers must audit in commit order.
+    const before = await tx.query(
+      `SELECT 1 FROM admission_policies p WHERE p.endpoint_id = $1 AND p.queue = $2 FOR UPDATE`,
+      [w.endpointId, w.queue],
+    );
+    return upsertLocked(tx, w, (before.rowCount ?? 0) > 0);
+  });
+}
+
+async function upsertLocked(
+  db: Queryable,
+  w: PolicyWrite,
+  existed: boolean,
+): Promise<{ policy: PolicyRow; created: boolean }> {
   const win = w.limits.window;
   const res = await db.query<PolicyRow & { created: boolean }>(
     `WITH before AS (
-       SELECT p.id, ${AUDIT_COLUMNS} FROM admission_policies p
-        WHERE p.endpoint_id = $1 AND p.queue = $2 FOR UPDATE),
+       SELECT p.id, ${AUDIT_COLUMNS} FROM admission_policies p WHERE p.endpoint_id = $1 AND p.queue = $2),
      p AS (
        INSERT INTO admission_policies AS p (endpoint_id, queue, max_in_flight, max_claims_per_window, window_period,
          window_tz, window_start, window_weekday, created_by_human_id, updated_by_human_id)
@@ -123,18 +139,15 @@ export async function upsertPolicy(db: Queryable, w: PolicyWrite): Promise<{ pol
       w.actorEndpointId,
     ],
   );
-  const { created, ...policy } = res.rows[0] as PolicyRow & { created: boolean };
-  return { policy, created };
+  const { created: _created, ...policy } = res.rows[0] as PolicyRow & { created: boolean };
+  return { policy, created: !existed };
 }
 
 /**
  * Deletes the policy of (endpoint, queue) with its windows, audits it, and — when work is
  * pending on the queue — sends one todo_ready on commit: the old behaviour, at once.
  */
-export async function deletePolicy(
-  db: Queryable,
-  w: Omit<PolicyWrite, 'limits'>,
-): Promise<{ deleted: boolean }> {
+export async function deletePolicy(db: Queryable, w: Omit<PolicyWrite, 'limits'>): Promise<{ deleted: boolean }> {
   const res = await db.query<{ id: string }>(
     `WITH p AS (
        DELETE FROM admission_policies p WHERE p.endpoint_id = $1 AND p.queue = $2
@@ -191,10 +204,9 @@ export async function listAudit(db: Queryable, endpointId: string, queue: string
 /** Records that work of these policies was held back without a push (a reopen then owes one). */
 export async function markHeld(db: Queryable, policyIds: string[]): Promise<void> {
   if (policyIds.length === 0) return;
-  await db.query(
-    `UPDATE admission_policies SET held_at = now() WHERE id = ANY($1::uuid[]) AND held_at IS NULL`,
-    [policyIds],
-  );
+  await db.query(`UPDATE admission_policies SET held_at = now() WHERE id = ANY($1::uuid[]) AND held_at IS NULL`, [
+    policyIds,
+  ]);
 }
 
 /**
@@ -227,7 +239,11 @@ export async function heldPolicyOf(db: Queryable, endpointId: string, queue: str
 }
 
 /** Pending todos of these queues, by queue: the `pending` of a deferred entry. */
-export async function pendingByQueue(db: Queryable, endpointId: string, queues: string[]): Promise<Map<string, number>> {
+export async function pendingByQueue(
+  db: Queryable,
+  endpointId: string,
+  queues: string[],
+): Promise<Map<string, number>> {
   const res = await db.query<{ queue: string; n: number }>(
     `SELECT queue, count(*) AS n FROM todos WHERE endpoint_id = $1 AND queue = ANY($2::text[]) AND state = 'pending'
       GROUP BY queue`,

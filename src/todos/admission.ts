@@ -51,16 +51,24 @@ export function deferredError(deps: TodoDeps, refused: Refusal): AppError {
     );
   }
   const when = d.next_eligible_at ? `; try again at ${d.next_eligible_at}` : '';
-  return new AppError('deferred', `queue ${refused.queue} is over its budget (${d.reason})${when}: do not pick another todo for it`, {
-    queue: refused.queue,
-    reason: d.reason,
-    next_eligible_at: d.next_eligible_at,
-    exact: d.exact,
-  });
+  return new AppError(
+    'deferred',
+    `queue ${refused.queue} is over its budget (${d.reason})${when}: do not pick another todo for it`,
+    {
+      queue: refused.queue,
+      reason: d.reason,
+      next_eligible_at: d.next_eligible_at,
+      exact: d.exact,
+    },
+  );
 }
 
 /** One entry per queue a budget held back during this claim_next, with its pending count. */
-export async function deferredSummary(deps: TodoDeps, endpointId: string, refused: Refusal[]): Promise<DeferredEntry[]> {
+export async function deferredSummary(
+  deps: TodoDeps,
+  endpointId: string,
+  refused: Refusal[],
+): Promise<DeferredEntry[]> {
   if (refused.length === 0) return [];
   const pending = await pendingByQueue(
     deps.db,

@@ -6,7 +6,14 @@ import { z } from 'zod';
 import { admitById, admitNext } from '../admission/claim.js';
 import { AppError } from '../domain/errors.js';
 import { leaseSeconds, parseInput, QUEUE_NAME, resolveLeaseSeconds, type Todo } from '../domain/todo.js';
-import { admitted, countRefusals, deferredError, deferredSummary, type AdmissionUsage, type DeferredEntry } from './admission.js';
+import {
+  admitted,
+  countRefusals,
+  deferredError,
+  deferredSummary,
+  type AdmissionUsage,
+  type DeferredEntry,
+} from './admission.js';
 import { zeroRowError, type Agent, type TodoDeps } from './context.js';
 
 const claimInput = z.object({ id: z.string().min(1).max(64), lease_seconds: leaseSeconds.optional() }).strict();
