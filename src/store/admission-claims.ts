@@ -33,19 +33,22 @@ export function claimedTodo(row: ClaimRow): ClaimedTodo {
 // instant the new claim is stamped with: attempt intervals then never overlap by more
 // than the cap, and the window charged is the window that contains claimed_at.
 const COUNTERS = `
-  SELECT ${POLICY_COLUMNS}, clock_timestamp() AS at,
+  SELECT ${POLICY_COLUMNS}, c.at, c.at::text AS at_exact,
     (SELECT count(*) FROM todos t WHERE t.endpoint_id = p.endpoint_id AND t.queue = p.queue
         AND t.state = 'claimed' AND t.id <> $2) AS in_flight,
     (SELECT min(t.lease_expires_at) FROM todos t WHERE t.endpoint_id = p.endpoint_id AND t.queue = p.queue
         AND t.state = 'claimed' AND t.id <> $2) AS earliest_lease,
     w.window_start AS latest_start, w.used AS latest_used
   FROM admission_policies p
+  CROSS JOIN (SELECT clock_timestamp() AS at) c
   LEFT JOIN LATERAL (SELECT window_start, used FROM admission_windows
                       WHERE policy_id = p.id ORDER BY window_start DESC LIMIT 1) w ON true
   WHERE p.id = $1`;
 
 type CountersRow = PolicyRow & {
   at: Date;
+  /** `at` to the microsecond: a Date keeps milliseconds, and claimed_at must not precede what was counted. */
+  at_exact: string;
   in_flight: number;
   earliest_lease: Date | null;
   latest_start: Date | null;
@@ -112,7 +115,7 @@ export async function admitOnce(
       args.sessionId,
       args.leaseSeconds,
       row.picked_id,
-      c.at,
+      c.at_exact,
       row.policy_id,
       decision.windowStart,
     ],
