@@ -102,6 +102,14 @@ export function registerAdmissionCollector(metrics: Metrics, db: Queryable): voi
     (g as unknown as { collect: () => Promise<void> }).collect = collect;
     metrics.registry.registerMetric(g);
   }
+  // The error counter is read after this scrape's read settled, so a failure shows in the
+  // scrape that met it; the series exists (at 0) from the start.
+  errors.inc({ collector: 'admission' }, 0);
+  const before = (errors as unknown as { collect?: () => unknown }).collect;
+  (errors as unknown as { collect: () => Promise<void> }).collect = async () => {
+    await before?.();
+    await collect();
+  };
 }
 
 function gauge<L extends string>(name: string, help: string, labelNames: L[]): Gauge<L> {
