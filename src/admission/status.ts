@@ -4,8 +4,7 @@
 // stored; every read computes it from the policy, the counters and the database clock.
 
 import type { Queryable } from '../db/pool.js';
-import { countersOf } from '../store/admission-claims.js';
-import { policyStates, type PolicyState } from '../store/admission.js';
+import { countersOf, policyStates, type PolicyState } from '../store/admission.js';
 import { decide, policyView, type DeferReason, type Usage } from './policy.js';
 
 export interface TodoAdmission {

@@ -8,8 +8,7 @@
 import { Counter, Gauge } from 'prom-client';
 import type { Queryable } from '../db/pool.js';
 import { decide } from '../admission/policy.js';
-import { countersOf } from '../store/admission-claims.js';
-import { allPolicyStates } from '../store/admission.js';
+import { allPolicyStates, countersOf } from '../store/admission.js';
 import type { Metrics } from './index.js';
 
 /** Policies read per scrape: one row each; far above any real install's count. */

@@ -4,7 +4,7 @@
 
 import { CHANNEL } from '../db/bus.js';
 import type { Queryable } from '../db/pool.js';
-import type { PolicyLimits, PolicyRow } from '../admission/policy.js';
+import type { Counters, PolicyLimits, PolicyRow } from '../admission/policy.js';
 import { inTransaction } from './admission-tx.js';
 
 export const POLICY_COLUMNS = `p.id, p.endpoint_id, p.queue, p.max_in_flight, p.max_claims_per_window,
@@ -262,4 +262,18 @@ export async function pruneWindows(db: Queryable, days: number, limit: number): 
     [days, limit],
   );
   return res.rowCount ?? 0;
+}
+
+/** A policy state's counters, as decide() takes them. */
+export function countersOf(row: {
+  in_flight: number;
+  earliest_lease: Date | null;
+  latest_start: Date | null;
+  latest_used: number | null;
+}): Counters {
+  return {
+    inFlight: row.in_flight,
+    earliestLeaseExpiry: row.earliest_lease,
+    latestWindow: row.latest_start ? { start: row.latest_start, used: row.latest_used ?? 0 } : null,
+  };
 }

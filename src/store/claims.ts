@@ -30,48 +30,82 @@ export interface ClaimArgs {
  * attempt. The `claimed` CTE reads `taken_over`, which runs `closed` before `opened`
  * inserts, so the one-open-attempt index never sees two open rows.
  *
- * Admission (seed 000): `pol` probes the candidate's queue for a policy with FOR UPDATE,
- * after the todo lock (lock order: todo, then policy). Without a policy it is one indexed
- * miss that locks nothing and the row is claimed as before. With one, nothing is claimed:
- * the row comes back with `policy_id` set, both locks held, for the admission path to
- * decide (src/store/admission-claims.ts). `gate: false` is that path's own claim of the
- * row it already admitted, at the instant `clock` it admitted it.
+ * Admission (seed 000) is the `free` CTE. `probe`: one indexed lookup of the picked
+ * queue's policy, after the todo lock; without a policy it finds nothing, locks nothing,
+ * and the row is claimed exactly as before. With one, nothing is claimed: the candidate
+ * comes back with its policy (policy_id, policy) for the admission path. `admit`: that
+ * path's statement, where admission_admit() (0005_admission.sql) locks the policy row
+ * after the todo, decides, charges, and gives the instant the claim is stamped with.
  */
-export function claimSql(pick: string, options: { gate?: boolean; clock?: string; extra?: string } = {}): string {
-  const now = options.clock ?? 'now()';
-  const gate = options.gate ?? true;
+export function claimSql(pick: string, admission: 'probe' | 'admit' = 'probe'): string {
+  const gate =
+    admission === 'probe'
+      ? `pol AS (SELECT p.id, to_jsonb(p) || jsonb_build_object('probed_at', clock_timestamp()) AS policy
+               FROM admission_policies p, pick WHERE p.endpoint_id = pick.endpoint_id AND p.queue = pick.queue),
+    free AS (SELECT pick.*, now() AS at FROM pick WHERE NOT EXISTS (SELECT 1 FROM pol))`
+      : `adm AS (SELECT a.* FROM pick, admission_admit(pick.endpoint_id, pick.queue, pick.id, $6::timestamptz,
+                 $7::timestamptz, $8::timestamptz) a),
+    free AS (SELECT pick.*, adm.o_at AS at FROM pick, adm WHERE adm.o_admitted)`;
+  const refused =
+    admission === 'probe'
+      ? `SELECT ${NULL_TODO}, pol.id, pick.id, pick.queue, pol.policy, NULL::jsonb FROM pick, pol`
+      : `SELECT ${NULL_TODO}, adm.o_policy_id, pick.id, pick.queue, NULL::jsonb, to_jsonb(adm) FROM pick, adm
+          WHERE NOT adm.o_admitted`;
+  const admitted = admission === 'probe' ? 'NULL::jsonb' : '(SELECT to_jsonb(adm) FROM adm)';
   return `WITH pick AS (${pick}),
-    pol AS (${gate ? POLICY_PROBE : 'SELECT NULL::uuid AS id WHERE false'}),
-    free AS (SELECT * FROM pick WHERE NOT EXISTS (SELECT 1 FROM pol)),
+    ${gate},
     closed AS (${closeAttemptSql('free', 'lease_expired')} RETURNING a.seq),
     claimed AS (
       UPDATE todos t SET
         state = 'claimed', owner_session_id = $3, attempt = t.attempt + 1, claims = t.claims + 1,
-        lease_expires_at = ${now} + make_interval(secs => $4), claimed_at = ${now}, next_retry_at = NULL,
-        ready_at = CASE WHEN t.attempt + 1 < t.max_attempts THEN ${now} + make_interval(secs => $4) END,
+        lease_expires_at = free.at + make_interval(secs => $4), claimed_at = free.at, next_retry_at = NULL,
+        ready_at = CASE WHEN t.attempt + 1 < t.max_attempts THEN free.at + make_interval(secs => $4) END,
         updated_at = now()
       FROM free WHERE t.endpoint_id = free.endpoint_id AND t.id = free.id
       RETURNING ${COLUMNS}, (SELECT count(*) FROM closed) AS taken_over),
     opened AS (
       INSERT INTO todo_attempts (endpoint_id, todo_id, seq, attempt, session_id, claimed_at, lease_expires_at)
-      SELECT endpoint_id, id, claims, attempt, owner_session_id, claimed_at, lease_expires_at FROM claimed)${options.extra ?? ''}
-    SELECT claimed.*, NULL::uuid AS policy_id, NULL::text AS picked_id, NULL::text AS picked_queue FROM claimed
+      SELECT endpoint_id, id, claims, attempt, owner_session_id, claimed_at, lease_expires_at FROM claimed)
+    SELECT claimed.*, NULL::uuid AS policy_id, NULL::text AS picked_id, NULL::text AS picked_queue,
+      NULL::jsonb AS policy, ${admitted} AS admission FROM claimed
     UNION ALL
-    SELECT ${NULL_TODO}, pol.id, pick.id, pick.queue FROM pick, pol`;
+    ${refused}`;
 }
-
-/** The policy of the picked row's queue, locked; no row (and no lock) for a queue without one. */
-const POLICY_PROBE = `SELECT p.id FROM admission_policies p, pick
-   WHERE p.endpoint_id = pick.endpoint_id AND p.queue = pick.queue FOR UPDATE OF p`;
 
 const NULL_TODO = [...COLUMNS.split(','), 'taken_over'].map(() => 'NULL').join(', ');
 
 export type ClaimedTodo = Todo & { taken_over: number };
 
-/** A claim statement's row: a claimed todo, or (policy_id set) a candidate its queue's policy must admit. */
+/** admission_admit()'s answer, as the admit statement returns it. */
+export interface AdmitAnswer {
+  o_admitted: boolean;
+  o_stale: boolean;
+  o_policy_id: string | null;
+  o_at: string;
+  o_in_flight: number;
+  o_used: number;
+  o_earliest_lease: string | null;
+}
+
+/**
+ * A claim statement's row: a claimed todo (with `admission` set when a policy admitted
+ * it), or (policy_id set) a candidate its queue's policy must admit or has refused.
+ */
 export type ClaimRow =
-  | (ClaimedTodo & { policy_id: null; picked_id: null; picked_queue: null })
-  | { policy_id: string; picked_id: string; picked_queue: string };
+  | (ClaimedTodo & {
+      policy_id: null;
+      picked_id: null;
+      picked_queue: null;
+      policy: null;
+      admission: AdmitAnswer | null;
+    })
+  | {
+      policy_id: string;
+      picked_id: string;
+      picked_queue: string;
+      policy: Record<string, unknown> | null;
+      admission: AdmitAnswer | null;
+    };
 
 // Ordered by ready_at alone so the scan follows an index and stops at the first
 // unlocked row; ties (a bulk insert) fall back to index order. One queue compares with
