@@ -58,33 +58,44 @@ CREATE INDEX idx_admission_audit_scope ON admission_policy_audit (endpoint_id, q
 -- In-flight reads under the policy lock.
 CREATE INDEX idx_todos_claimed_endpoint_queue ON todos (endpoint_id, queue) WHERE state = 'claimed';
 
--- The policy half of a budgeted claim, called by the claim statement after it has locked
--- the candidate todo (lock order: todo, then policy). It locks the policy row, then reads
--- the in-flight count and the window counter; a VOLATILE function takes a fresh snapshot
--- for each query, so those reads see every claim the previous lock holder committed. It
--- decides, charges one unit of the current window when it admits, and returns the
--- instant the claim is stamped with (read after the counts). The whole claim is then one
--- statement, so the policy lock is held only until that statement's commit: the seed's
--- BEGIN … COMMIT with three statements in between held it across three round trips.
--- Window bounds come from the application (zoned arithmetic lives in src/admission/);
--- o_stale asks it to recompute them when the policy changed or a boundary passed since.
-CREATE FUNCTION admission_admit(p_endpoint_id text, p_queue text, p_todo_id text,
-    p_policy_updated_at timestamptz, p_window_start timestamptz, p_window_next timestamptz)
+-- The policy half of a claim on an endpoint with budgets, called by the claim statement
+-- after it has locked the candidate todo (lock order: todo, then policy). It locks the
+-- candidate queue's policy row, then reads the in-flight count and the window counter; a
+-- VOLATILE function takes a fresh snapshot for each query, so those reads see every
+-- claim the previous lock holder committed. It decides, charges one unit of the current
+-- window when it admits, and returns the instant the claim is stamped with (read after
+-- the counts). The whole claim is then one statement, so the policy lock is held only
+-- until that statement commits (the seed's BEGIN … COMMIT held it across three round
+-- trips, which capped a hot queue far below its target).
+-- The application passes what it read of the endpoint's policies without a lock (queue,
+-- updated_at) and the window bounds it computed for each (zoned arithmetic lives in
+-- src/admission/); a queue with no policy row and none expected is admitted uncharged
+-- and unlocked. o_stale asks the caller to read the policies again: one was created,
+-- changed or deleted since, or a window boundary passed.
+CREATE FUNCTION admission_admit(p_endpoint_id text, p_queue text, p_todo_id text, p_queues text[],
+    p_updated_at timestamptz[], p_window_start timestamptz[], p_window_next timestamptz[])
 RETURNS TABLE (o_admitted boolean, o_stale boolean, o_policy_id uuid, o_at timestamptz, o_in_flight int,
     o_used int, o_earliest_lease timestamptz)
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   pol admission_policies%ROWTYPE;
+  i int := array_position(p_queues, p_queue);
 BEGIN
   SELECT * INTO pol FROM admission_policies p
    WHERE p.endpoint_id = p_endpoint_id AND p.queue = p_queue FOR UPDATE;
   o_policy_id := pol.id;
-  o_stale := NOT FOUND OR pol.updated_at IS DISTINCT FROM p_policy_updated_at;
-  o_admitted := false;
   o_in_flight := 0;
   o_used := 0;
+  o_at := clock_timestamp();
+  IF NOT FOUND AND i IS NULL THEN
+    o_admitted := true;
+    o_stale := false;
+    RETURN NEXT;
+    RETURN;
+  END IF;
+  o_admitted := false;
+  o_stale := i IS NULL OR NOT FOUND OR pol.updated_at IS DISTINCT FROM p_updated_at[i];
   IF o_stale THEN
-    o_at := clock_timestamp();
     RETURN NEXT;
     RETURN;
   END IF;
@@ -92,19 +103,19 @@ BEGIN
    WHERE t.endpoint_id = p_endpoint_id AND t.queue = p_queue AND t.state = 'claimed' AND t.id <> p_todo_id;
   o_at := clock_timestamp();
   IF pol.max_claims_per_window IS NOT NULL THEN
-    IF p_window_start IS NULL OR o_at < p_window_start OR o_at >= p_window_next THEN
+    IF p_window_start[i] IS NULL OR o_at < p_window_start[i] OR o_at >= p_window_next[i] THEN
       o_stale := true;
       RETURN NEXT;
       RETURN;
     END IF;
     SELECT coalesce(max(w.used), 0) INTO o_used FROM admission_windows w
-     WHERE w.policy_id = pol.id AND w.window_start = p_window_start;
+     WHERE w.policy_id = pol.id AND w.window_start = p_window_start[i];
   END IF;
   o_admitted := coalesce(pol.max_in_flight, 1) <> 0
     AND (pol.max_in_flight IS NULL OR o_in_flight < pol.max_in_flight)
     AND (pol.max_claims_per_window IS NULL OR o_used < pol.max_claims_per_window);
   IF o_admitted AND pol.max_claims_per_window IS NOT NULL THEN
-    INSERT INTO admission_windows AS w (policy_id, window_start, used) VALUES (pol.id, p_window_start, 1)
+    INSERT INTO admission_windows AS w (policy_id, window_start, used) VALUES (pol.id, p_window_start[i], 1)
       ON CONFLICT (policy_id, window_start) DO UPDATE SET used = w.used + 1, updated_at = now();
   END IF;
   RETURN NEXT;

@@ -26,34 +26,36 @@ export interface ClaimArgs {
 
 /**
  * Claims the row chosen by `pick` (a CTE yielding at most one locked endpoint_id, id,
- * claims, queue): closes a lapsed attempt (takeover), marks the row claimed, opens a new
- * attempt. The `claimed` CTE reads `taken_over`, which runs `closed` before `opened`
- * inserts, so the one-open-attempt index never sees two open rows.
+ * claims, queue, given the admission condition to AND into its WHERE): closes a lapsed
+ * attempt (takeover), marks the row claimed, opens a new attempt. The `claimed` CTE reads
+ * `taken_over`, which runs `closed` before `opened` inserts, so the one-open-attempt
+ * index never sees two open rows.
  *
- * Admission (seed 000) is the `free` CTE. `probe`: one indexed lookup of the picked
- * queue's policy, after the todo lock; without a policy it finds nothing, locks nothing,
- * and the row is claimed exactly as before. With one, nothing is claimed: the candidate
- * comes back with its policy (policy_id, policy) for the admission path. `admit`: that
- * path's statement, where admission_admit() (0005_admission.sql) locks the policy row
- * after the todo, decides, charges, and gives the instant the claim is stamped with.
+ * Admission (seed 000). `probe`: before picking, one indexed lookup of policies on the
+ * requested queues, without a lock. None (a queue without a policy): the pick and claim
+ * are exactly as before. Any: nothing is picked or locked, and the policies come back
+ * (policy, picked_queue) for the admission path. `admit`: that path's statement, where
+ * admission_admit() (0005_admission.sql) locks the picked queue's policy after the
+ * todo, decides, charges, and gives the instant the claim is stamped with.
  */
-export function claimSql(pick: string, admission: 'probe' | 'admit' = 'probe'): string {
+export function claimSql(pick: (gate: string) => string, admission: 'probe' | 'admit' = 'probe'): string {
   const gate =
     admission === 'probe'
-      ? `pol AS (SELECT p.id, to_jsonb(p) || jsonb_build_object('probed_at', clock_timestamp()) AS policy
-               FROM admission_policies p, pick WHERE p.endpoint_id = pick.endpoint_id AND p.queue = pick.queue),
-    free AS (SELECT pick.*, now() AS at FROM pick WHERE NOT EXISTS (SELECT 1 FROM pol))`
-      : `adm AS (SELECT a.* FROM pick, admission_admit(pick.endpoint_id, pick.queue, pick.id, $6::timestamptz,
-                 $7::timestamptz, $8::timestamptz) a),
+      ? `pol AS (SELECT p.queue, to_jsonb(p) || jsonb_build_object('probed_at', clock_timestamp()) AS policy
+               FROM admission_policies p WHERE p.endpoint_id = $1 AND p.queue = ANY($2::text[])),
+    pick AS (${pick('NOT EXISTS (SELECT 1 FROM pol)')}),
+    free AS (SELECT pick.*, now() AS at FROM pick)`
+      : `pick AS (${pick('($5::text IS NULL OR t.id = $5::text)')}),
+    adm AS (SELECT a.* FROM pick, admission_admit(pick.endpoint_id, pick.queue, pick.id, $6::text[],
+                 $7::timestamptz[], $8::timestamptz[], $9::timestamptz[]) a),
     free AS (SELECT pick.*, adm.o_at AS at FROM pick, adm WHERE adm.o_admitted)`;
-  const refused =
+  const held =
     admission === 'probe'
-      ? `SELECT ${NULL_TODO}, pol.id, pick.id, pick.queue, pol.policy, NULL::jsonb FROM pick, pol`
+      ? `SELECT ${NULL_TODO}, NULL::uuid, NULL::text, pol.queue, pol.policy, NULL::jsonb FROM pol`
       : `SELECT ${NULL_TODO}, adm.o_policy_id, pick.id, pick.queue, NULL::jsonb, to_jsonb(adm) FROM pick, adm
           WHERE NOT adm.o_admitted`;
   const admitted = admission === 'probe' ? 'NULL::jsonb' : '(SELECT to_jsonb(adm) FROM adm)';
-  return `WITH pick AS (${pick}),
-    ${gate},
+  return `WITH ${gate},
     closed AS (${closeAttemptSql('free', 'lease_expired')} RETURNING a.seq),
     claimed AS (
       UPDATE todos t SET
@@ -69,7 +71,7 @@ export function claimSql(pick: string, admission: 'probe' | 'admit' = 'probe'): 
     SELECT claimed.*, NULL::uuid AS policy_id, NULL::text AS picked_id, NULL::text AS picked_queue,
       NULL::jsonb AS policy, ${admitted} AS admission FROM claimed
     UNION ALL
-    ${refused}`;
+    ${held}`;
 }
 
 const NULL_TODO = [...COLUMNS.split(','), 'taken_over'].map(() => 'NULL').join(', ');
@@ -89,7 +91,9 @@ export interface AdmitAnswer {
 
 /**
  * A claim statement's row: a claimed todo (with `admission` set when a policy admitted
- * it), or (policy_id set) a candidate its queue's policy must admit or has refused.
+ * it); or, from a probe, one row per policy on the requested queues (policy and
+ * picked_queue set, nothing picked); or, from an admit statement, the refused candidate
+ * (policy_id, picked_id, picked_queue and the admission answer).
  */
 export type ClaimRow =
   | (ClaimedTodo & {
@@ -100,8 +104,8 @@ export type ClaimRow =
       admission: AdmitAnswer | null;
     })
   | {
-      policy_id: string;
-      picked_id: string;
+      policy_id: string | null;
+      picked_id: string | null;
       picked_queue: string;
       policy: Record<string, unknown> | null;
       admission: AdmitAnswer | null;
@@ -110,39 +114,50 @@ export type ClaimRow =
 // Ordered by ready_at alone so the scan follows an index and stops at the first
 // unlocked row; ties (a bulk insert) fall back to index order. One queue compares with
 // `=` so the planner can use the per-queue index; several use the per-endpoint one.
-const nextSql = (queueMatch: string) =>
-  claimSql(`
+export const nextSql = (queueMatch: string, admission: 'probe' | 'admit' = 'probe') =>
+  claimSql(
+    (gate) => `
   SELECT t.endpoint_id, t.id, t.claims, t.queue FROM todos t
-   WHERE t.endpoint_id = $1 AND ${queueMatch} AND ${CLAIMABLE}
+   WHERE t.endpoint_id = $1 AND ${queueMatch} AND ${CLAIMABLE} AND ${gate}
    ORDER BY t.ready_at
-   LIMIT 1 FOR UPDATE SKIP LOCKED`);
+   LIMIT 1 FOR UPDATE SKIP LOCKED`,
+    admission,
+  );
 const CLAIM_NEXT_ONE = nextSql('t.queue = ($2::text[])[1]');
 const CLAIM_NEXT_ANY = nextSql('t.queue = ANY($2::text[])');
 
-/** The oldest claimable todo over the given queues, skipping rows other claimers hold. */
-export async function claimNext(db: Queryable, a: ClaimArgs): Promise<ClaimRow | null> {
+/**
+ * The oldest claimable todo over the given queues, skipping rows other claimers hold:
+ * the claimed row, or the policies of the queues when any has one (nothing claimed).
+ */
+export async function claimNext(db: Queryable, a: ClaimArgs): Promise<ClaimRow[]> {
   const sql = a.queues.length === 1 ? CLAIM_NEXT_ONE : CLAIM_NEXT_ANY;
   const res = await db.query<ClaimRow>({
     name: a.queues.length === 1 ? 'claim_next_one' : 'claim_next_any',
     text: sql,
     values: [a.endpointId, a.queues, a.sessionId, a.leaseSeconds],
   });
-  return res.rows[0] ?? null;
+  return res.rows;
 }
 
-const CLAIM_BY_ID = claimSql(`
+export const byIdSql = (admission: 'probe' | 'admit' = 'probe') =>
+  claimSql(
+    (gate) => `
   SELECT t.endpoint_id, t.id, t.claims, t.queue FROM todos t
-   WHERE t.endpoint_id = $1 AND t.queue = ANY($2::text[]) AND t.id = $5 AND ${CLAIMABLE}
-   FOR UPDATE`);
+   WHERE t.endpoint_id = $1 AND t.queue = ANY($2::text[]) AND t.id = $5 AND ${CLAIMABLE} AND ${gate}
+   FOR UPDATE`,
+    admission,
+  );
+const CLAIM_BY_ID = byIdSql();
 
-/** One named todo, waiting for a concurrent claimer's lock and re-checking after it. */
-export async function claimById(db: Queryable, a: ClaimArgs & { id: string }): Promise<ClaimRow | null> {
+/** One named todo, waiting for a concurrent claimer's lock and re-checking after it (or the policies, as above). */
+export async function claimById(db: Queryable, a: ClaimArgs & { id: string }): Promise<ClaimRow[]> {
   const res = await db.query<ClaimRow>({
     name: 'claim_by_id',
     text: CLAIM_BY_ID,
     values: [a.endpointId, a.queues, a.sessionId, a.leaseSeconds, a.id],
   });
-  return res.rows[0] ?? null;
+  return res.rows;
 }
 
 export interface OwnedArgs {
