@@ -3,11 +3,13 @@
 // foundation: 16 workers loop claim_next → complete with the claim and complete
 //   statements exactly as they were before admission existed (copied below), through
 //   the same pool and the same named-statement protocol.
-// no policy: the same loop through today's use cases on a queue without a policy (the
-//   claim statement's policy probe is one indexed miss; complete's held check another).
+// no policy: the same loop through this change's claim path (src/admission/claim.ts) and
+//   complete statement on a queue without a policy: the claim statement's policy probe is
+//   one indexed miss, complete's held check another. Input parsing, unchanged by this
+//   change, is left out of all three so the figures compare the paths themselves.
 // budgeted: the same loop on a hot queue with a generous policy (in-flight 10,000, a
-//   million claims a day): every claim takes the transactional path (todo lock, policy
-//   lock, counters, claim + charge).
+//   million claims a day): each claim is the probe (reads the policy) and the admit
+//   statement (todo lock, then policy lock in admission_admit(), counters, charge, claim).
 // Rounds rotate which runs first. Targets: no policy ≥ 0.95 × foundation (median of
 // per-round ratios); budgeted ≥ 600 claims/s on the 2-core development machine.
 
@@ -18,7 +20,10 @@ import { newId } from '../src/domain/ids.js';
 import { insertEndpoint } from '../src/store/endpoints.js';
 import { insertHuman } from '../src/store/humans.js';
 import { CLAIMABLE, TODO_SUMMARY_COLUMNS, closeAttemptSql, todoColumnsOf } from '../src/store/todo-sql.js';
-import { WORKERS, seedTodos, switchboardRound, timed } from './claim.js';
+import { admitNext } from '../src/admission/claim.js';
+import { reopenQueue } from '../src/admission/reopen.js';
+import { complete } from '../src/store/claims.js';
+import { WORKERS, seedTodos, timed } from './claim.js';
 import { benchDatabase, median } from './db.js';
 
 const TODOS = Number(process.env.BENCH_TODOS ?? 10_000);
@@ -101,11 +106,34 @@ async function foundationRound(pool: Pool, endpointId: string, todos: number): P
   );
 }
 
+/** This change's path below input parsing: admitNext, then complete and its reopen check. */
+async function currentRound(pool: Pool, endpointId: string, todos: number): Promise<number> {
+  return timed(
+    Array.from({ length: WORKERS }, (_, w) => async () => {
+      const args = { endpointId, queues: ['inbox'], sessionId: `current-${w}`, leaseSeconds: 300 };
+      let n = 0;
+      for (;;) {
+        const { claimed } = await admitNext(pool, args);
+        if (!claimed) return n;
+        const done = await complete(pool, {
+          endpointId,
+          id: claimed.todo.id,
+          sessionId: args.sessionId,
+          result: { ok: true },
+        });
+        if ((done as { admission_held?: boolean } | null)?.admission_held) await reopenQueue(pool, endpointId, 'inbox');
+        n += 1;
+      }
+    }),
+    todos,
+  );
+}
+
 type Kind = 'foundation' | 'none' | 'budgeted';
 
 async function round(pool: Pool, kind: Kind, todos = TODOS): Promise<number> {
   const endpointId = await freshEndpoint(pool, kind === 'budgeted', todos);
-  return kind === 'foundation' ? foundationRound(pool, endpointId, todos) : switchboardRound(pool, endpointId, todos);
+  return kind === 'foundation' ? foundationRound(pool, endpointId, todos) : currentRound(pool, endpointId, todos);
 }
 
 export async function runAdmissionBench(): Promise<void> {

@@ -76,7 +76,7 @@ CREATE FUNCTION admission_admit(p_endpoint_id text, p_queue text, p_todo_id text
     p_updated_at timestamptz[], p_window_start timestamptz[], p_window_next timestamptz[])
 RETURNS TABLE (o_admitted boolean, o_stale boolean, o_policy_id uuid, o_at timestamptz, o_in_flight int,
     o_used int, o_earliest_lease timestamptz)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE ROWS 1 AS $$
 DECLARE
   pol admission_policies%ROWTYPE;
   i int := array_position(p_queues, p_queue);
