@@ -39,7 +39,7 @@ export function claimedTodo(row: ClaimRow): ClaimedTodo {
     admission: _a,
     ...todo
   } = row as ClaimRow & ClaimedTodo;
-  return todo as ClaimedTodo;
+  return todo;
 }
 
 /** A policy as the probe read it, with the window bounds of the probe's instant. */

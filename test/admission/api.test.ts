@@ -36,7 +36,7 @@ test('PUT creates then fully replaces a policy, and GET shows status, windows an
   assert.equal(one.body.pending, 1);
   assert.deepEqual(one.body.windows, []);
   assert.deepEqual(
-    one.body.audit.map((a: { action: string; actor_human_id: string; actor_endpoint_id: unknown }) => [
+    (one.body.audit as Array<{ action: string; actor_human_id: string; actor_endpoint_id: unknown }>).map((a) => [
       a.action,
       a.actor_human_id === member.human.id,
       a.actor_endpoint_id,
@@ -49,7 +49,7 @@ test('PUT creates then fully replaces a policy, and GET shows status, windows an
   const all = await h.get('/api/v1/admission', { token: member.token });
   expectStatus(all, 200, 'list');
   assert.deepEqual(
-    all.body.policies.map((p: { scope: string; queue: string }) => `${p.scope}/${p.queue}`),
+    (all.body.policies as Array<{ scope: string; queue: string }>).map((p) => `${p.scope}/${p.queue}`),
     [`${scope}/inbox`],
   );
   const none = await h.get('/api/v1/admission', { token: other.token });
@@ -63,7 +63,9 @@ test('DELETE removes the policy and keeps its audit', async () => {
   assert.deepEqual(gone.body, { scope, queue: 'batch', deleted: true });
   expectError(await h.get(`/api/v1/admission/${scope}/batch`, { token: member.token }), 404, 'not_found');
   expectError(await h.delete(`/api/v1/admission/${scope}/batch`, { token: member.token }), 404, 'not_found');
-  const audit = await h.pool.query(`SELECT action FROM admission_policy_audit WHERE queue = 'batch' ORDER BY id`);
+  const audit = await h.pool.query<{ action: string }>(
+    `SELECT action FROM admission_policy_audit WHERE queue = 'batch' ORDER BY id`,
+  );
   assert.deepEqual(
     audit.rows.map((r) => r.action),
     ['create', 'delete'],

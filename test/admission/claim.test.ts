@@ -162,9 +162,10 @@ test('deleting the policy restores the old behaviour at once', async () => {
   await clearPolicy({ db: pool }, { humanId: w.humanId, endpointId: null }, w.endpointId, 'inbox');
   const result = await claimNext(w.deps, w.agent, {});
   assert.ok('todo' in result && !('admission' in result));
-  const audit = await pool.query(`SELECT action FROM admission_policy_audit WHERE endpoint_id = $1 ORDER BY id`, [
-    w.endpointId,
-  ]);
+  const audit = await pool.query<{ action: string }>(
+    `SELECT action FROM admission_policy_audit WHERE endpoint_id = $1 ORDER BY id`,
+    [w.endpointId],
+  );
   assert.deepEqual(
     audit.rows.map((r) => r.action),
     ['create', 'delete'],

@@ -46,7 +46,8 @@ async function sb(args: string[]): Promise<{ code: number | null; stdout: string
   return { code, stdout, stderr };
 }
 
-async function json(args: string[]) {
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- answers are checked field by field
+async function json(args: string[]): Promise<any> {
   const r = await sb([...args, '--json']);
   assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
   return JSON.parse(r.stdout);
@@ -79,12 +80,12 @@ test('set, show and clear a budget round trip through the CLI', async () => {
   assert.equal(replaced.policy.max_in_flight, null, 'set is a full replace');
   const one = await json(['queue', 'budget', 'show', slug, 'inbox']);
   assert.deepEqual(
-    one.audit.map((a: { action: string }) => a.action),
+    (one.audit as Array<{ action: string }>).map((a) => a.action),
     ['update', 'create'],
   );
   const all = await json(['queue', 'budget', 'show']);
   assert.deepEqual(
-    all.policies.map((p: { queue: string }) => p.queue),
+    (all.policies as Array<{ queue: string }>).map((p) => p.queue),
     ['inbox'],
   );
   const text = await sb(['queue', 'budget', 'show', slug]);

@@ -51,7 +51,7 @@ test('an agent sets, reads and clears its own budget, audited with its endpoint'
   assert.equal(refused.error.next_eligible_at, claimed.admission.window_resets_at);
   const status = await ok(c, 'admission_status', {});
   assert.deepEqual(
-    status.queues.map((q: { queue: string; status: { reason: string }; pending: number }) => [
+    (status.queues as Array<{ queue: string; status: { reason: string }; pending: number }>).map((q) => [
       q.queue,
       q.status.reason,
       q.pending,
