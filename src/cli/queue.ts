@@ -5,6 +5,7 @@
 
 import type { Command } from 'commander';
 import { signedInClient } from './client.js';
+import { endpointPath } from './endpoint.js';
 import { CliError, EXIT } from './exit.js';
 import {
   apiCommand,
@@ -131,10 +132,12 @@ async function show(endpoint: string | undefined, queue: string | undefined, opt
     'GET',
     '/api/v1/admission',
   );
-  const mine =
-    endpoint === undefined
-      ? answer
-      : { policies: answer.policies.filter((p) => p.scope === `endpoint:${endpoint}` || p.endpoint_id === endpoint) };
+  let mine = answer;
+  if (endpoint !== undefined) {
+    // An unknown or another human's endpoint is not_found, as on every admission route.
+    const { endpoint: e } = await client.request<{ endpoint: { id: string } }>('GET', endpointPath(endpoint));
+    mine = { policies: answer.policies.filter((p) => p.endpoint_id === e.id) };
+  }
   emit(opts.json, mine, (a) =>
     table(
       a.policies,

@@ -120,9 +120,16 @@ test('bad flags exit 2 naming the flag, and a foreign endpoint is not_found', as
     assert.match(r.stderr, message);
     assert.equal(r.stderr.trim().split('\n').length, 1, 'one line');
   }
-  const foreign = await sb(['queue', 'budget', 'set', theirs.endpoint.slug, 'inbox', '--max-in-flight', '1']);
-  assert.equal(foreign.code, 1);
-  assert.match(foreign.stderr, /not found \(not_found\)/);
+  for (const command of [
+    ['set', theirs.endpoint.slug, 'inbox', '--max-in-flight', '1'],
+    ['show', theirs.endpoint.slug],
+    ['show', theirs.endpoint.slug, 'inbox'],
+    ['clear', theirs.endpoint.slug, 'inbox'],
+  ]) {
+    const foreign = await sb(['queue', 'budget', ...command]);
+    assert.equal(foreign.code, 1, command.join(' '));
+    assert.match(foreign.stderr, /not found \(not_found\)/);
+  }
   const rows = await pool.query(`SELECT count(*)::int AS n FROM admission_policies`);
   assert.equal(rows.rows[0].n, 0);
 });

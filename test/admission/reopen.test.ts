@@ -148,3 +148,29 @@ test('a policy write that admits again pushes the held work once', async () => {
   await until(() => s.rung.includes(paused.id), 'the paused todo to ring once the queue opens');
   assert.equal(reopensOf(s.v.endpoint.id).length, 1);
 });
+
+test('a stream that opens hears no ring for a deferred queue, only for the open one', async () => {
+  const v = await vend(pool, { queues: ['held', 'open'] });
+  await setPolicy({ db: pool }, { humanId: v.humanId, endpointId: null }, v.endpoint.id, 'held', { max_in_flight: 0 });
+  const make = async (queue: string) =>
+    (await createTodo(deps, { endpointId: v.endpoint.id }, { humanId: v.humanId }, { queue, title: 'waiting' })).todo;
+  const held = await make('held');
+  const open = await make('open');
+  const rung: string[] = [];
+  const client = new Client({ name: 'claude-code', version: '2.0.0' });
+  client.fallbackNotificationHandler = async (n) => {
+    if (n.method === 'notifications/claude/channel')
+      rung.push(String((n.params as { meta: { todo_id: string } }).meta.todo_id));
+  };
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL('/mcp', a.url), {
+      requestInit: { headers: { Authorization: `Bearer ${v.credential}` } },
+    }),
+  );
+  after(() => client.close());
+  await until(() => rung.includes(open.id), 'the attach ring for the open queue');
+  await new Promise((r) => setTimeout(r, 300));
+  assert.deepEqual(rung, [open.id]);
+  const row = await pool.query(`SELECT ring_attempts FROM todos WHERE id = $1`, [held.id]);
+  assert.equal(row.rows[0].ring_attempts, 0, 'no ring was spent on the deferred todo');
+});

@@ -23,6 +23,10 @@ test('the admission family is not in the basics, and tools/list shows it only wh
   await fails(basic, 'set_admission_policy', { queue: 'inbox', policy: { max_in_flight: 1 } }, 'forbidden');
   const rows = await pool.query(`SELECT count(*)::int AS n FROM admission_policies`);
   assert.equal(rows.rows[0].n, 0, 'a refused verb writes nothing');
+  const claimOnly = await connect(url, (await vend(pool, { verbs: ['claim_next', 'complete'] })).credential);
+  const claimTools = (await claimOnly.client.listTools()).tools.map((t) => t.name);
+  assert.ok(claimTools.includes('admission_status'), 'admission_status comes with claim_next');
+  await ok(claimOnly, 'admission_status', {});
   const granted = await connect(url, (await vend(pool, { verbs: ['drain', 'admission'] })).credential);
   const all = (await granted.client.listTools()).tools.map((t) => t.name);
   assert.ok(all.includes('set_admission_policy') && all.includes('clear_admission_policy'));

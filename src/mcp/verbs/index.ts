@@ -37,8 +37,11 @@ const DESCRIPTIONS: ReadonlyMap<string, ToolDescription> = new Map(
 );
 
 export function isGranted(grantedVerbs: readonly string[], name: string): boolean {
-  return SELF.has(name) || grantedVerbs.includes(name);
+  return SELF.has(name) || grantedVerbs.includes(name) || (name === 'admission_status' && drains(grantedVerbs));
 }
+
+/** Seed 000: admission_status comes with the claim verbs, whichever way they were granted. */
+const drains = (verbs: readonly string[]) => verbs.includes('claim') || verbs.includes('claim_next');
 
 /** The tools this endpoint may call, in the table's order. */
 export function toolsFor(grantedVerbs: readonly string[]): ToolDescription[] {
