@@ -1,11 +1,13 @@
 // `npm run bench -- [NAME…]`: runs the named benchmarks (all when none is named).
 
+import { runAdmissionBench } from './admission.js';
 import { runClaimBench } from './claim.js';
 import { runDoorbellBench } from './doorbell.js';
 import { runMcpBench } from './mcp.js';
 import { runSessionsBench } from './sessions.js';
 
 const BENCHES: Record<string, () => Promise<void>> = {
+  admission: runAdmissionBench,
   claim: runClaimBench,
   doorbell: runDoorbellBench,
   mcp: runMcpBench,

@@ -15,6 +15,8 @@ import { Doorbell } from './doorbell/pump.js';
 import { Metrics } from './metrics/index.js';
 import { queueCollectors } from './metrics/queues.js';
 import { ensureSetupLink, localAdmin } from './identity/setup.js';
+import { registerAdmissionCollector } from './metrics/admission.js';
+import { admissionReopenSweep, admissionRetentionSweep } from './sweeps/admission.js';
 import { reringSweep } from './sweeps/doorbell.js';
 import { idleSessionSweep } from './sweeps/sessions.js';
 import { endpointExpirySweep } from './sweeps/endpoints.js';
@@ -78,6 +80,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
     const version = versionInfo();
     const metrics = new Metrics();
     queueCollectors(metrics, pool);
+    registerAdmissionCollector(metrics, pool);
     const app = buildHttp({
       db: pool,
       pool,
@@ -110,6 +113,8 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
         endpointExpirySweep(pool, config.sweeps.reaperIntervalMs),
         reringSweep(doorbell),
         idleSessionSweep(pool),
+        admissionReopenSweep(pool),
+        admissionRetentionSweep(pool, config.sweeps.retentionIntervalMs),
       ],
     });
     await app.listen({ host: config.listen.host, port: config.listen.port });

@@ -10,6 +10,7 @@ import { sessionPages } from '../board/session.js';
 import { setupPages } from '../board/setup.js';
 import { mcpRoutes, type McpBus } from '../mcp/server.js';
 import type { Principal } from '../identity/principal.js';
+import { admissionRoutes } from './admission-routes.js';
 import { createAuth } from './auth.js';
 import { endpointRoutes, ingestRoutes } from './endpoint-routes.js';
 import { errorBody, handleError } from './errors.js';
@@ -78,6 +79,7 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
   const counted = deps.metrics ? { metrics: deps.metrics } : {};
   endpointRoutes(app, { ...identity, defaultLeaseSeconds: deps.defaultLeaseSeconds, ...counted }, auth, now);
   ingestRoutes(app, { pool: deps.pool, defaultLeaseSeconds: deps.defaultLeaseSeconds, ...counted }, auth);
+  admissionRoutes(app, identity, auth);
   // HTML forms are parsed only in the board's own context: /api/v1 takes JSON alone, so
   // a cross-site form (no CORS preflight) can never drive the API.
   void app.register(async (board) => {

@@ -6,6 +6,7 @@ import { registerServe } from './serve.js';
 import { registerBridge } from './bridge.js';
 import { registerAuth } from './auth.js';
 import { registerEndpoint } from './endpoint.js';
+import { registerQueue } from './queue.js';
 import { registerTodo } from './todo.js';
 import { registerWebhook } from './webhook.js';
 import { EXIT } from './exit.js';
@@ -22,6 +23,7 @@ export async function runCli(argv: string[]): Promise<void> {
   registerAuth(program);
   registerEndpoint(program);
   registerTodo(program);
+  registerQueue(program);
   registerWebhook(program);
   registerBridge(program);
   program

@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import type { Pool } from '../db/pool.js';
 import { newId } from '../domain/ids.js';
 import { claimRings, endpointsDueReRing, publishRing, type RingReason, type RungTodo } from '../store/rings.js';
+import { holdDeferred } from '../admission/gate.js';
 import { ringParams, type ChannelParams } from './content.js';
 
 /** A creation ring plus at most five more per todo (DESIGN §8). */
@@ -57,7 +58,7 @@ export class Doorbell {
     const offs = [
       bus.subscribe('todo_ready', (e) => {
         if (typeof e.endpoint_id === 'string' && typeof e.queue === 'string') {
-          void this.ready(e.endpoint_id, e.queue);
+          void (e.reopen === true ? this.reopened(e.endpoint_id, e.queue) : this.ready(e.endpoint_id, e.queue));
         }
       }),
       bus.subscribe('ring', (e) => {
@@ -72,6 +73,11 @@ export class Doorbell {
   /** Work became ready on a queue: ring it, batch by batch. */
   ready(endpointId: string, queue: string): Promise<void> {
     return this.pass(endpointId, { kind: 'ready', queue }, BATCH, true);
+  }
+
+  /** A budgeted queue admits again (seed 000's reopen): ring its waiting work once. */
+  reopened(endpointId: string, queue: string): Promise<void> {
+    return this.pass(endpointId, { kind: 'reopen', queue }, BATCH, false);
   }
 
   /** A session opened its stream here: ring it for a few waiting todos. */
@@ -91,8 +97,16 @@ export class Doorbell {
 
   private async pass(endpointId: string, reason: RingReason, limit: number, drain: boolean): Promise<void> {
     try {
+      // Deferred queues never ring (seed 000); their work is held until the reopen.
+      const deferred = await holdDeferred(this.deps.db, endpointId);
       for (;;) {
-        const rung = await claimRings(this.deps.db, { endpointId, maxRings: MAX_RINGS, limit, reason });
+        const rung = await claimRings(this.deps.db, {
+          endpointId,
+          maxRings: MAX_RINGS,
+          limit,
+          reason,
+          deferredQueues: deferred,
+        });
         for (const todo of rung) await this.deliver(endpointId, todo);
         if (!drain || rung.length < limit) return;
       }

@@ -25,66 +25,139 @@ export interface ClaimArgs {
 }
 
 /**
- * Claims the row chosen by `pick` (a CTE yielding at most one locked endpoint_id, id):
- * closes a lapsed attempt (takeover), marks the row claimed, opens a new attempt. The
- * `claimed` CTE reads `taken_over`, which runs `closed` before `opened` inserts, so the
- * one-open-attempt index never sees two open rows.
+ * Claims the row chosen by `pick` (a CTE yielding at most one locked endpoint_id, id,
+ * claims, queue, given the admission condition to AND into its WHERE): closes a lapsed
+ * attempt (takeover), marks the row claimed, opens a new attempt. The `claimed` CTE reads
+ * `taken_over`, which runs `closed` before `opened` inserts, so the one-open-attempt
+ * index never sees two open rows.
+ *
+ * Admission (seed 000). `probe`: before picking, one indexed lookup of policies on the
+ * requested queues, without a lock. None (a queue without a policy): the pick and claim
+ * are exactly as before. Any: nothing is picked or locked, and the policies come back
+ * (policy, picked_queue) for the admission path. `admit`: that path's statement, where
+ * admission_admit() (0005_admission.sql) locks the picked queue's policy after the
+ * todo, decides, charges, and gives the instant the claim is stamped with.
  */
-function claimSql(pick: string): string {
-  return `WITH pick AS (${pick}),
-    closed AS (${closeAttemptSql('pick', 'lease_expired')} RETURNING a.seq),
+export function claimSql(pick: (gate: string) => string, admission: 'probe' | 'admit' = 'probe'): string {
+  const gate =
+    admission === 'probe'
+      ? `pol AS (SELECT p.queue, to_jsonb(p) || jsonb_build_object('probed_at', clock_timestamp()) AS policy
+               FROM admission_policies p WHERE p.endpoint_id = $1 AND p.queue = ANY($2::text[])),
+    pick AS (${pick('NOT EXISTS (SELECT 1 FROM pol)')}),
+    free AS (SELECT pick.*, now() AS at FROM pick)`
+      : `pick AS (${pick('($5::text IS NULL OR t.id = $5::text)')}),
+    adm AS (SELECT a.* FROM pick, admission_admit(pick.endpoint_id, pick.queue, pick.id, $6::text[],
+                 $7::timestamptz[], $8::timestamptz[], $9::timestamptz[]) a),
+    free AS (SELECT pick.*, adm.o_at AS at FROM pick, adm WHERE adm.o_admitted)`;
+  const held =
+    admission === 'probe'
+      ? `SELECT ${NULL_TODO}, NULL::uuid, NULL::text, pol.queue, pol.policy, NULL::jsonb FROM pol`
+      : `SELECT ${NULL_TODO}, adm.o_policy_id, pick.id, pick.queue, NULL::jsonb, to_jsonb(adm) FROM pick, adm
+          WHERE NOT adm.o_admitted`;
+  const admitted = admission === 'probe' ? 'NULL::jsonb' : '(SELECT to_jsonb(adm) FROM adm)';
+  return `WITH ${gate},
+    closed AS (${closeAttemptSql('free', 'lease_expired')} RETURNING a.seq),
     claimed AS (
       UPDATE todos t SET
         state = 'claimed', owner_session_id = $3, attempt = t.attempt + 1, claims = t.claims + 1,
-        lease_expires_at = now() + make_interval(secs => $4), claimed_at = now(), next_retry_at = NULL,
-        ready_at = CASE WHEN t.attempt + 1 < t.max_attempts THEN now() + make_interval(secs => $4) END,
+        lease_expires_at = free.at + make_interval(secs => $4), claimed_at = free.at, next_retry_at = NULL,
+        ready_at = CASE WHEN t.attempt + 1 < t.max_attempts THEN free.at + make_interval(secs => $4) END,
         updated_at = now()
-      FROM pick WHERE t.endpoint_id = pick.endpoint_id AND t.id = pick.id
+      FROM free WHERE t.endpoint_id = free.endpoint_id AND t.id = free.id
       RETURNING ${COLUMNS}, (SELECT count(*) FROM closed) AS taken_over),
     opened AS (
       INSERT INTO todo_attempts (endpoint_id, todo_id, seq, attempt, session_id, claimed_at, lease_expires_at)
       SELECT endpoint_id, id, claims, attempt, owner_session_id, claimed_at, lease_expires_at FROM claimed)
-    SELECT * FROM claimed`;
+    SELECT claimed.*, NULL::uuid AS policy_id, NULL::text AS picked_id, NULL::text AS picked_queue,
+      NULL::jsonb AS policy, ${admitted} AS admission FROM claimed
+    UNION ALL
+    ${held}`;
 }
 
+const NULL_TODO = [...COLUMNS.split(','), 'taken_over'].map(() => 'NULL').join(', ');
+
 export type ClaimedTodo = Todo & { taken_over: number };
+
+/** admission_admit()'s answer, as the admit statement returns it. */
+export interface AdmitAnswer {
+  o_admitted: boolean;
+  o_stale: boolean;
+  o_policy_id: string | null;
+  o_at: string;
+  o_in_flight: number;
+  o_used: number;
+  o_earliest_lease: string | null;
+}
+
+/**
+ * A claim statement's row: a claimed todo (with `admission` set when a policy admitted
+ * it); or, from a probe, one row per policy on the requested queues (policy and
+ * picked_queue set, nothing picked); or, from an admit statement, the refused candidate
+ * (policy_id, picked_id, picked_queue and the admission answer).
+ */
+export type ClaimRow =
+  | (ClaimedTodo & {
+      policy_id: null;
+      picked_id: null;
+      picked_queue: null;
+      policy: null;
+      admission: AdmitAnswer | null;
+    })
+  | {
+      policy_id: string | null;
+      picked_id: string | null;
+      picked_queue: string;
+      policy: Record<string, unknown> | null;
+      admission: AdmitAnswer | null;
+    };
 
 // Ordered by ready_at alone so the scan follows an index and stops at the first
 // unlocked row; ties (a bulk insert) fall back to index order. One queue compares with
 // `=` so the planner can use the per-queue index; several use the per-endpoint one.
-const nextSql = (queueMatch: string) =>
-  claimSql(`
-  SELECT t.endpoint_id, t.id, t.claims FROM todos t
-   WHERE t.endpoint_id = $1 AND ${queueMatch} AND ${CLAIMABLE}
+export const nextSql = (queueMatch: string, admission: 'probe' | 'admit' = 'probe') =>
+  claimSql(
+    (gate) => `
+  SELECT t.endpoint_id, t.id, t.claims, t.queue FROM todos t
+   WHERE t.endpoint_id = $1 AND ${queueMatch} AND ${CLAIMABLE} AND ${gate}
    ORDER BY t.ready_at
-   LIMIT 1 FOR UPDATE SKIP LOCKED`);
+   LIMIT 1 FOR UPDATE SKIP LOCKED`,
+    admission,
+  );
 const CLAIM_NEXT_ONE = nextSql('t.queue = ($2::text[])[1]');
 const CLAIM_NEXT_ANY = nextSql('t.queue = ANY($2::text[])');
 
-/** The oldest claimable todo over the given queues, skipping rows other claimers hold. */
-export async function claimNext(db: Queryable, a: ClaimArgs): Promise<ClaimedTodo | null> {
+/**
+ * The oldest claimable todo over the given queues, skipping rows other claimers hold:
+ * the claimed row, or the policies of the queues when any has one (nothing claimed).
+ */
+export async function claimNext(db: Queryable, a: ClaimArgs): Promise<ClaimRow[]> {
   const sql = a.queues.length === 1 ? CLAIM_NEXT_ONE : CLAIM_NEXT_ANY;
-  const res = await db.query<ClaimedTodo>({
+  const res = await db.query<ClaimRow>({
     name: a.queues.length === 1 ? 'claim_next_one' : 'claim_next_any',
     text: sql,
     values: [a.endpointId, a.queues, a.sessionId, a.leaseSeconds],
   });
-  return res.rows[0] ?? null;
+  return res.rows;
 }
 
-const CLAIM_BY_ID = claimSql(`
-  SELECT t.endpoint_id, t.id, t.claims FROM todos t
-   WHERE t.endpoint_id = $1 AND t.queue = ANY($2::text[]) AND t.id = $5 AND ${CLAIMABLE}
-   FOR UPDATE`);
+export const byIdSql = (admission: 'probe' | 'admit' = 'probe') =>
+  claimSql(
+    (gate) => `
+  SELECT t.endpoint_id, t.id, t.claims, t.queue FROM todos t
+   WHERE t.endpoint_id = $1 AND t.queue = ANY($2::text[]) AND t.id = $5 AND ${CLAIMABLE} AND ${gate}
+   FOR UPDATE`,
+    admission,
+  );
+const CLAIM_BY_ID = byIdSql();
 
-/** One named todo, waiting for a concurrent claimer's lock and re-checking after it. */
-export async function claimById(db: Queryable, a: ClaimArgs & { id: string }): Promise<ClaimedTodo | null> {
-  const res = await db.query<ClaimedTodo>({
+/** One named todo, waiting for a concurrent claimer's lock and re-checking after it (or the policies, as above). */
+export async function claimById(db: Queryable, a: ClaimArgs & { id: string }): Promise<ClaimRow[]> {
+  const res = await db.query<ClaimRow>({
     name: 'claim_by_id',
     text: CLAIM_BY_ID,
     values: [a.endpointId, a.queues, a.sessionId, a.leaseSeconds, a.id],
   });
-  return res.rows[0] ?? null;
+  return res.rows;
 }
 
 export interface OwnedArgs {
@@ -92,6 +165,13 @@ export interface OwnedArgs {
   id: string;
   sessionId: string;
 }
+
+/**
+ * Whether the settled todo's queue has a policy owing a push (seed 000's reopen on
+ * complete, fail and release): one indexed miss for a queue without a policy.
+ */
+const ADMISSION_HELD = `EXISTS (SELECT 1 FROM admission_policies p
+    WHERE p.endpoint_id = r.endpoint_id AND p.queue = r.queue AND p.held_at IS NOT NULL) AS admission_held`;
 
 const OWNED = `t.endpoint_id = $1 AND t.id = $2 AND t.state = 'claimed' AND t.owner_session_id = $3`;
 
@@ -119,7 +199,7 @@ export async function complete(db: Queryable, a: OwnedArgs & { result: unknown }
          lease_expires_at = NULL, ready_at = NULL, updated_at = now()
        WHERE ${OWNED} RETURNING ${SUMMARY}),
      closed AS (${closeAttemptSql('r', 'completed')})
-     SELECT * FROM r`,
+     SELECT r.*, ${ADMISSION_HELD} FROM r`,
     values: [a.endpointId, a.id, a.sessionId, a.result === undefined ? null : JSON.stringify(a.result)],
   });
   return res.rows[0] ?? null;
@@ -139,7 +219,7 @@ export async function fail(
          lease_expires_at = NULL, next_retry_at = ${retryAt}, ready_at = ${retryAt}, updated_at = now()
        WHERE ${OWNED} RETURNING ${SUMMARY}),
      closed AS (${closeAttemptSql('r', 'failed')})
-     SELECT * FROM r`,
+     SELECT r.*, ${ADMISSION_HELD} FROM r`,
     values: [
       a.endpointId,
       a.id,
@@ -161,7 +241,7 @@ export async function release(db: Queryable, a: OwnedArgs): Promise<TodoSummary 
          ready_at = now(), updated_at = now()
        WHERE ${OWNED} RETURNING ${SUMMARY}),
      closed AS (${closeAttemptSql('r', 'released')})
-     SELECT r.*, ${NOTIFY_READY} AS notified FROM r`,
+     SELECT r.*, ${NOTIFY_READY} AS notified, ${ADMISSION_HELD} FROM r`,
     values: [a.endpointId, a.id, a.sessionId],
   });
   return withoutNotice(res.rows[0]);

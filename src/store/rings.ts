@@ -24,6 +24,8 @@ export interface RungTodo {
 export type RingReason =
   /** Created or requeued since its last ring (a todo_ready notice). */
   | { kind: 'ready'; queue: string }
+  /** Its queue's budget admits again after holding it back (seed 000): waiting todos not rung in the last minute. */
+  | { kind: 'reopen'; queue: string }
   /** Still pending and old enough for the next heartbeat re-ring. */
   | { kind: 'rering'; scheduleSeconds: number[] }
   /** A session just opened its stream: waiting todos not rung in the last minute. */
@@ -34,6 +36,8 @@ function dueSql(reason: RingReason, p: string): string {
   switch (reason.kind) {
     case 'ready':
       return `t.queue = ${p} AND (t.last_ringed_at IS NULL OR t.last_ringed_at < t.updated_at)`;
+    case 'reopen':
+      return `t.queue = ${p} AND (t.last_ringed_at IS NULL OR t.last_ringed_at < now() - interval '1 minute')`;
     case 'rering':
       return `t.ring_attempts BETWEEN 1 AND cardinality(${p}::int[])
         AND t.created_at <= now() - make_interval(secs => (${p}::int[])[t.ring_attempts])
@@ -57,10 +61,10 @@ function targetSql(reason: RingReason): string {
  */
 export async function claimRings(
   db: Queryable,
-  a: { endpointId: string; maxRings: number; limit: number; reason: RingReason },
+  a: { endpointId: string; maxRings: number; limit: number; reason: RingReason; deferredQueues?: string[] },
 ): Promise<RungTodo[]> {
   const param =
-    a.reason.kind === 'ready'
+    a.reason.kind === 'ready' || a.reason.kind === 'reopen'
       ? a.reason.queue
       : a.reason.kind === 'rering'
         ? a.reason.scheduleSeconds
@@ -71,6 +75,7 @@ export async function claimRings(
        SELECT t.endpoint_id, t.id FROM todos t
         WHERE t.endpoint_id = $1 AND t.state = 'pending' AND t.ring_attempts < $2 AND NOT t.synthetic
           AND ${SENDER_VERIFIED} AND ${dueSql(a.reason, '$4')} AND EXISTS (SELECT 1 FROM target)
+          AND t.queue <> ALL($5::text[])
         ORDER BY t.created_at LIMIT $3 FOR UPDATE SKIP LOCKED),
      rung AS (
        UPDATE todos t SET ring_attempts = t.ring_attempts + 1, last_ringed_at = now()
@@ -81,7 +86,7 @@ export async function claimRings(
         WHERE s.endpoint_id = target.endpoint_id AND s.id = target.id AND EXISTS (SELECT 1 FROM rung))
      SELECT rung.id, rung.queue, rung.title, rung.kind, rung.source, target.id AS session_id, target.instance
        FROM rung, target ORDER BY rung.created_at`,
-    [a.endpointId, a.maxRings, a.limit, param],
+    [a.endpointId, a.maxRings, a.limit, param, a.deferredQueues ?? []],
   );
   return res.rows;
 }

@@ -3,9 +3,17 @@
 // ({empty: true}), not an error; a named todo that cannot be claimed is classified.
 
 import { z } from 'zod';
+import { admitById, admitNext } from '../admission/claim.js';
 import { AppError } from '../domain/errors.js';
 import { leaseSeconds, parseInput, QUEUE_NAME, resolveLeaseSeconds, type Todo } from '../domain/todo.js';
-import { claimById, claimNext as claimNextRow, type ClaimedTodo } from '../store/claims.js';
+import {
+  admitted,
+  countRefusals,
+  deferredError,
+  deferredSummary,
+  type AdmissionUsage,
+  type DeferredEntry,
+} from './admission.js';
 import { zeroRowError, type Agent, type TodoDeps } from './context.js';
 
 const claimInput = z.object({ id: z.string().min(1).max(64), lease_seconds: leaseSeconds.optional() }).strict();
@@ -16,35 +24,27 @@ const claimNextInput = z
   })
   .strict();
 
-/** A committed claim: counted (a takeover also ends a lapsed lease), answered without the flag. */
-function claimed(deps: TodoDeps, row: ClaimedTodo): Todo {
-  const { taken_over: takenOver, ...todo } = row;
-  if (deps.metrics) {
-    deps.metrics.todosClaimed.inc({ queue: deps.metrics.queueLabel(todo.queue) });
-    deps.metrics.todoAttempts.inc();
-    if (takenOver > 0) deps.metrics.leaseExpirations.inc();
-  }
-  return todo;
-}
-
 export interface ClaimResult {
   todo: Todo;
+  /** Headroom after this claim; only on a queue with an admission policy (seed 000). */
+  admission?: AdmissionUsage;
 }
 
 export async function claim(deps: TodoDeps, agent: Agent, input: unknown): Promise<ClaimResult> {
   const data = parseInput(claimInput, input);
-  const row = await claimById(deps.db, {
+  const out = await admitById(deps.db, {
     endpointId: agent.endpointId,
     queues: agent.queues,
     sessionId: agent.sessionId,
     leaseSeconds: resolveLeaseSeconds(data.lease_seconds, agent.defaultLeaseSeconds, deps.defaultLeaseSeconds),
     id: data.id,
   });
-  if (!row) throw await zeroRowError(deps, { endpointId: agent.endpointId, queues: agent.queues }, data.id, 'claim');
-  return { todo: claimed(deps, row) };
+  if (out.claimed) return admitted(deps, out.claimed);
+  if (out.refused) throw deferredError(deps, out.refused);
+  throw await zeroRowError(deps, { endpointId: agent.endpointId, queues: agent.queues }, data.id, 'claim');
 }
 
-export type ClaimNextResult = ClaimResult | { empty: true };
+export type ClaimNextResult = ClaimResult | { empty: true; deferred?: DeferredEntry[] };
 
 export async function claimNext(deps: TodoDeps, agent: Agent, input: unknown): Promise<ClaimNextResult> {
   const data = parseInput(claimNextInput, input ?? {});
@@ -54,12 +54,14 @@ export async function claimNext(deps: TodoDeps, agent: Agent, input: unknown): P
       granted: agent.queues,
     });
   }
-  const row = await claimNextRow(deps.db, {
+  const out = await admitNext(deps.db, {
     endpointId: agent.endpointId,
     queues: data.queue === undefined ? agent.queues : [data.queue],
     sessionId: agent.sessionId,
     leaseSeconds: resolveLeaseSeconds(data.lease_seconds, agent.defaultLeaseSeconds, deps.defaultLeaseSeconds),
   });
-  if (!row) return { empty: true };
-  return { todo: claimed(deps, row) };
+  countRefusals(deps, out.refused);
+  if (out.claimed) return admitted(deps, out.claimed);
+  const deferred = await deferredSummary(deps, agent.endpointId, out.refused);
+  return deferred.length > 0 ? { empty: true, deferred } : { empty: true };
 }

@@ -12,6 +12,7 @@ import {
   retrySchedule,
   type TodoSummary,
 } from '../domain/todo.js';
+import { reopenQueue } from '../admission/reopen.js';
 import * as claims from '../store/claims.js';
 import { zeroRowError, type Agent, type TodoDeps } from './context.js';
 
@@ -32,7 +33,7 @@ async function owned(
   run: (args: claims.OwnedArgs) => Promise<TodoSummary | null>,
 ): Promise<{ todo: TodoSummary }> {
   const todo = await run({ endpointId: agent.endpointId, id: todoId, sessionId: agent.sessionId });
-  if (todo) return { todo };
+  if (todo) return { todo: await settled(deps, todo) };
   throw await zeroRowError(deps, { endpointId: agent.endpointId, queues: agent.queues }, todoId, verb, agent.sessionId);
 }
 
@@ -66,4 +67,11 @@ export async function release(deps: TodoDeps, agent: Agent, input: unknown): Pro
   const released = await owned(deps, agent, data.id, 'release', (a) => claims.release(deps.db, a));
   deps.metrics?.todosReleased.inc();
   return released;
+}
+
+/** A settled claim may free a budgeted queue's slot: reopen it now if it owes a push (seed 000). */
+async function settled(deps: TodoDeps, row: TodoSummary & { admission_held?: boolean }): Promise<TodoSummary> {
+  const { admission_held: held, ...todo } = row;
+  if (held) await reopenQueue(deps.db, todo.endpoint_id, todo.queue);
+  return todo;
 }

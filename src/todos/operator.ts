@@ -1,6 +1,7 @@
 // What a human does to a todo from the API, board or CLI: retry now, cancel. The
 // caller has checked that the human may act on the endpoint.
 
+import { withAdmission } from '../admission/status.js';
 import { notFound } from '../domain/errors.js';
 import type { Todo, TodoAttempt } from '../domain/todo.js';
 import { cancel as cancelRow, retryNow as retryRow } from '../store/todo-operator.js';
@@ -25,7 +26,8 @@ export async function getTodoWithAttempts(
   endpointId: string,
   id: string,
 ): Promise<{ todo: Todo; attempts: TodoAttempt[] }> {
-  const todo = await getRow(deps.db, { endpointId }, id);
-  if (!todo) throw notFound('todo', id);
+  const row = await getRow(deps.db, { endpointId }, id);
+  if (!row) throw notFound('todo', id);
+  const [todo = row] = await withAdmission(deps.db, endpointId, [row]);
   return { todo, attempts: await listAttempts(deps.db, endpointId, id) };
 }

@@ -1,7 +1,9 @@
 // Reading todos: one by id, or a newest-first page. Agents see their granted queues
-// only; operators see every queue of the endpoint.
+// only; operators see every queue of the endpoint. Pending todos of a budgeted queue
+// carry their derived `admission` status (seed 000).
 
 import { z } from 'zod';
+import { withAdmission } from '../admission/status.js';
 import { invalidArgument, notFound } from '../domain/errors.js';
 import { isId } from '../domain/ids.js';
 import { LIMITS, listTodosInput, parseInput, type Todo } from '../domain/todo.js';
@@ -20,7 +22,8 @@ export async function getTodo(deps: TodoDeps, scope: ReadScope, input: unknown):
   const { id } = parseInput(getInput, input);
   const todo = await getRow(deps.db, scope, id);
   if (!todo) throw notFound('todo', id);
-  return { todo };
+  const [withStatus] = await withAdmission(deps.db, scope.endpointId, [todo]);
+  return { todo: withStatus ?? todo };
 }
 
 export async function listTodos(
@@ -43,6 +46,6 @@ export async function listTodos(
     before: data.cursor ?? null,
     includeSynthetic: data.include_synthetic ?? false,
   });
-  const todos = rows.slice(0, limit);
+  const todos = await withAdmission(deps.db, scope.endpointId, rows.slice(0, limit));
   return { todos, next_cursor: rows.length > limit ? (todos.at(-1)?.id ?? null) : null };
 }

@@ -106,6 +106,40 @@ test('a start in the fall-back overlap resolves to its first occurrence', () => 
   ]);
 });
 
+test('the required zones, for hour, day and week windows, across their gaps and overlaps', () => {
+  check([
+    // America/Los_Angeles: 2026-03-08 02:00 PST → 03:00 PDT (10:00Z); 2026-11-01 02:00 PDT → 01:00 PST (09:00Z).
+    'LA hour, gap                | hour America/Los_Angeles 00:30 | 2026-03-08T10:10Z | 2026-03-08T10:00Z | 2026-03-08T10:30Z',
+    'LA hour, overlap            | hour America/Los_Angeles 00:30 | 2026-11-01T09:45Z | 2026-11-01T08:30Z | 2026-11-01T10:30Z',
+    'LA day, gap, at its start   | day America/Los_Angeles 02:30  | 2026-03-08T10:00Z | 2026-03-08T10:00Z | 2026-03-09T09:30Z',
+    'LA day, overlap             | day America/Los_Angeles 01:15  | 2026-11-01T09:20Z | 2026-11-01T08:15Z | 2026-11-02T09:15Z',
+    'LA week, gap                | week America/Los_Angeles 02:30 Sun | 2026-03-10T00:00Z | 2026-03-08T10:00Z | 2026-03-15T09:30Z',
+    'LA week, overlap            | week America/Los_Angeles 01:30 Sun | 2026-11-03T00:00Z | 2026-11-01T08:30Z | 2026-11-08T09:30Z',
+    // Europe/London: 2026-03-29 01:00 GMT → 02:00 BST (01:00Z); 2026-10-25 02:00 BST → 01:00 GMT (01:00Z).
+    'London hour, gap            | hour Europe/London 00:30       | 2026-03-29T01:10Z | 2026-03-29T01:00Z | 2026-03-29T01:30Z',
+    'London hour, overlap        | hour Europe/London 00:00       | 2026-10-25T01:30Z | 2026-10-25T00:00Z | 2026-10-25T02:00Z',
+    'London day, gap             | day Europe/London 01:00        | 2026-03-29T05:00Z | 2026-03-29T01:00Z | 2026-03-30T00:00Z',
+    'London day, overlap         | day Europe/London 01:15        | 2026-10-25T01:20Z | 2026-10-25T00:15Z | 2026-10-26T01:15Z',
+    'London week, gap            | week Europe/London 01:30 Sun   | 2026-03-31T12:00Z | 2026-03-29T01:00Z | 2026-04-05T00:30Z',
+    'London week, overlap        | week Europe/London 01:30 Sun   | 2026-10-26T12:00Z | 2026-10-25T00:30Z | 2026-11-01T01:30Z',
+    // Australia/Lord_Howe moves by 30 minutes: 2026-10-04 02:00 +10:30 → 02:30 +11; 2026-04-05 02:00 +11 → 01:30 +10:30.
+    'Lord Howe hour, gap         | hour Australia/Lord_Howe 00:15 | 2026-10-03T15:40Z | 2026-10-03T15:30Z | 2026-10-03T16:15Z',
+    'Lord Howe hour, overlap     | hour Australia/Lord_Howe 00:45 | 2026-04-04T15:20Z | 2026-04-04T14:45Z | 2026-04-04T16:15Z',
+    'Lord Howe day, gap          | day Australia/Lord_Howe 02:15  | 2026-10-04T00:00Z | 2026-10-03T15:30Z | 2026-10-04T15:15Z',
+    'Lord Howe day, overlap      | day Australia/Lord_Howe 01:45  | 2026-04-04T15:20Z | 2026-04-04T14:45Z | 2026-04-05T15:15Z',
+    'Lord Howe week, gap         | week Australia/Lord_Howe 02:15 Sun | 2026-10-06T00:00Z | 2026-10-03T15:30Z | 2026-10-10T15:15Z',
+    'Lord Howe week, overlap     | week Australia/Lord_Howe 01:45 Sun | 2026-04-06T00:00Z | 2026-04-04T14:45Z | 2026-04-11T15:15Z',
+    // Asia/Kathmandu is +05:45 all year: its boundaries sit at :15 and :45 past UTC hours.
+    'Kathmandu hour :30          | hour Asia/Kathmandu 00:30      | 2026-06-15T12:00Z | 2026-06-15T11:45Z | 2026-06-15T12:45Z',
+    'Kathmandu day, US DST day   | day Asia/Kathmandu 00:00       | 2026-03-08T12:00Z | 2026-03-07T18:15Z | 2026-03-08T18:15Z',
+    'Kathmandu week              | week Asia/Kathmandu 00:00 Mon  | 2026-06-17T12:00Z | 2026-06-14T18:15Z | 2026-06-21T18:15Z',
+    // Asia/Tokyo has no DST: the same UTC boundaries on every transition date above.
+    'Tokyo hour                  | hour Asia/Tokyo 00:15          | 2026-03-08T10:10Z | 2026-03-08T09:15Z | 2026-03-08T10:15Z',
+    'Tokyo day                   | day Asia/Tokyo 09:00           | 2026-11-01T09:45Z | 2026-11-01T00:00Z | 2026-11-02T00:00Z',
+    'Tokyo week                  | week Asia/Tokyo 02:30 Sun      | 2026-03-10T00:00Z | 2026-03-07T17:30Z | 2026-03-14T17:30Z',
+  ]);
+});
+
 test('an instant exactly at a boundary belongs to the window that starts there', () => {
   const specs = [
     day('UTC', '00:00'),
@@ -143,6 +177,7 @@ test('a week window starts on each declared weekday', () => {
 
 const SWEEP_ZONES = [
   'UTC',
+  'Asia/Tokyo',
   'America/New_York',
   'America/Los_Angeles',
   'Europe/London',

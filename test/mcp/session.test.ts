@@ -77,6 +77,7 @@ test('tools/list shows the granted verbs plus whoami, and nothing else', async (
   const basic = await connect(a.url, (await vend(pool)).credential);
   const tools = (await basic.client.listTools()).tools;
   assert.deepEqual(tools.map((t) => t.name).sort(), [
+    'admission_status',
     'claim',
     'claim_next',
     'complete',

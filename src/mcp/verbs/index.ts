@@ -5,6 +5,7 @@
 import { z } from 'zod/v4';
 import { AppError } from '../../domain/errors.js';
 import { allVerbs, SELF_VERBS } from '../../domain/verbs.js';
+import { admissionVerbs } from './admission.js';
 import { createVerbs } from './create.js';
 import { drainVerbs } from './drain.js';
 import { messageVerbs } from './messages.js';
@@ -14,7 +15,7 @@ import type { Verb } from './types.js';
 export type { Verb, VerbContext } from './types.js';
 
 const VERBS: ReadonlyMap<string, Verb> = new Map(
-  [...drainVerbs, ...createVerbs, ...messageVerbs, ...selfVerbs].map((v) => [v.name, v]),
+  [...drainVerbs, ...admissionVerbs, ...createVerbs, ...messageVerbs, ...selfVerbs].map((v) => [v.name, v]),
 );
 const SELF: ReadonlySet<string> = new Set(SELF_VERBS);
 const GRANTABLE: ReadonlySet<string> = new Set(allVerbs());
@@ -36,8 +37,11 @@ const DESCRIPTIONS: ReadonlyMap<string, ToolDescription> = new Map(
 );
 
 export function isGranted(grantedVerbs: readonly string[], name: string): boolean {
-  return SELF.has(name) || grantedVerbs.includes(name);
+  return SELF.has(name) || grantedVerbs.includes(name) || (name === 'admission_status' && drains(grantedVerbs));
 }
+
+/** Seed 000: admission_status comes with the claim verbs, whichever way they were granted. */
+const drains = (verbs: readonly string[]) => verbs.includes('claim') || verbs.includes('claim_next');
 
 /** The tools this endpoint may call, in the table's order. */
 export function toolsFor(grantedVerbs: readonly string[]): ToolDescription[] {

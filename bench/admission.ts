@@ -1,0 +1,171 @@
+// Admission's cost on the claim path (seed 000), in one run on one database.
+//
+// foundation: 16 workers loop claim_next → complete with the claim and complete
+//   statements exactly as they were before admission existed (copied below), through
+//   the same pool and the same named-statement protocol.
+// no policy: the same loop through this change's claim path (src/admission/claim.ts) and
+//   complete statement on a queue without a policy: the claim statement's policy probe is
+//   one indexed miss, complete's held check another. Input parsing, unchanged by this
+//   change, is left out of all three so the figures compare the paths themselves.
+// budgeted: the same loop on a hot queue with a generous policy (in-flight 10,000, a
+//   million claims a day): each claim is the probe (reads the policy) and the admit
+//   statement (todo lock, then policy lock in admission_admit(), counters, charge, claim).
+// Rounds rotate which runs first. Targets: no policy ≥ 0.95 × foundation (median of
+// per-round ratios); budgeted ≥ 600 claims/s on the 2-core development machine.
+
+import { randomBytes } from 'node:crypto';
+import { setPolicy } from '../src/admission/service.js';
+import { createPool, type Pool } from '../src/db/pool.js';
+import { newId } from '../src/domain/ids.js';
+import { insertEndpoint } from '../src/store/endpoints.js';
+import { insertHuman } from '../src/store/humans.js';
+import { CLAIMABLE, TODO_SUMMARY_COLUMNS, closeAttemptSql, todoColumnsOf } from '../src/store/todo-sql.js';
+import { admitNext } from '../src/admission/claim.js';
+import { reopenQueue } from '../src/admission/reopen.js';
+import { complete } from '../src/store/claims.js';
+import { WORKERS, seedTodos, timed } from './claim.js';
+import { benchDatabase, median } from './db.js';
+
+const TODOS = Number(process.env.BENCH_TODOS ?? 10_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+
+// The foundation's claim_next (one queue) and complete, verbatim from before admission.
+const FOUNDATION_CLAIM = `WITH pick AS (
+  SELECT t.endpoint_id, t.id, t.claims FROM todos t
+   WHERE t.endpoint_id = $1 AND t.queue = ($2::text[])[1] AND ${CLAIMABLE}
+   ORDER BY t.ready_at
+   LIMIT 1 FOR UPDATE SKIP LOCKED),
+    closed AS (${closeAttemptSql('pick', 'lease_expired')} RETURNING a.seq),
+    claimed AS (
+      UPDATE todos t SET
+        state = 'claimed', owner_session_id = $3, attempt = t.attempt + 1, claims = t.claims + 1,
+        lease_expires_at = now() + make_interval(secs => $4), claimed_at = now(), next_retry_at = NULL,
+        ready_at = CASE WHEN t.attempt + 1 < t.max_attempts THEN now() + make_interval(secs => $4) END,
+        updated_at = now()
+      FROM pick WHERE t.endpoint_id = pick.endpoint_id AND t.id = pick.id
+      RETURNING ${todoColumnsOf('t')}, (SELECT count(*) FROM closed) AS taken_over),
+    opened AS (
+      INSERT INTO todo_attempts (endpoint_id, todo_id, seq, attempt, session_id, claimed_at, lease_expires_at)
+      SELECT endpoint_id, id, claims, attempt, owner_session_id, claimed_at, lease_expires_at FROM claimed)
+    SELECT * FROM claimed`;
+const FOUNDATION_COMPLETE = `WITH r AS (
+       UPDATE todos t SET state = 'done', result = $4::jsonb, completed_at = now(),
+         lease_expires_at = NULL, ready_at = NULL, updated_at = now()
+       WHERE t.endpoint_id = $1 AND t.id = $2 AND t.state = 'claimed' AND t.owner_session_id = $3
+       RETURNING ${todoColumnsOf('t', TODO_SUMMARY_COLUMNS)}),
+     closed AS (${closeAttemptSql('r', 'completed')})
+     SELECT * FROM r`;
+
+async function freshEndpoint(pool: Pool, budget: boolean, todos: number): Promise<string> {
+  const tag = randomBytes(4).toString('hex');
+  const human = await insertHuman(pool, {
+    id: newId('hu'),
+    email: `b-${tag}@example.test`,
+    displayName: tag,
+    role: 'admin',
+  });
+  const endpoint = await insertEndpoint(pool, {
+    id: newId('ep'),
+    humanId: human.id,
+    name: `bench-${tag}`,
+    slug: `bench-${tag}`,
+    queues: ['inbox'],
+    verbs: [],
+    defaultLeaseSeconds: null,
+    expiresAt: null,
+  });
+  if (budget) {
+    await setPolicy({ db: pool }, { humanId: human.id, endpointId: null }, endpoint.id, 'inbox', {
+      max_in_flight: 10_000,
+      max_claims_per_window: 1_000_000,
+      window: { period: 'day', tz: 'America/Los_Angeles', start: '00:00' },
+    });
+  }
+  await seedTodos(pool, endpoint.id, todos);
+  return endpoint.id;
+}
+
+async function foundationRound(pool: Pool, endpointId: string, todos: number): Promise<number> {
+  return timed(
+    Array.from({ length: WORKERS }, (_, w) => async () => {
+      let n = 0;
+      for (;;) {
+        const values = [endpointId, ['inbox'], `foundation-${w}`, 300];
+        const claimed = await pool.query<{ id: string }>({ name: 'foundation_claim', text: FOUNDATION_CLAIM, values });
+        const id = claimed.rows[0]?.id;
+        if (!id) return n;
+        await pool.query({
+          name: 'foundation_complete',
+          text: FOUNDATION_COMPLETE,
+          values: [endpointId, id, `foundation-${w}`, '{"ok":true}'],
+        });
+        n += 1;
+      }
+    }),
+    todos,
+  );
+}
+
+/** This change's path below input parsing: admitNext, then complete and its reopen check. */
+async function currentRound(pool: Pool, endpointId: string, todos: number): Promise<number> {
+  return timed(
+    Array.from({ length: WORKERS }, (_, w) => async () => {
+      const args = { endpointId, queues: ['inbox'], sessionId: `current-${w}`, leaseSeconds: 300 };
+      let n = 0;
+      for (;;) {
+        const { claimed } = await admitNext(pool, args);
+        if (!claimed) return n;
+        const done = await complete(pool, {
+          endpointId,
+          id: claimed.todo.id,
+          sessionId: args.sessionId,
+          result: { ok: true },
+        });
+        if ((done as { admission_held?: boolean } | null)?.admission_held) await reopenQueue(pool, endpointId, 'inbox');
+        n += 1;
+      }
+    }),
+    todos,
+  );
+}
+
+type Kind = 'foundation' | 'none' | 'budgeted';
+
+async function round(pool: Pool, kind: Kind, todos = TODOS): Promise<number> {
+  const endpointId = await freshEndpoint(pool, kind === 'budgeted', todos);
+  return kind === 'foundation' ? foundationRound(pool, endpointId, todos) : currentRound(pool, endpointId, todos);
+}
+
+export async function runAdmissionBench(): Promise<void> {
+  const db = await benchDatabase();
+  const pool = createPool({ url: db.url, max: WORKERS });
+  try {
+    process.stdout.write(
+      `admission bench: ${WORKERS} workers, ${TODOS} todos a round, ${ROUNDS} rounds, on ${db.server}\n`,
+    );
+    for (const kind of ['foundation', 'none', 'budgeted'] as const) await round(pool, kind, 1_000);
+    const results: Record<Kind, number[]> = { foundation: [], none: [], budgeted: [] };
+    const orders: Kind[][] = [
+      ['foundation', 'none', 'budgeted'],
+      ['none', 'budgeted', 'foundation'],
+      ['budgeted', 'foundation', 'none'],
+    ];
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const kind of orders[r % orders.length] ?? []) results[kind].push(await round(pool, kind));
+      process.stdout.write(
+        `  round ${r + 1}: foundation ${results.foundation.at(-1)?.toFixed(0)}/s, no policy ` +
+          `${results.none.at(-1)?.toFixed(0)}/s, budgeted ${results.budgeted.at(-1)?.toFixed(0)}/s\n`,
+      );
+    }
+    const ratio = median(results.none.map((n, i) => n / (results.foundation[i] ?? n)));
+    process.stdout.write(
+      `foundation (pre-admission SQL)  ${median(results.foundation).toFixed(0)} claims/s\n` +
+        `no policy                       ${median(results.none).toFixed(0)} claims/s\n` +
+        `ratio no policy / foundation    ${ratio.toFixed(3)} (target ≥ 0.95)\n` +
+        `budgeted (hot queue)            ${median(results.budgeted).toFixed(0)} claims/s (target ≥ 600)\n`,
+    );
+  } finally {
+    await pool.end();
+    await db.close();
+  }
+}

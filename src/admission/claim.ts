@@ -1,0 +1,105 @@
+// Claims under admission (seed 000): claim_next's loop over the granted queues and the
+// claim of one named todo. The first statement is the claim statement itself: when no
+// requested queue has a policy it claims the row (today's SQL plus one indexed miss).
+// Otherwise it returns the queues' policies, and admit statements
+// (src/store/admission-claims.ts) pick, decide, charge and claim. A refused queue is
+// excluded and the loop goes on, so claim_next never answers empty while another granted
+// queue has admissible work; each refusal removes a queue, so the loop is bounded by the
+// number of granted queues (plus a few re-reads when a policy changes or a window
+// boundary passes mid-claim).
+
+import type { Queryable } from '../db/pool.js';
+import { admit, claimedTodo, probed, type Probed, type Refused } from '../store/admission-claims.js';
+import { markHeld } from '../store/admission.js';
+import { claimById, claimNext, type ClaimArgs, type ClaimedTodo, type ClaimRow } from '../store/claims.js';
+import { getTodo } from '../store/todos.js';
+import type { Usage } from './policy.js';
+
+export type Claimed = { todo: ClaimedTodo; admission: Usage | null; charged: boolean };
+export type Refusal = Refused;
+export type NextOutcome = { claimed: Claimed | null; refused: Refusal[] };
+
+/** Re-reads of the policies when one changed or a window boundary passed mid-claim. */
+const STALE_RETRIES = 3;
+
+type Probe = { claimed: Claimed } | { claimed: null; policies: Map<string, Probed>; refused: Refusal[] } | null;
+
+/** The claim statement's answer: a claim, the policies to admit against, or nothing. */
+function readProbe(rows: ClaimRow[]): Probe {
+  const first = rows[0];
+  if (!first) return null;
+  if (!first.policy) return { claimed: { todo: claimedTodo(first), admission: null, charged: false } };
+  return { claimed: null, ...probed(rows) };
+}
+
+/** The oldest admissible todo over `queues`; the refusals met on the way, for the deferred summary. */
+export async function admitNext(db: Queryable, args: ClaimArgs): Promise<NextOutcome> {
+  const refused: Refusal[] = [];
+  const outcome = async (claimed: Claimed | null) => ({ claimed, refused: await held(db, refused) });
+  let queues = args.queues;
+  let policies: Map<string, Probed> | null = null;
+  for (let stale = 0; queues.length > 0 && stale <= STALE_RETRIES;) {
+    if (policies === null) {
+      const probe = readProbe(await claimNext(db, { ...args, queues }));
+      if (!probe) break;
+      if (probe.claimed) return outcome(probe.claimed);
+      policies = probe.policies;
+      refused.push(...probe.refused);
+      queues = queues.filter((q) => !probe.refused.some((r) => r.queue === q));
+      continue;
+    }
+    const out = await admit(db, { ...args, queues }, policies);
+    if (out.kind === 'claimed') return outcome(out);
+    if (out.kind === 'none') break;
+    if (out.kind === 'refused') {
+      refused.push(out);
+      queues = queues.filter((q) => q !== out.queue);
+    } else {
+      stale += 1;
+      policies = null;
+    }
+  }
+  return outcome(null);
+}
+
+export type ByIdOutcome = { claimed: Claimed } | { claimed: null; refused: Refusal | null };
+
+/** One named todo: claimed, refused by its queue's policy, or not claimable (refused null). */
+export async function admitById(db: Queryable, args: ClaimArgs & { id: string }): Promise<ByIdOutcome> {
+  for (let attempt = 0; attempt <= STALE_RETRIES; attempt++) {
+    const probe = readProbe(await claimById(db, args));
+    if (!probe) return { claimed: null, refused: null };
+    if (probe.claimed) return { claimed: probe.claimed };
+    // A queue whose zone is unknown refuses before any lock; which queue the todo is on
+    // is only known once it is picked, so those queues are left out of this claim.
+    const queues = args.queues.filter((q) => !probe.refused.some((r) => r.queue === q));
+    const out = await admit(db, { ...args, queues }, probe.policies);
+    if (out.kind === 'claimed') return { claimed: out };
+    if (out.kind === 'refused') return { claimed: null, refused: (await held(db, [out]))[0] ?? out };
+    if (out.kind === 'none') {
+      const unavailable = await refusedById(db, args, probe.refused);
+      return { claimed: null, refused: unavailable };
+    }
+  }
+  return { claimed: null, refused: null };
+}
+
+/** When the named todo is live on a queue whose zone is unknown, that refusal; else null. */
+async function refusedById(db: Queryable, args: ClaimArgs & { id: string }, refused: Refusal[]) {
+  for (const r of refused) {
+    const todo = await getTodo(db, { endpointId: args.endpointId, queues: [r.queue] }, args.id);
+    if (todo && (todo.state === 'pending' || todo.state === 'failed' || todo.state === 'claimed')) {
+      return (await held(db, [r]))[0] ?? r;
+    }
+  }
+  return null;
+}
+
+/** Refused work is held back without a push: the reopen owes one when the queue admits again. */
+async function held(db: Queryable, refused: Refusal[]): Promise<Refusal[]> {
+  await markHeld(
+    db,
+    refused.map((r) => r.policyId),
+  );
+  return refused;
+}

@@ -1,0 +1,32 @@
+// The reopen (seed 000, "Doorbells and the reopen sweep"): work a budget held back got
+// no push, so when its queue admits again — the window rolled over, an in-flight slot
+// freed, the policy changed — exactly one todo_ready goes out for that endpoint and
+// queue, which drives the doorbell through its existing path. The held mark's
+// conditional clear (store) makes it one, whichever instance or trigger comes first.
+
+import type { Queryable } from '../db/pool.js';
+import { heldPolicyOf, heldPolicyStates, reopenPolicy, type PolicyState } from '../store/admission.js';
+import { statusOf } from './status.js';
+
+/** Policies looked at per sweep tick; the rest wait for the next tick (30 s). */
+const SWEEP_LIMIT = 500;
+
+async function reopenIfAdmissible(db: Queryable, state: PolicyState): Promise<boolean> {
+  if (statusOf(state).status.state !== 'admissible') return false;
+  return reopenPolicy(db, state.id);
+}
+
+/** After complete, fail, release or a policy write: reopen the queue now if it owes a push. */
+export async function reopenQueue(db: Queryable, endpointId: string, queue: string): Promise<boolean> {
+  const state = await heldPolicyOf(db, endpointId, queue);
+  return state ? reopenIfAdmissible(db, state) : false;
+}
+
+/** The 30 s sweep: every held policy whose queue admits again gets its one push. */
+export async function reopenHeld(db: Queryable): Promise<{ reopened: number }> {
+  let reopened = 0;
+  for (const state of await heldPolicyStates(db, SWEEP_LIMIT)) {
+    if (await reopenIfAdmissible(db, state)) reopened += 1;
+  }
+  return { reopened };
+}

@@ -1,0 +1,279 @@
+// Admission policies, their window counters and audit (seed 000). Every read is scoped
+// by endpoint_id, except the sweeps' (reopen, retention, the metrics collector), which
+// act for the server. Policy writes and their audit row commit together.
+
+import { CHANNEL } from '../db/bus.js';
+import type { Queryable } from '../db/pool.js';
+import type { Counters, PolicyLimits, PolicyRow } from '../admission/policy.js';
+import { inTransaction } from './admission-tx.js';
+
+export const POLICY_COLUMNS = `p.id, p.endpoint_id, p.queue, p.max_in_flight, p.max_claims_per_window,
+  p.window_period, p.window_tz, p.window_start, p.window_weekday, p.created_at, p.updated_at`;
+
+/** A policy with everything a status needs, read at one instant (`at`, the database clock). */
+export type PolicyState = PolicyRow & {
+  at: Date;
+  in_flight: number;
+  earliest_lease: Date | null;
+  latest_start: Date | null;
+  latest_used: number | null;
+  pending: number;
+  held_at: Date | null;
+};
+
+const STATE = `
+  SELECT ${POLICY_COLUMNS}, p.held_at, now() AS at,
+    (SELECT count(*) FROM todos t WHERE t.endpoint_id = p.endpoint_id AND t.queue = p.queue AND t.state = 'claimed')
+      AS in_flight,
+    (SELECT min(t.lease_expires_at) FROM todos t
+      WHERE t.endpoint_id = p.endpoint_id AND t.queue = p.queue AND t.state = 'claimed') AS earliest_lease,
+    (SELECT count(*) FROM todos t WHERE t.endpoint_id = p.endpoint_id AND t.queue = p.queue AND t.state = 'pending'
+        AND NOT t.synthetic) AS pending,
+    w.window_start AS latest_start, w.used AS latest_used
+  FROM admission_policies p
+  LEFT JOIN LATERAL (SELECT window_start, used FROM admission_windows
+                      WHERE policy_id = p.id ORDER BY window_start DESC LIMIT 1) w ON true`;
+
+/** The policies of one endpoint (optionally only these queues), with their counters. */
+export async function policyStates(db: Queryable, endpointId: string, queues: string[] | null): Promise<PolicyState[]> {
+  const res = await db.query<PolicyState>({
+    name: 'admission_policy_states',
+    text: `${STATE} WHERE p.endpoint_id = $1 AND ($2::text[] IS NULL OR p.queue = ANY($2::text[])) ORDER BY p.queue`,
+    values: [endpointId, queues],
+  });
+  return res.rows;
+}
+
+/** The policies of every endpoint this human owns, with their counters and endpoint slugs. */
+export async function policyStatesOfHuman(
+  db: Queryable,
+  humanId: string,
+): Promise<Array<PolicyState & { endpoint_slug: string }>> {
+  const res = await db.query<PolicyState & { endpoint_slug: string }>(
+    `SELECT s.*, e.slug AS endpoint_slug FROM (${STATE}) s JOIN endpoints e ON e.id = s.endpoint_id
+      WHERE e.human_id = $1 ORDER BY e.slug, s.queue`,
+    [humanId],
+  );
+  return res.rows;
+}
+
+/** Every policy, for the metrics collector (bounded: one row per policy). */
+export async function allPolicyStates(db: Queryable, limit: number): Promise<PolicyState[]> {
+  const res = await db.query<PolicyState>(`${STATE} ORDER BY p.id LIMIT $1`, [limit]);
+  return res.rows;
+}
+
+/** Policies owing a push (held back work), for the reopen sweep. */
+export async function heldPolicyStates(db: Queryable, limit: number): Promise<PolicyState[]> {
+  const res = await db.query<PolicyState>(`${STATE} WHERE p.held_at IS NOT NULL ORDER BY p.held_at LIMIT $1`, [limit]);
+  return res.rows;
+}
+
+export interface PolicyWrite {
+  endpointId: string;
+  queue: string;
+  limits: PolicyLimits;
+  actorHumanId: string;
+  actorEndpointId: string | null;
+}
+
+const AUDIT_COLUMNS = `p.max_in_flight, p.max_claims_per_window, p.window_period, p.window_tz, p.window_start,
+  p.window_weekday`;
+const auditJson = (alias: string) =>
+  `jsonb_build_object('max_in_flight', ${alias}.max_in_flight, 'max_claims_per_window', ${alias}.max_claims_per_window,
+     'window_period', ${alias}.window_period, 'window_tz', ${alias}.window_tz, 'window_start', ${alias}.window_start,
+     'window_weekday', ${alias}.window_weekday)`;
+
+/**
+ * Creates or fully replaces the policy of (endpoint, queue) and writes its audit row in
+ * the same statement. `before` is read under the row's lock, so two writers audit in order.
+ */
+export async function upsertPolicy(db: Queryable, w: PolicyWrite): Promise<{ policy: PolicyRow; created: boolean }> {
+  return inTransaction(db, async (tx) => {
+    // Locked first, in its own statement: a lock taken in the upsert's own CTE would skip
+    // the row that statement updates, and two writers must audit in commit order.
+    const before = await tx.query(
+      `SELECT 1 FROM admission_policies p WHERE p.endpoint_id = $1 AND p.queue = $2 FOR UPDATE`,
+      [w.endpointId, w.queue],
+    );
+    return upsertLocked(tx, w, (before.rowCount ?? 0) > 0);
+  });
+}
+
+async function upsertLocked(
+  db: Queryable,
+  w: PolicyWrite,
+  existed: boolean,
+): Promise<{ policy: PolicyRow; created: boolean }> {
+  const win = w.limits.window;
+  const res = await db.query<PolicyRow & { created: boolean }>(
+    `WITH before AS (
+       SELECT p.id, ${AUDIT_COLUMNS} FROM admission_policies p WHERE p.endpoint_id = $1 AND p.queue = $2),
+     p AS (
+       INSERT INTO admission_policies AS p (endpoint_id, queue, max_in_flight, max_claims_per_window, window_period,
+         window_tz, window_start, window_weekday, created_by_human_id, updated_by_human_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
+       ON CONFLICT (endpoint_id, queue) DO UPDATE SET max_in_flight = EXCLUDED.max_in_flight,
+         max_claims_per_window = EXCLUDED.max_claims_per_window, window_period = EXCLUDED.window_period,
+         window_tz = EXCLUDED.window_tz, window_start = EXCLUDED.window_start,
+         window_weekday = EXCLUDED.window_weekday, updated_by_human_id = $9, updated_at = now()
+       RETURNING ${POLICY_COLUMNS}, ${auditJson('p')} AS after),
+     audit AS (
+       INSERT INTO admission_policy_audit (policy_id, endpoint_id, queue, actor_human_id, actor_endpoint_id, action,
+         before, after)
+       SELECT p.id, $1, $2, $9, $10, CASE WHEN EXISTS (SELECT 1 FROM before) THEN 'update' ELSE 'create' END,
+         (SELECT ${auditJson('before')} FROM before), p.after FROM p)
+     SELECT p.id, p.endpoint_id, p.queue, p.max_in_flight, p.max_claims_per_window, p.window_period, p.window_tz,
+       p.window_start, p.window_weekday, p.created_at, p.updated_at, NOT EXISTS (SELECT 1 FROM before) AS created
+       FROM p`,
+    [
+      w.endpointId,
+      w.queue,
+      w.limits.max_in_flight,
+      w.limits.max_claims_per_window,
+      win?.period ?? null,
+      win?.tz ?? null,
+      win?.start ?? null,
+      win && win.period === 'week' ? win.weekday : null,
+      w.actorHumanId,
+      w.actorEndpointId,
+    ],
+  );
+  const { created: _created, ...policy } = res.rows[0] as PolicyRow & { created: boolean };
+  return { policy, created: !existed };
+}
+
+/**
+ * Deletes the policy of (endpoint, queue) with its windows, audits it, and — when work is
+ * pending on the queue — sends one todo_ready on commit: the old behaviour, at once.
+ */
+export async function deletePolicy(db: Queryable, w: Omit<PolicyWrite, 'limits'>): Promise<{ deleted: boolean }> {
+  const res = await db.query<{ id: string }>(
+    `WITH p AS (
+       DELETE FROM admission_policies p WHERE p.endpoint_id = $1 AND p.queue = $2
+       RETURNING p.id, p.endpoint_id, p.queue, ${AUDIT_COLUMNS}),
+     audit AS (
+       INSERT INTO admission_policy_audit (policy_id, endpoint_id, queue, actor_human_id, actor_endpoint_id, action,
+         before)
+       SELECT p.id, $1, $2, $3, $4, 'delete', ${auditJson('p')} FROM p),
+     notified AS (
+       SELECT pg_notify('${CHANNEL}', json_build_object('type', 'todo_ready', 'endpoint_id', p.endpoint_id,
+         'queue', p.queue, 'reopen', true)::text) FROM p
+        WHERE EXISTS (SELECT 1 FROM todos t WHERE t.endpoint_id = p.endpoint_id AND t.queue = p.queue
+                        AND t.state = 'pending'))
+     SELECT p.id, (SELECT count(*) FROM notified) AS notices FROM p`,
+    [w.endpointId, w.queue, w.actorHumanId, w.actorEndpointId],
+  );
+  return { deleted: (res.rowCount ?? 0) > 0 };
+}
+
+/** The last `limit` windows of a policy, newest first. */
+export async function listWindows(
+  db: Queryable,
+  policyId: string,
+  limit: number,
+): Promise<Array<{ window_start: Date; used: number; updated_at: Date }>> {
+  const res = await db.query<{ window_start: Date; used: number; updated_at: Date }>(
+    `SELECT window_start, used, updated_at FROM admission_windows WHERE policy_id = $1
+      ORDER BY window_start DESC LIMIT $2`,
+    [policyId, limit],
+  );
+  return res.rows;
+}
+
+export interface AuditRow {
+  id: number;
+  action: string;
+  actor_human_id: string;
+  actor_endpoint_id: string | null;
+  before: unknown;
+  after: unknown;
+  at: Date;
+}
+
+/** The newest audit rows of (endpoint, queue); they outlive the policy. */
+export async function listAudit(db: Queryable, endpointId: string, queue: string, limit: number): Promise<AuditRow[]> {
+  const res = await db.query<AuditRow>(
+    `SELECT id, action, actor_human_id, actor_endpoint_id, before, after, at FROM admission_policy_audit
+      WHERE endpoint_id = $1 AND queue = $2 ORDER BY at DESC, id DESC LIMIT $3`,
+    [endpointId, queue, limit],
+  );
+  return res.rows;
+}
+
+/** Records that work of these policies was held back without a push (a reopen then owes one). */
+export async function markHeld(db: Queryable, policyIds: string[]): Promise<void> {
+  if (policyIds.length === 0) return;
+  await db.query(`UPDATE admission_policies SET held_at = now() WHERE id = ANY($1::uuid[]) AND held_at IS NULL`, [
+    policyIds,
+  ]);
+}
+
+/**
+ * Clears a policy's held mark and, when it matched and push-eligible work is pending,
+ * sends one todo_ready (flagged as a reopen) on commit. The conditional update makes the
+ * push happen once, whichever instance or trigger gets here first.
+ */
+export async function reopenPolicy(db: Queryable, policyId: string): Promise<boolean> {
+  const res = await db.query<{ notified: boolean }>(
+    `WITH r AS (
+       UPDATE admission_policies SET held_at = NULL WHERE id = $1 AND held_at IS NOT NULL
+       RETURNING endpoint_id, queue)
+     SELECT pg_notify('${CHANNEL}', json_build_object('type', 'todo_ready', 'endpoint_id', r.endpoint_id,
+              'queue', r.queue, 'reopen', true)::text) IS NOT NULL AS notified
+       FROM r WHERE EXISTS (SELECT 1 FROM todos t WHERE t.endpoint_id = r.endpoint_id AND t.queue = r.queue
+                              AND t.state = 'pending' AND NOT t.synthetic)`,
+    [policyId],
+  );
+  return (res.rowCount ?? 0) > 0;
+}
+
+/** The held policy of (endpoint, queue), if any: what a settled claim checks before a reopen. */
+export async function heldPolicyOf(db: Queryable, endpointId: string, queue: string): Promise<PolicyState | null> {
+  const res = await db.query<PolicyState>({
+    name: 'admission_held_policy',
+    text: `${STATE} WHERE p.endpoint_id = $1 AND p.queue = $2 AND p.held_at IS NOT NULL`,
+    values: [endpointId, queue],
+  });
+  return res.rows[0] ?? null;
+}
+
+/** Pending todos of these queues, by queue: the `pending` of a deferred entry. */
+export async function pendingByQueue(
+  db: Queryable,
+  endpointId: string,
+  queues: string[],
+): Promise<Map<string, number>> {
+  const res = await db.query<{ queue: string; n: number }>(
+    `SELECT queue, count(*) AS n FROM todos WHERE endpoint_id = $1 AND queue = ANY($2::text[]) AND state = 'pending'
+      GROUP BY queue`,
+    [endpointId, queues],
+  );
+  return new Map(res.rows.map((r) => [r.queue, r.n]));
+}
+
+/** Deletes one batch of windows that started more than `days` days ago. */
+export async function pruneWindows(db: Queryable, days: number, limit: number): Promise<number> {
+  const res = await db.query(
+    `DELETE FROM admission_windows w USING (
+       SELECT policy_id, window_start FROM admission_windows
+        WHERE window_start < now() - make_interval(days => $1) LIMIT $2) old
+      WHERE w.policy_id = old.policy_id AND w.window_start = old.window_start`,
+    [days, limit],
+  );
+  return res.rowCount ?? 0;
+}
+
+/** A policy state's counters, as decide() takes them. */
+export function countersOf(row: {
+  in_flight: number;
+  earliest_lease: Date | null;
+  latest_start: Date | null;
+  latest_used: number | null;
+}): Counters {
+  return {
+    inFlight: row.in_flight,
+    earliestLeaseExpiry: row.earliest_lease,
+    latestWindow: row.latest_start ? { start: row.latest_start, used: row.latest_used ?? 0 } : null,
+  };
+}

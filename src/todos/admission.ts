@@ -1,0 +1,88 @@
+// What admission (seed 000) adds to the claim answers: the headroom of a successful
+// claim, the `deferred` error of a refused claim, the deferred summary of an empty
+// claim_next, and the counters moved after each (claimed and charged after commit,
+// refused after the refusal). Queues without a policy get none of it.
+
+import type { Claimed, Refusal } from '../admission/claim.js';
+import type { DeferReason, Usage } from '../admission/policy.js';
+import { AppError } from '../domain/errors.js';
+import type { Todo } from '../domain/todo.js';
+import { admissionCharged, admissionRefused } from '../metrics/admission.js';
+import { pendingByQueue } from '../store/admission.js';
+import type { TodoDeps } from './context.js';
+
+export type AdmissionUsage = Usage;
+
+export interface DeferredEntry {
+  queue: string;
+  reason: DeferReason;
+  pending: number;
+  next_eligible_at: string | null;
+  exact: boolean;
+}
+
+/** The answer of a committed claim, counted: every claim by queue, its attempt, a takeover, and its charge. */
+export function admitted(deps: TodoDeps, claimed: Claimed): { todo: Todo; admission?: Usage } {
+  const { taken_over: takenOver, ...todo } = claimed.todo;
+  if (deps.metrics) {
+    const queue = deps.metrics.queueLabel(todo.queue);
+    deps.metrics.todosClaimed.inc({ queue });
+    deps.metrics.todoAttempts.inc();
+    // A takeover closes a lapsed lease the reaper had not reached yet.
+    if (takenOver > 0) deps.metrics.leaseExpirations.inc();
+    if (claimed.charged) admissionCharged(deps.metrics).inc({ queue });
+  }
+  return claimed.admission ? { todo, admission: claimed.admission } : { todo };
+}
+
+export function countRefusals(deps: TodoDeps, refused: Refusal[]): void {
+  if (!deps.metrics) return;
+  for (const r of refused) {
+    admissionRefused(deps.metrics).inc({ queue: deps.metrics.queueLabel(r.queue), reason: r.decision.reason });
+  }
+}
+
+/** `deferred` (or `admission_unavailable` for an unknown zone) for a refused claim. */
+export function deferredError(deps: TodoDeps, refused: Refusal): AppError {
+  countRefusals(deps, [refused]);
+  const d = refused.decision;
+  if (d.reason === 'admission_unavailable') {
+    return new AppError(
+      'admission_unavailable',
+      `queue ${refused.queue}: its budget cannot be evaluated (unknown time zone); nothing is admitted until an owner fixes it`,
+      { queue: refused.queue, reason: d.reason },
+    );
+  }
+  const when = d.next_eligible_at ? `; try again at ${d.next_eligible_at}` : '';
+  return new AppError(
+    'deferred',
+    `queue ${refused.queue} is over its budget (${d.reason})${when}: do not pick another todo for it`,
+    {
+      queue: refused.queue,
+      reason: d.reason,
+      next_eligible_at: d.next_eligible_at,
+      exact: d.exact,
+    },
+  );
+}
+
+/** One entry per queue a budget held back during this claim_next, with its pending count. */
+export async function deferredSummary(
+  deps: TodoDeps,
+  endpointId: string,
+  refused: Refusal[],
+): Promise<DeferredEntry[]> {
+  if (refused.length === 0) return [];
+  const pending = await pendingByQueue(
+    deps.db,
+    endpointId,
+    refused.map((r) => r.queue),
+  );
+  return refused.map((r) => ({
+    queue: r.queue,
+    reason: r.decision.reason,
+    pending: pending.get(r.queue) ?? 0,
+    next_eligible_at: r.decision.next_eligible_at,
+    exact: r.decision.exact,
+  }));
+}

@@ -1,0 +1,176 @@
+// Pins doorbell gating and the reopen (seed 000) on real servers: a deferred queue's
+// work rings no stream, and exactly one todo_ready goes out — and one ring reaches the
+// agent — when the window rolls over (moved by back-dating in SQL) or an in-flight slot
+// frees, however many triggers and instances race to send it.
+
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import pg from 'pg';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { pino } from 'pino';
+import { reopenHeld } from '../../src/admission/reopen.js';
+import { setPolicy } from '../../src/admission/service.js';
+import { parseConfig } from '../../src/config/index.js';
+import { CHANNEL } from '../../src/db/bus.js';
+import { startServer, type Server } from '../../src/main.js';
+import { claimNext, complete, createTodo, type Agent } from '../../src/todos/index.js';
+import { testDatabase } from '../helpers/db.js';
+import { vend } from '../mcp/harness.js';
+
+const { pool, url } = await testDatabase('admission_reopen');
+const deps = { db: pool, defaultLeaseSeconds: 300 };
+
+async function server(name: string): Promise<Server> {
+  const parsed = parseConfig({
+    SWITCHBOARD_DATABASE_URL: url,
+    SWITCHBOARD_LISTEN: '127.0.0.1:0',
+    SWITCHBOARD_INSTANCE_ID: name,
+    SWITCHBOARD_DB_POOL_SIZE: '4',
+  });
+  assert.ok(parsed.ok);
+  const started = await startServer(parsed.config, pino({ level: 'silent' }));
+  after(() => started.stop());
+  return started;
+}
+
+const a = await server('reopen-a');
+await server('reopen-b');
+
+/** Every todo_ready flagged as a reopen, as a LISTENing client hears them. */
+const reopens: Array<{ endpoint_id: string; queue: string }> = [];
+const listenerDb = new pg.Client({ connectionString: url });
+// The file's database is dropped (FORCE) at the end, possibly before this client ends.
+listenerDb.on('error', () => undefined);
+await listenerDb.connect();
+await listenerDb.query(`LISTEN ${CHANNEL}`);
+listenerDb.on('notification', (n) => {
+  const event = JSON.parse(n.payload ?? '{}');
+  if (event.type === 'todo_ready' && event.reopen === true) reopens.push(event);
+});
+after(() => listenerDb.end());
+
+async function until(check: () => Promise<boolean> | boolean, what: string, ms = 5_000): Promise<void> {
+  for (const deadline = Date.now() + ms; Date.now() < deadline;) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.fail(`timed out waiting for ${what}`);
+}
+
+/** A vended endpoint with a connected stream collecting the todo ids it is rung for. */
+async function agentWithStream(queues: string[]) {
+  const v = await vend(pool, { queues });
+  const rung: string[] = [];
+  const client = new Client({ name: 'claude-code', version: '2.0.0' });
+  client.fallbackNotificationHandler = async (n) => {
+    if (n.method === 'notifications/claude/channel')
+      rung.push(String((n.params as { meta: { todo_id: string } }).meta.todo_id));
+  };
+  const transport = new StreamableHTTPClientTransport(new URL('/mcp', a.url), {
+    requestInit: { headers: { Authorization: `Bearer ${v.credential}` } },
+  });
+  await client.connect(transport);
+  after(() => client.close());
+  const sessionId = transport.sessionId ?? '';
+  await until(async () => {
+    const r = await pool.query(`SELECT stream_open FROM mcp_sessions WHERE id = $1`, [sessionId]);
+    return r.rows[0]?.stream_open === true;
+  }, 'the stream to open');
+  const agent: Agent = { endpointId: v.endpoint.id, sessionId, queues, defaultLeaseSeconds: null };
+  const push = async (queue: string) =>
+    (await createTodo(deps, { endpointId: v.endpoint.id }, { humanId: v.humanId }, { queue, title: 'work' })).todo;
+  const budget = (queue: string, policy: Record<string, unknown>) =>
+    setPolicy({ db: pool }, { humanId: v.humanId, endpointId: null }, v.endpoint.id, queue, policy);
+  return { v, rung, agent, push, budget };
+}
+
+const reopensOf = (endpointId: string) => reopens.filter((e) => e.endpoint_id === endpointId);
+
+test('a deferred queue rings nothing, and one push goes out when its window rolls over', async () => {
+  const s = await agentWithStream(['inbox', 'plain']);
+  await s.budget('inbox', { max_claims_per_window: 1, window: { period: 'day', tz: 'UTC', start: '00:00' } });
+  const first = await s.push('inbox');
+  await until(() => s.rung.includes(first.id), 'the first todo to ring');
+  assert.ok('todo' in (await claimNext(deps, s.agent, { queue: 'inbox' })));
+  const held = await s.push('inbox');
+  const control = await s.push('plain');
+  await until(() => s.rung.includes(control.id), 'the unbudgeted todo to ring');
+  assert.equal(s.rung.includes(held.id), false, 'the deferred todo rang');
+  // Roll the window over: the counter's window now lies a day back, so today's is fresh.
+  await pool.query(
+    `UPDATE admission_windows SET window_start = window_start - interval '1 day'
+      WHERE policy_id IN (SELECT id FROM admission_policies WHERE endpoint_id = $1)`,
+    [s.v.endpoint.id],
+  );
+  const results = await Promise.all([reopenHeld(pool), reopenHeld(pool), reopenHeld(pool)]);
+  assert.equal(
+    results.reduce((n, r) => n + r.reopened, 0),
+    1,
+    'three racing sweeps reopen once',
+  );
+  await until(() => s.rung.includes(held.id), 'the held todo to ring after the rollover');
+  await new Promise((r) => setTimeout(r, 300));
+  assert.deepEqual(reopensOf(s.v.endpoint.id), [
+    { type: 'todo_ready', endpoint_id: s.v.endpoint.id, queue: 'inbox', reopen: true },
+  ]);
+  assert.equal(s.rung.filter((id) => id === held.id).length, 1);
+  assert.equal((await reopenHeld(pool)).reopened, 0, 'nothing is owed any more');
+});
+
+test('a freed in-flight slot pushes once, at once', async () => {
+  const s = await agentWithStream(['inbox']);
+  await s.budget('inbox', { max_in_flight: 1 });
+  const first = await s.push('inbox');
+  await until(() => s.rung.includes(first.id), 'the first todo to ring');
+  const claimed = await claimNext(deps, s.agent, {});
+  assert.ok('todo' in claimed);
+  const waiting = await s.push('inbox');
+  const refused = await claimNext(deps, { ...s.agent, sessionId: 'another' }, {});
+  assert.ok('empty' in refused && refused.deferred?.[0]?.reason === 'in_flight_full');
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(s.rung.includes(waiting.id), false, 'the waiting todo rang while the slot was taken');
+  await complete(deps, s.agent, { id: claimed.todo.id });
+  await until(() => s.rung.includes(waiting.id), 'the waiting todo to ring when the slot freed');
+  assert.equal((await reopenHeld(pool)).reopened, 0);
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(reopensOf(s.v.endpoint.id).length, 1);
+  assert.equal(s.rung.filter((id) => id === waiting.id).length, 1);
+});
+
+test('a policy write that admits again pushes the held work once', async () => {
+  const s = await agentWithStream(['inbox']);
+  await s.budget('inbox', { max_in_flight: 0 });
+  const paused = await s.push('inbox');
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(s.rung.includes(paused.id), false, 'a paused queue rang');
+  await s.budget('inbox', { max_in_flight: 2 });
+  await until(() => s.rung.includes(paused.id), 'the paused todo to ring once the queue opens');
+  assert.equal(reopensOf(s.v.endpoint.id).length, 1);
+});
+
+test('a stream that opens hears no ring for a deferred queue, only for the open one', async () => {
+  const v = await vend(pool, { queues: ['held', 'open'] });
+  await setPolicy({ db: pool }, { humanId: v.humanId, endpointId: null }, v.endpoint.id, 'held', { max_in_flight: 0 });
+  const make = async (queue: string) =>
+    (await createTodo(deps, { endpointId: v.endpoint.id }, { humanId: v.humanId }, { queue, title: 'waiting' })).todo;
+  const held = await make('held');
+  const open = await make('open');
+  const rung: string[] = [];
+  const client = new Client({ name: 'claude-code', version: '2.0.0' });
+  client.fallbackNotificationHandler = async (n) => {
+    if (n.method === 'notifications/claude/channel')
+      rung.push(String((n.params as { meta: { todo_id: string } }).meta.todo_id));
+  };
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL('/mcp', a.url), {
+      requestInit: { headers: { Authorization: `Bearer ${v.credential}` } },
+    }),
+  );
+  after(() => client.close());
+  await until(() => rung.includes(open.id), 'the attach ring for the open queue');
+  await new Promise((r) => setTimeout(r, 300));
+  assert.deepEqual(rung, [open.id]);
+  const row = await pool.query(`SELECT ring_attempts FROM todos WHERE id = $1`, [held.id]);
+  assert.equal(row.rows[0].ring_attempts, 0, 'no ring was spent on the deferred todo');
+});

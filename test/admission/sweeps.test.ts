@@ -1,0 +1,61 @@
+// Pins the admission sweeps and series (seed 000): retention prunes windows older than
+// 35 days and keeps the month the board shows; the scrape-time collector reports the
+// policies, window usage, in-flight and deferred work from the database, and a failing
+// read counts collection_errors_total{collector="admission"} without breaking the scrape.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createPool } from '../../src/db/pool.js';
+import { registerAdmissionCollector } from '../../src/metrics/admission.js';
+import { Metrics } from '../../src/metrics/index.js';
+import { admissionRetentionSweep } from '../../src/sweeps/admission.js';
+import { claimNext } from '../../src/todos/index.js';
+import { testDatabase } from '../helpers/db.js';
+import { budgeted, claimedTodo, DAY_UTC } from './fixtures.js';
+
+const { pool, url } = await testDatabase('admission_sweeps');
+
+test('retention prunes windows that started more than 35 days ago and keeps the rest', async () => {
+  const w = await budgeted(pool);
+  await w.budget('inbox', { max_claims_per_window: 5, window: DAY_UTC });
+  await pool.query(
+    `INSERT INTO admission_windows (policy_id, window_start, used)
+     SELECT id, date_trunc('day', now()) - make_interval(days => d), d FROM admission_policies, unnest(ARRAY[1, 34, 36, 90]) d`,
+  );
+  const result = await admissionRetentionSweep(pool, 3_600_000).run();
+  assert.deepEqual(result, { pruned_windows: 2 });
+  const left = await pool.query<{ used: number }>(`SELECT used FROM admission_windows ORDER BY used`);
+  assert.deepEqual(
+    left.rows.map((r) => r.used),
+    [1, 34],
+  );
+});
+
+test('the collector reports policies, usage, in-flight and deferred work at scrape time', async () => {
+  const metrics = new Metrics({ defaults: false });
+  registerAdmissionCollector(metrics, pool);
+  const w = await budgeted(pool, ['metered', 'paused']);
+  await w.budget('metered', { max_in_flight: 4, max_claims_per_window: 1, window: DAY_UTC });
+  await w.budget('paused', { max_in_flight: 0 });
+  await w.push('metered');
+  await w.push('metered');
+  await w.push('paused');
+  claimedTodo(await claimNext(w.deps, w.agent, { queue: 'metered' }));
+  const text = await metrics.registry.metrics();
+  assert.match(text, /^switchboard_admission_policies 3$/m);
+  assert.match(text, /^switchboard_admission_window_used\{queue="metered"\} 1$/m);
+  assert.match(text, /^switchboard_admission_window_limit\{queue="metered"\} 1$/m);
+  assert.match(text, /^switchboard_admission_in_flight\{queue="metered"\} 1$/m);
+  assert.match(text, /^switchboard_admission_deferred_todos\{queue="metered",reason="window_exhausted"\} 1$/m);
+  assert.match(text, /^switchboard_admission_deferred_todos\{queue="paused",reason="paused"\} 1$/m);
+});
+
+test('a collector that cannot read counts a collection error and the scrape still answers', async () => {
+  const metrics = new Metrics({ defaults: false });
+  const broken = createPool({ url, max: 1 });
+  await broken.end();
+  registerAdmissionCollector(metrics, broken);
+  const text = await metrics.registry.metrics();
+  assert.match(text, /^switchboard_collection_errors_total\{collector="admission"\} 1$/m);
+  assert.match(text, /switchboard_todos_claimed_total/);
+});
