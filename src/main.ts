@@ -12,6 +12,7 @@ import { startEmbedded, type EmbeddedPostgres } from './db/embedded.js';
 import { loadMigrations, migrate } from './db/migrate.js';
 import { createPool, type Pool } from './db/pool.js';
 import { Doorbell } from './doorbell/pump.js';
+import { doorbellAcknowledgement, type Acknowledgement } from './doorbell/acknowledgement.js';
 import { Metrics } from './metrics/index.js';
 import { ensureSetupLink, localAdmin } from './identity/setup.js';
 import { reringSweep } from './sweeps/doorbell.js';
@@ -45,6 +46,8 @@ export interface Server {
   app: FastifyInstance;
   pool: Pool;
   doorbell: Doorbell;
+  /** Ring records, self-tests and their sweeps (seed 004). */
+  doorbellAck: Acknowledgement;
   metrics: Metrics;
   url: string;
   stop(): Promise<void>;
@@ -92,7 +95,22 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
       onStreamOpen: (endpointId, sessionId) => void doorbell.attached(endpointId, sessionId),
     });
     // The doorbell writes to the streams this app's MCP sessions hold.
-    const doorbell = new Doorbell({ db: pool, instanceId, log, writer: app.mcpSessions });
+    const doorbellAck = doorbellAcknowledgement({
+      db: pool,
+      log,
+      metrics,
+      bus,
+      ackWindowMs: config.doorbell.ackWindowMs,
+      send: (ring, params, instance) => doorbell.send(ring, params, instance),
+    });
+    closers.push(() => doorbellAck.stop());
+    const doorbell = new Doorbell({
+      db: pool,
+      instanceId,
+      log,
+      writer: app.mcpSessions,
+      recorder: doorbellAck.recorder,
+    });
     const unlisten = doorbell.listen(bus);
     closers.push(async () => unlisten());
 
@@ -107,6 +125,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
         endpointExpirySweep(pool, config.sweeps.reaperIntervalMs),
         reringSweep(doorbell),
         idleSessionSweep(pool),
+        ...doorbellAck.sweeps,
       ],
     });
     await app.listen({ host: config.listen.host, port: config.listen.port });
@@ -127,7 +146,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
       log.info({ setup_url: setupUrl }, `no humans yet: open ${setupUrl} within 1 hour to create the first admin`);
     }
     if (syntheticAdmin) log.warn('SWITCHBOARD_AUTH=off: every request is treated as an admin (loopback only)');
-    return { app, pool, doorbell, metrics, url, stop: closeAll };
+    return { app, pool, doorbell, doorbellAck, metrics, url, stop: closeAll };
   } catch (err) {
     await closeAll();
     throw err;

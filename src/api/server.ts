@@ -11,6 +11,7 @@ import { setupPages } from '../board/setup.js';
 import { mcpRoutes, type McpBus } from '../mcp/server.js';
 import type { Principal } from '../identity/principal.js';
 import { createAuth } from './auth.js';
+import { doorbellRoutes } from './doorbell-routes.js';
 import { endpointRoutes, ingestRoutes } from './endpoint-routes.js';
 import { errorBody, handleError } from './errors.js';
 import { healthRoutes, type HealthDeps } from './health.js';
@@ -65,6 +66,7 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
   identityRoutes(app, identity, auth, now);
   endpointRoutes(app, { ...identity, defaultLeaseSeconds: deps.defaultLeaseSeconds }, auth, now);
   ingestRoutes(app, { pool: deps.pool, defaultLeaseSeconds: deps.defaultLeaseSeconds }, auth);
+  doorbellRoutes(app, identity, auth, now);
   // HTML forms are parsed only in the board's own context: /api/v1 takes JSON alone, so
   // a cross-site form (no CORS preflight) can never drive the API.
   void app.register(async (board) => {

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { AppError } from '../domain/errors.js';
 import { leaseSeconds, parseInput, QUEUE_NAME, resolveLeaseSeconds, type Todo } from '../domain/todo.js';
 import { claimById, claimNext as claimNextRow } from '../store/claims.js';
+import { claimSelfTestTodo, withRingAck } from '../doorbell/ack.js';
 import { zeroRowError, type Agent, type TodoDeps } from './context.js';
 
 const claimInput = z.object({ id: z.string().min(1).max(64), lease_seconds: leaseSeconds.optional() }).strict();
@@ -22,14 +23,20 @@ export interface ClaimResult {
 
 export async function claim(deps: TodoDeps, agent: Agent, input: unknown): Promise<ClaimResult> {
   const data = parseInput(claimInput, input);
-  const row = await claimById(deps.db, {
-    endpointId: agent.endpointId,
-    queues: agent.queues,
-    sessionId: agent.sessionId,
-    leaseSeconds: resolveLeaseSeconds(data.lease_seconds, agent.defaultLeaseSeconds, deps.defaultLeaseSeconds),
-    id: data.id,
-  });
-  if (!row) throw await zeroRowError(deps, { endpointId: agent.endpointId, queues: agent.queues }, data.id, 'claim');
+  const row = await withRingAck(deps, agent, (db) =>
+    claimById(db, {
+      endpointId: agent.endpointId,
+      queues: agent.queues,
+      sessionId: agent.sessionId,
+      leaseSeconds: resolveLeaseSeconds(data.lease_seconds, agent.defaultLeaseSeconds, deps.defaultLeaseSeconds),
+      id: data.id,
+    }),
+  );
+  if (!row) {
+    const selfTest = await claimSelfTestTodo(deps, agent, data.id);
+    if (selfTest) return selfTest;
+    throw await zeroRowError(deps, { endpointId: agent.endpointId, queues: agent.queues }, data.id, 'claim');
+  }
   const { taken_over: _takenOver, ...todo } = row;
   return { todo };
 }
@@ -44,12 +51,14 @@ export async function claimNext(deps: TodoDeps, agent: Agent, input: unknown): P
       granted: agent.queues,
     });
   }
-  const row = await claimNextRow(deps.db, {
-    endpointId: agent.endpointId,
-    queues: data.queue === undefined ? agent.queues : [data.queue],
-    sessionId: agent.sessionId,
-    leaseSeconds: resolveLeaseSeconds(data.lease_seconds, agent.defaultLeaseSeconds, deps.defaultLeaseSeconds),
-  });
+  const row = await withRingAck(deps, agent, (db) =>
+    claimNextRow(db, {
+      endpointId: agent.endpointId,
+      queues: data.queue === undefined ? agent.queues : [data.queue],
+      sessionId: agent.sessionId,
+      leaseSeconds: resolveLeaseSeconds(data.lease_seconds, agent.defaultLeaseSeconds, deps.defaultLeaseSeconds),
+    }),
+  );
   if (!row) return { empty: true };
   const { taken_over: _takenOver, ...todo } = row;
   return { todo };

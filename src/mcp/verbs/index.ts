@@ -6,6 +6,7 @@ import { z } from 'zod/v4';
 import { AppError } from '../../domain/errors.js';
 import { allVerbs, SELF_VERBS } from '../../domain/verbs.js';
 import { createVerbs } from './create.js';
+import { doorbellVerbs } from './doorbell.js';
 import { drainVerbs } from './drain.js';
 import { messageVerbs } from './messages.js';
 import { selfVerbs } from './self.js';
@@ -14,7 +15,7 @@ import type { Verb } from './types.js';
 export type { Verb, VerbContext } from './types.js';
 
 const VERBS: ReadonlyMap<string, Verb> = new Map(
-  [...drainVerbs, ...createVerbs, ...messageVerbs, ...selfVerbs].map((v) => [v.name, v]),
+  [...drainVerbs, ...createVerbs, ...messageVerbs, ...selfVerbs, ...doorbellVerbs].map((v) => [v.name, v]),
 );
 const SELF: ReadonlySet<string> = new Set(SELF_VERBS);
 const GRANTABLE: ReadonlySet<string> = new Set(allVerbs());
