@@ -82,7 +82,8 @@ export async function insertTest(tx: Queryable, a: StartTestArgs): Promise<Doorb
                true, NULL)
        RETURNING id)
      INSERT INTO doorbell_tests (endpoint_id, id, todo_id, wait_seconds, started_at, expires_at, started_via, session_id)
-     SELECT $1, $2, todo.id, $5, now(), now() + make_interval(secs => $5 + $10 / 1000.0), $6, $7 FROM todo
+     SELECT $1, $2, todo.id, $5::int, now(), now() + make_interval(secs => $5::int + $10::int / 1000.0), $6, $7
+       FROM todo
      RETURNING ${TEST_COLUMNS}`,
     [
       a.endpointId,
