@@ -93,7 +93,7 @@ export interface OwnedArgs {
   sessionId: string;
 }
 
-const OWNED = `t.endpoint_id = $1 AND t.id = $2 AND t.state = 'claimed' AND t.owner_session_id = $3`;
+const OWNED = `t.endpoint_id = $1 AND t.id = $2 AND t.state = 'claimed' AND t.owner_session_id = $3 AND NOT t.synthetic`;
 
 export async function heartbeat(db: Queryable, a: OwnedArgs & { leaseSeconds: number }): Promise<TodoSummary | null> {
   const res = await db.query<TodoSummary>({
