@@ -76,8 +76,9 @@ test('a connected claude-code client that ignores the doorbell is unheard, with 
   assert.equal(report.delivered.written, true, 'delivered, but not heard');
   assert.equal(report.claimed_within_seconds, null);
   assert.match(report.hints[0], /--dangerously-load-development-channels server:switchboard/);
-  assert.ok(report.hints.some((h: string) => /--allowedTools mcp__switchboard/.test(h)));
-  assert.ok(report.hints.some((h: string) => /claude -p cannot be woken/.test(h)));
+  const hints = report.hints as string[];
+  assert.ok(hints.some((h) => /--allowedTools mcp__switchboard/.test(h)));
+  assert.ok(hints.some((h) => /claude -p cannot be woken/.test(h)));
   assert.equal(a.heard.length, 1);
 });
 
@@ -88,7 +89,9 @@ test('an endpoint with nothing connected gets no_session from the operator route
   const start = await api(s.url, me.token, 'POST', path, { wait_seconds: 30 });
   assert.equal(start.status, 201);
   assert.equal(start.body.stream_attached, false);
-  const report = await verdictOf(async () => (await api(s.url, me.token, 'GET', `${path}/${start.body.test_id}`)).body);
+  const report = await verdictOf(
+    async (): Promise<unknown> => (await api(s.url, me.token, 'GET', `${path}/${start.body.test_id}`)).body,
+  );
   assert.equal(report.verdict, 'no_session');
   assert.match(report.hints[0], /Nothing is connected to this endpoint/);
   assert.equal(report.delivered.written, false);

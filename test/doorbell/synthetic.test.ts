@@ -38,7 +38,8 @@ async function row(state: string, synthetic: boolean, extra = ''): Promise<strin
 }
 
 async function stateOf(id: string): Promise<string | undefined> {
-  return (await pool.query('SELECT state FROM todos WHERE endpoint_id = $1 AND id = $2', [E, id])).rows[0]?.state;
+  return (await pool.query('SELECT state FROM todos WHERE endpoint_id = $1 AND id = $2', [E, id])).rows[0]?.state as
+    string | undefined;
 }
 
 const owned = (id: string) => ({ endpointId: E, id, sessionId: S });
@@ -110,7 +111,7 @@ const CHECKS: Record<string, () => Promise<void>> = {
       { kind: 'attach', sessionId: 'ms_stream' },
       { kind: 'rering', scheduleSeconds: [300, 1200, 3600, 21_600] },
       { kind: 'ready', queue: 'inbox' },
-    ] as const) {
+    ] satisfies rings.RingReason[]) {
       await pool.query(
         `UPDATE todos SET updated_at = now(), last_ringed_at = now() - interval '2 hours' WHERE id = $1`,
         [fake],

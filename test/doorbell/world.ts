@@ -137,7 +137,13 @@ export async function tool(a: Agent, name: string, args: Record<string, unknown>
 }
 
 /** An /api/v1 request as the signed-in human. */
-export async function api(base: string, token: string, method: string, path: string, body?: unknown) {
+export async function api(
+  base: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: Body }> {
   const res = await fetch(`${base}${path}`, {
     method,
     headers: {
@@ -146,15 +152,16 @@ export async function api(base: string, token: string, method: string, path: str
     },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
-  return { status: res.status, body: (await res.json()) as Body };
+  const answer: Body = await res.json();
+  return { status: res.status, body: answer };
 }
 
 /** Polls get_doorbell_test until the verdict is no longer pending. */
-export async function verdictOf(read: () => Promise<Body>, ms = 8_000): Promise<Body> {
+export async function verdictOf(read: () => Promise<unknown>, ms = 8_000): Promise<Body> {
   let report: Body = null;
   await until(
     async () => {
-      report = await read();
+      report = (await read()) as Body;
       return report?.verdict !== undefined && report.verdict !== 'pending';
     },
     'a verdict',
