@@ -113,6 +113,7 @@ export class Doorbell {
       kind: 'todo',
       queue: todo.queue,
       synthetic: false,
+      claimsBefore: todo.claims,
     };
     this.claimed += 1;
     await this.send(ring, ringParams(todo, ring.id), todo.instance);
@@ -141,7 +142,7 @@ export class Doorbell {
       this.deps.log.debug({ err, session: sessionId }, 'doorbell write failed');
     }
     if (ring) {
-      if (ok) this.deps.recorder?.delivered(ring);
+      if (ok) this.deps.recorder?.delivered({ ...ring, writtenAt: Date.now() });
       else this.deps.recorder?.failed(ring);
     }
     if (ok) {

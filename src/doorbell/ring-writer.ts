@@ -20,8 +20,12 @@ export interface DeliveredRing {
   kind: RingKind;
   queue: string | null;
   synthetic: boolean;
+  /** The todo's claim count when it was rung (0 for a digest or a self-test's fresh todo). */
+  claimsBefore: number;
   /** Set for a self-test ring: the test it belongs to. */
   testId?: string;
+  /** When the write returned (ms since the epoch), stamped by the pump: sent_at is derived from it. */
+  writtenAt?: number;
 }
 
 /** What the pump tells after each write attempt; both calls return at once. */
@@ -61,7 +65,7 @@ export class RingRowWriter {
       this.drop('overflow', 1);
       return false;
     }
-    this.buffer.push({ ring, at: Date.now() });
+    this.buffer.push({ ring, at: ring.writtenAt ?? Date.now() });
     this.kick();
     return true;
   }
@@ -123,5 +127,6 @@ export function toRecord(ring: DeliveredRing, ageMs: number): RingRecord {
     queue: ring.queue,
     synthetic: ring.synthetic,
     ageMs,
+    claimsBefore: ring.claimsBefore,
   };
 }

@@ -6,7 +6,13 @@
 
 import type { Queryable } from '../db/pool.js';
 import { getRing } from '../store/doorbell-rings.js';
-import { freezeReport, type DoorbellTestRow } from '../store/doorbell-tests.js';
+import {
+  completePassReport,
+  freezeReport,
+  getSyntheticTodo,
+  getTest,
+  type DoorbellTestRow,
+} from '../store/doorbell-tests.js';
 import { listLiveSessions, type McpSession } from '../store/sessions.js';
 import { versionInfo } from '../version.js';
 import { hintsFor, type Verdict } from './hints.js';
@@ -83,6 +89,19 @@ export async function freezeTest(
   const final = verdict === 'expiry' ? expiryVerdict(test, facts) : verdict;
   const report = buildReport(final, facts, claimedAt);
   return freezeReport(db, { endpointId: test.endpoint_id, testId: test.id, report: { ...report } });
+}
+
+/**
+ * The ring row of a test landed after its claim froze `pass` (the agent claimed within the
+ * instant between the write and the row's insert): fill in delivered and the timing.
+ */
+export async function completePass(db: Queryable, endpointId: string, testId: string): Promise<void> {
+  const test = await getTest(db, endpointId, testId);
+  const frozen = test?.report as StoredReport | null | undefined;
+  if (!test || frozen?.verdict !== 'pass' || frozen.delivered.at !== null) return;
+  const todo = await getSyntheticTodo(db, endpointId, test.todo_id);
+  const report = buildReport('pass', await readFacts(db, test), todo?.claimed_at ?? undefined);
+  await completePassReport(db, { endpointId, testId, report: { ...report } });
 }
 
 function channelCapability(clients: StoredReport['clients']) {

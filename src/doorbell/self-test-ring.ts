@@ -15,7 +15,7 @@ import { neutralise, type ChannelParams } from './content.js';
 import type { DeliveredRing, RingRecorder } from './ring-writer.js';
 import { toRecord } from './ring-writer.js';
 import { RING_DELAY_MS } from './self-test.js';
-import { freezeTest } from './self-test-report.js';
+import { completePass, freezeTest } from './self-test-report.js';
 
 interface Sender {
   send(ring: DeliveredRing, params: ChannelParams, instance: string): Promise<void>;
@@ -98,6 +98,7 @@ export class SelfTestRinger {
         kind: 'test',
         queue: target.queue,
         synthetic: true,
+        claimsBefore: 0,
         testId,
       };
       await this.deps.doorbell.send(ring, testRingParams(target, ringId), target.instance);
@@ -111,7 +112,8 @@ export class SelfTestRinger {
   /** The writing instance's report: the ring was written to the stream (delivered). */
   async delivered(ring: DeliveredRing): Promise<void> {
     try {
-      await insertRings(this.deps.db, [toRecord(ring, 0)]);
+      await insertRings(this.deps.db, [toRecord(ring, Date.now() - (ring.writtenAt ?? Date.now()))]);
+      if (ring.testId) await completePass(this.deps.db, ring.endpointId, ring.testId);
       this.deps.log.info({ test: ring.testId, ring: ring.id }, 'doorbell self-test delivered (written, not yet heard)');
     } catch (err) {
       this.deps.log.error({ err, test: ring.testId }, 'recording a self-test ring failed');

@@ -19,6 +19,8 @@ export interface RingRecord {
   synthetic: boolean;
   /** Milliseconds between the write and this insert: sent_at is the database's now() minus it. */
   ageMs: number;
+  /** The todo's claim count when it was rung: an attempt with a higher seq was claimed after the ring. */
+  claimsBefore: number;
 }
 
 /** A ring that left `open` (or was inserted already acknowledged), for the counters. */
@@ -31,8 +33,9 @@ export interface RingOutcome {
 
 /**
  * Inserts ring rows in one statement. A ring whose todo was claimed between the write and
- * this insert (the writer is asynchronous) is inserted already acknowledged by that claim,
- * so a fast agent is never recorded as deaf. Returns what was inserted.
+ * this insert (the writer is asynchronous) is inserted already acknowledged by that claim
+ * (an attempt whose seq is above the todo's claim count at ring time), so a fast agent is
+ * never recorded as deaf. Returns what was inserted.
  */
 export async function insertRings(db: Queryable, rows: RingRecord[]): Promise<Array<RingOutcome & { acked: boolean }>> {
   if (rows.length === 0) return [];
@@ -40,8 +43,8 @@ export async function insertRings(db: Queryable, rows: RingRecord[]): Promise<Ar
   const res = await db.query<RingOutcome & { acked: boolean }>(
     `WITH r AS (
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[],
-                            $8::float8[])
-         AS r(id, endpoint_id, session_id, todo_id, kind, queue, synthetic, age_ms)),
+                            $8::float8[], $9::int[])
+         AS r(id, endpoint_id, session_id, todo_id, kind, queue, synthetic, age_ms, claims_before)),
      timed AS (SELECT r.*, now() - make_interval(secs => r.age_ms / 1000) AS sent_at FROM r),
      ins AS (
        INSERT INTO doorbell_rings (endpoint_id, id, session_id, todo_id, kind, queue, synthetic, sent_at,
@@ -51,7 +54,7 @@ export async function insertRings(db: Queryable, rows: RingRecord[]): Promise<Ar
          FROM timed t
          LEFT JOIN LATERAL (
            SELECT claimed_at, session_id FROM todo_attempts
-            WHERE endpoint_id = t.endpoint_id AND todo_id = t.todo_id AND claimed_at >= t.sent_at
+            WHERE endpoint_id = t.endpoint_id AND todo_id = t.todo_id AND seq > t.claims_before
             ORDER BY seq LIMIT 1) a ON t.todo_id IS NOT NULL
        ON CONFLICT DO NOTHING
        RETURNING kind, synthetic, acked_at IS NOT NULL AS acked)
@@ -65,6 +68,7 @@ export async function insertRings(db: Queryable, rows: RingRecord[]): Promise<Ar
       col('queue'),
       col('synthetic'),
       col('ageMs'),
+      col('claimsBefore'),
     ],
   );
   return res.rows;

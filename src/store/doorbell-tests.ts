@@ -159,6 +159,19 @@ export async function freezeReport(
   return (res.rowCount ?? 0) > 0;
 }
 
+/** Rewrites a `pass` report (its ring row landed after the claim froze it): nothing else is ever rewritten. */
+export async function completePassReport(
+  db: Queryable,
+  a: { endpointId: string; testId: string; report: Record<string, unknown> },
+): Promise<boolean> {
+  const res = await db.query(
+    `UPDATE doorbell_tests SET report = $3::jsonb
+      WHERE endpoint_id = $1 AND id = $2 AND report->>'verdict' = 'pass' AND report->'delivered'->>'at' IS NULL`,
+    [a.endpointId, a.testId, JSON.stringify(a.report)],
+  );
+  return (res.rowCount ?? 0) > 0;
+}
+
 /** The outstanding test a synthetic todo belongs to, locked for the claim's freeze. */
 export async function testOfTodo(tx: Queryable, endpointId: string, todoId: string): Promise<DoorbellTestRow | null> {
   const res = await tx.query<DoorbellTestRow>(

@@ -56,6 +56,7 @@ test(`a claim racing the unheard sweep on the same ring (${ROUNDS} times) ends i
           queue: 'inbox',
           synthetic: false,
           ageMs: WINDOW_MS + 500,
+          claimsBefore: 0,
         },
       ]);
       const wait = barrier(2);

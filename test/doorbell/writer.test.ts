@@ -29,6 +29,7 @@ function ring(endpointId: string, sessionId: string): DeliveredRing {
     kind: 'todo',
     queue: 'inbox',
     synthetic: false,
+    claimsBefore: 0,
   };
 }
 
