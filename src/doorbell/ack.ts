@@ -12,7 +12,7 @@ import { parseInput, type Todo } from '../domain/todo.js';
 import { DoorbellMetrics } from '../metrics/doorbell.js';
 import type { Metrics } from '../metrics/index.js';
 import { ackRing, ackRingsForClaim, type AckState, type RingOutcome } from '../store/doorbell-rings.js';
-import { claimSyntheticById, testOfTodo } from '../store/doorbell-tests.js';
+import { claimSyntheticById, isPendingSynthetic, testOfTodo } from '../store/doorbell-tests.js';
 import { freezeTest } from './self-test-report.js';
 
 interface Deps {
@@ -65,6 +65,8 @@ export async function withRingAck<T extends { id: string }>(
  * is not a pending synthetic todo of this caller, so the caller classifies as usual.
  */
 export async function claimSelfTestTodo(deps: Deps, who: Claimer, id: string): Promise<{ todo: Todo } | null> {
+  // A failed claim of a real todo pays one indexed read here, not a transaction.
+  if (!(await isPendingSynthetic(deps.db, who.endpointId, id))) return null;
   return inTransaction(deps.db, async (tx) => {
     const todo = await claimSyntheticById(tx, { ...who, id, result: NO_WORK_RESULT });
     if (!todo) return null;

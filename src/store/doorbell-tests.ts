@@ -261,6 +261,15 @@ export async function cleanupSynthetic(
   return res.rows[0] ?? { todos: 0, tests: 0 };
 }
 
+/** Whether `id` is a pending synthetic todo of this endpoint: one read before the self-test's claim transaction. */
+export async function isPendingSynthetic(db: Queryable, endpointId: string, id: string): Promise<boolean> {
+  const res = await db.query(
+    `SELECT 1 FROM todos WHERE endpoint_id = $1 AND id = $2 AND synthetic AND state = 'pending'`,
+    [endpointId, id],
+  );
+  return (res.rowCount ?? 0) > 0;
+}
+
 /** A synthetic todo of this endpoint by id, for the self-test's own reads. */
 export async function getSyntheticTodo(db: Queryable, endpointId: string, id: string): Promise<Todo | null> {
   const res = await db.query<Todo>(
