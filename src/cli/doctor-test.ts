@@ -47,7 +47,15 @@ export async function runSelfTest(client: ApiClient, ref: string, waitSeconds: n
   });
   const path = `${base}/${encodeURIComponent(started.test_id)}`;
   const deadline = Date.parse(started.report_after) + GRACE_MS;
-  const spinner = progress(process.stderr.isTTY === true);
+  const tty = process.stderr.isTTY === true;
+  const spinner = progress(tty);
+  // Without a terminal (CI, a pipe) one line says what is happening instead of a spinner.
+  if (!tty) {
+    process.stderr.write(
+      `doorbell self-test ${started.test_id} started: the doorbell rings in about 2 s; ` +
+        `waiting up to ${waitSeconds} s for the agent to claim it\n`,
+    );
+  }
   try {
     for (;;) {
       const report = await client.request<DoorbellReport>('GET', path);

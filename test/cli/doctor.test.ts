@@ -83,6 +83,7 @@ test('doctor ENDPOINT with a listening client passes and exits 0', async () => {
   assert.equal(typeof answer.doorbell_test.claimed_within_seconds, 'number');
   const text = await doctor([ep.slug, '--wait', '30s']);
   assert.equal(text.code, 0, 'a second test may start once the first is over');
+  assert.match(text.stderr, /doorbell self-test dt_\w+ started: .* waiting up to 30 s/, 'progress without a terminal');
   assert.match(text.stdout, /PASS: delivered and heard/);
   assert.match(text.stdout, /heard: yes, claimed within [\d.]+ s/);
 });
