@@ -212,3 +212,17 @@ test("a claim that lands before the ring's row is recorded still acknowledges it
     ringer.delivered = record;
   }
 });
+
+test('the operator route names a bad wait_seconds and refuses a revoked endpoint', async () => {
+  const me = await owner(pool);
+  const ep = await endpointOf(pool, me.humanId);
+  const path = `/api/v1/endpoints/${ep.slug}/doorbell-tests`;
+  const bad = await api(s.url, me.token, 'POST', path, { wait_seconds: 301 });
+  assert.equal(bad.status, 400);
+  assert.equal(bad.body.error.code, 'invalid_argument');
+  assert.match(bad.body.error.message, /wait_seconds/);
+  assert.equal((await api(s.url, me.token, 'POST', `/api/v1/endpoints/${ep.slug}/revoke`)).status, 200);
+  const revoked = await api(s.url, me.token, 'POST', path, {});
+  assert.equal(revoked.status, 409);
+  assert.equal(revoked.body.error.code, 'conflict');
+});
