@@ -71,11 +71,14 @@ export function buildReport(verdict: Verdict, facts: Facts, claimedAt?: Date): S
   };
 }
 
-/** The verdict of a test whose deadline passed without a claim. */
+/**
+ * The verdict of a test whose deadline passed without a claim of its todo in time: `pass`
+ * only when its ring was acknowledged (ack_doorbell) before the deadline.
+ */
 export function expiryVerdict(test: DoorbellTestRow, facts: Facts): Verdict {
   if (!test.ring_id || !facts.ring) return 'write_failed';
-  if (facts.ring.acked_at && !facts.ring.unheard_at) return 'pass';
-  return 'unheard';
+  const ackedInTime = facts.ring.acked_at !== null && facts.ring.acked_at <= test.expires_at;
+  return ackedInTime && !facts.ring.unheard_at ? 'pass' : 'unheard';
 }
 
 /** Freezes the test with this verdict (once; a concurrent freeze wins and this is a no-op). */

@@ -226,3 +226,17 @@ test('the operator route names a bad wait_seconds and refuses a revoked endpoint
   assert.equal(revoked.status, 409);
   assert.equal(revoked.body.error.code, 'conflict');
 });
+
+test('a claim after wait_seconds completes the synthetic todo but the verdict is unheard', async () => {
+  const me = await owner(pool);
+  const ep = await endpointOf(pool, me.humanId);
+  const a = await agent(pool, s.url, ep.credential);
+  const start = await tool(a, 'test_doorbell', { wait_seconds: 10 });
+  await until(async () => (await ringOfTest(pool, start.test_id)) !== undefined, 'the ring to be delivered');
+  await expireTest(pool, start.test_id);
+  const late = await tool(a, 'claim', { id: start.todo_id });
+  assert.equal(late.todo.state, 'done');
+  const report = await tool(a, 'get_doorbell_test', { test_id: start.test_id });
+  assert.equal(report.verdict, 'unheard');
+  assert.equal(report.claimed_within_seconds, null);
+});
