@@ -1,13 +1,14 @@
 // Pins doorbell acknowledgement on two real instances: a ring row written by the instance
 // that rang (meta.ring_id and the row agree), acknowledged by a claim through the other
-// instance; a late claim; the per-session unheard mark and ack_doorbell clearing it.
+// instance; a late claim; the per-session unheard mark and ack_doorbell clearing it; a
+// self-test rung on the instance that holds the stream.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Server } from '../../src/main.js';
 import { createTodo } from '../../src/todos/index.js';
 import { testDatabase } from '../helpers/db.js';
-import { agent, endpointOf, owner, server, sessionRow, tool, until, type Agent } from './world.js';
+import { agent, api, endpointOf, owner, server, sessionRow, tool, until, verdictOf, type Agent } from './world.js';
 
 const { pool, url } = await testDatabase('ack');
 const a = await server(url, 'ack-a');
@@ -168,4 +169,20 @@ test('ack_doorbell in the window counts as heard via ack, once', async () => {
     await counter(a, 'switchboard_doorbell_rings_acknowledged_total', { kind: 'todo', via: 'ack' }),
     before + 1,
   );
+});
+
+test('a self-test started through instance A rings the stream instance B holds, and passes', async () => {
+  const me = await owner(pool);
+  const ep = await endpointOf(pool, me.humanId);
+  const listener = await agent(pool, b.url, ep.credential, { name: 'crush', claimOnRing: true });
+  const path = `/api/v1/endpoints/${ep.slug}/doorbell-tests`;
+  const start = await api(a.url, me.token, 'POST', path, { wait_seconds: 20 });
+  assert.equal(start.status, 201);
+  assert.deepEqual(start.body.channel_capability.clients, [{ name: 'crush', version: '9.9.9' }]);
+  const report = await verdictOf(
+    async (): Promise<unknown> => (await api(a.url, me.token, 'GET', `${path}/${start.body.test_id}`)).body,
+  );
+  assert.equal(report.verdict, 'pass');
+  assert.equal(report.delivered.session_id, listener.sessionId);
+  assert.equal(listener.heard.at(-1)?.meta.kind, 'doorbell_test');
 });
