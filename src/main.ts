@@ -12,6 +12,7 @@ import { startEmbedded, type EmbeddedPostgres } from './db/embedded.js';
 import { loadMigrations, migrate } from './db/migrate.js';
 import { createPool, type Pool } from './db/pool.js';
 import { Doorbell } from './doorbell/pump.js';
+import { doorbellAcknowledgement, type Acknowledgement } from './doorbell/acknowledgement.js';
 import { Metrics } from './metrics/index.js';
 import { queueCollectors } from './metrics/queues.js';
 import { ensureSetupLink, localAdmin } from './identity/setup.js';
@@ -48,6 +49,8 @@ export interface Server {
   app: FastifyInstance;
   pool: Pool;
   doorbell: Doorbell;
+  /** Ring records, self-tests and their sweeps (seed 004). */
+  doorbellAck: Acknowledgement;
   metrics: Metrics;
   url: string;
   stop(): Promise<void>;
@@ -98,7 +101,22 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
       onStreamOpen: (endpointId, sessionId) => void doorbell.attached(endpointId, sessionId),
     });
     // The doorbell writes to the streams this app's MCP sessions hold.
-    const doorbell = new Doorbell({ db: pool, instanceId, log, writer: app.mcpSessions });
+    const doorbellAck = doorbellAcknowledgement({
+      db: pool,
+      log,
+      metrics,
+      bus,
+      ackWindowMs: config.doorbell.ackWindowMs,
+      send: (ring, params, instance) => doorbell.send(ring, params, instance),
+    });
+    closers.push(() => doorbellAck.stop());
+    const doorbell = new Doorbell({
+      db: pool,
+      instanceId,
+      log,
+      writer: app.mcpSessions,
+      recorder: doorbellAck.recorder,
+    });
     const unlisten = doorbell.listen(bus);
     closers.push(async () => unlisten());
 
@@ -115,6 +133,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
         idleSessionSweep(pool),
         admissionReopenSweep(pool),
         admissionRetentionSweep(pool, config.sweeps.retentionIntervalMs),
+        ...doorbellAck.sweeps,
       ],
     });
     await app.listen({ host: config.listen.host, port: config.listen.port });
@@ -135,7 +154,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
       log.info({ setup_url: setupUrl }, `no humans yet: open ${setupUrl} within 1 hour to create the first admin`);
     }
     if (syntheticAdmin) log.warn('SWITCHBOARD_AUTH=off: every request is treated as an admin (loopback only)');
-    return { app, pool, doorbell, metrics, url, stop: closeAll };
+    return { app, pool, doorbell, doorbellAck, metrics, url, stop: closeAll };
   } catch (err) {
     await closeAll();
     throw err;

@@ -12,6 +12,7 @@ import { mcpRoutes, type McpBus } from '../mcp/server.js';
 import type { Principal } from '../identity/principal.js';
 import { admissionRoutes } from './admission-routes.js';
 import { createAuth } from './auth.js';
+import { doorbellRoutes } from './doorbell-routes.js';
 import { endpointRoutes, ingestRoutes } from './endpoint-routes.js';
 import { errorBody, handleError } from './errors.js';
 import { healthRoutes, type HealthDeps } from './health.js';
@@ -80,6 +81,7 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
   endpointRoutes(app, { ...identity, defaultLeaseSeconds: deps.defaultLeaseSeconds, ...counted }, auth, now);
   ingestRoutes(app, { pool: deps.pool, defaultLeaseSeconds: deps.defaultLeaseSeconds, ...counted }, auth);
   admissionRoutes(app, identity, auth);
+  doorbellRoutes(app, identity, auth, now);
   // HTML forms are parsed only in the board's own context: /api/v1 takes JSON alone, so
   // a cross-site form (no CORS preflight) can never drive the API.
   void app.register(async (board) => {

@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import { versionInfo } from '../version.js';
 import { registerServe } from './serve.js';
 import { registerBridge } from './bridge.js';
+import { registerDoctor } from './doctor.js';
 import { registerAuth } from './auth.js';
 import { registerEndpoint } from './endpoint.js';
 import { registerQueue } from './queue.js';
@@ -26,6 +27,7 @@ export async function runCli(argv: string[]): Promise<void> {
   registerQueue(program);
   registerWebhook(program);
   registerBridge(program);
+  registerDoctor(program);
   program
     .command('version')
     .description('print the version, commit and build time')

@@ -82,6 +82,9 @@ const SCHEMA = z.object({
   SWITCHBOARD_RETENTION: duration('30d', 3_600_000, 3_650 * 86_400_000, '1h–3650d'),
   // Pruning is bulk work with no latency need; hourly keeps each batch small.
   SWITCHBOARD_RETENTION_INTERVAL: duration('1h', 1_000, 86_400_000, '1s–24h'),
+  // A quarter hour outlasts an ordinary agent turn, so a ring is called unheard only when
+  // nobody claimed or acknowledged it in that time (seed 004); operators tune it.
+  SWITCHBOARD_DOORBELL_ACK_WINDOW: duration('15m', 60_000, 21_600_000, '1m–6h'),
   // Names this process in sessions and sweep ticks; the default is unique per start.
   SWITCHBOARD_INSTANCE_ID: z
     .string()
@@ -137,6 +140,7 @@ export interface Config {
   metricsToken: string | null;
   todos: { defaultLeaseSeconds: number };
   sweeps: { reaperIntervalMs: number; retentionIntervalMs: number; retentionMs: number };
+  doorbell: { ackWindowMs: number };
 }
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
@@ -187,6 +191,7 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
         retentionIntervalMs: e.SWITCHBOARD_RETENTION_INTERVAL,
         retentionMs: e.SWITCHBOARD_RETENTION,
       },
+      doorbell: { ackWindowMs: e.SWITCHBOARD_DOORBELL_ACK_WINDOW },
     },
   };
 }

@@ -14,6 +14,7 @@ import { newId } from '../domain/ids.js';
 import { claimRings, endpointsDueReRing, publishRing, type RingReason, type RungTodo } from '../store/rings.js';
 import { holdDeferred } from '../admission/gate.js';
 import { ringParams, type ChannelParams } from './content.js';
+import type { DeliveredRing, RingRecorder } from './ring-writer.js';
 
 /** A creation ring plus at most five more per todo (DESIGN §8). */
 export const MAX_RINGS = 6;
@@ -37,6 +38,8 @@ export interface DoorbellDeps {
   instanceId: string;
   log: Logger;
   writer: RingWriter;
+  /** Told after each write (seed 004: a ring row only for a successful write); optional in unit tests. */
+  recorder?: RingRecorder;
 }
 
 interface Bus {
@@ -63,7 +66,7 @@ export class Doorbell {
       }),
       bus.subscribe('ring', (e) => {
         if (e.instance === this.deps.instanceId && typeof e.session_id === 'string') {
-          void this.write(e.session_id, e.params as ChannelParams);
+          void this.write(e.session_id, e.params as ChannelParams, e.ring as DeliveredRing | undefined);
         }
       }),
     ];
@@ -116,26 +119,45 @@ export class Doorbell {
   }
 
   private async deliver(endpointId: string, todo: RungTodo): Promise<void> {
-    const params = ringParams(todo, newId('rg'));
+    const ring: DeliveredRing = {
+      id: newId('rg'),
+      endpointId,
+      sessionId: todo.session_id,
+      todoId: todo.id,
+      kind: 'todo',
+      queue: todo.queue,
+      synthetic: false,
+      claimsBefore: todo.claims,
+    };
     this.claimed += 1;
-    if (todo.instance === this.deps.instanceId) {
-      await this.write(todo.session_id, params);
+    await this.send(ring, ringParams(todo, ring.id), todo.instance);
+  }
+
+  /** Writes a ring here when this instance holds the stream, else hands it to `instance`. */
+  async send(ring: DeliveredRing, params: ChannelParams, instance: string): Promise<void> {
+    if (instance === this.deps.instanceId) {
+      await this.write(ring.sessionId, params, ring);
     } else {
       await publishRing(this.deps.db, {
-        instance: todo.instance,
-        endpoint_id: endpointId,
-        session_id: todo.session_id,
+        instance,
+        endpoint_id: ring.endpointId,
+        session_id: ring.sessionId,
         params,
+        ring,
       });
     }
   }
 
-  private async write(sessionId: string, params: ChannelParams): Promise<void> {
+  private async write(sessionId: string, params: ChannelParams, ring?: DeliveredRing): Promise<void> {
     let ok = false;
     try {
       ok = await this.deps.writer.ring(sessionId, params);
     } catch (err) {
       this.deps.log.debug({ err, session: sessionId }, 'doorbell write failed');
+    }
+    if (ring) {
+      if (ok) this.deps.recorder?.delivered({ ...ring, writtenAt: Date.now() });
+      else this.deps.recorder?.failed(ring);
     }
     if (ok) {
       this.written += 1;

@@ -43,6 +43,8 @@ export function instructions(version: VersionInfo, leaseSeconds: number): string
     '- `conflict` from heartbeat, complete, fail or release means you lost the todo (another session took it ' +
       'over): stop working on it.',
     '- Every claim ends in complete, fail (it is retried later) or release (it goes back untouched).',
+    '- A doorbell (notifications/claude/channel) names a todo: claiming it also acknowledges the doorbell. ' +
+      'Heard one but will not claim? ack_doorbell with its meta.ring_id. test_doorbell checks that you hear them.',
     '- Errors are tool results with {"error": {"code", "message"}}; `invalid_argument` names the field to fix.',
   ].join('\n');
 }

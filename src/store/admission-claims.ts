@@ -13,8 +13,6 @@ import { windowBounds } from '../admission/window.js';
 import { isAppError } from '../domain/errors.js';
 import { byIdSql, nextSql, type AdmitAnswer, type ClaimArgs, type ClaimedTodo, type ClaimRow } from './claims.js';
 
-export { inTransaction } from './admission-tx.js';
-
 export type Refused = {
   kind: 'refused';
   policyId: string;

@@ -5,7 +5,7 @@
 import { CHANNEL } from '../db/bus.js';
 import type { Queryable } from '../db/pool.js';
 import type { Counters, PolicyLimits, PolicyRow } from '../admission/policy.js';
-import { inTransaction } from './admission-tx.js';
+import { inTransaction } from '../db/tx.js';
 
 export const POLICY_COLUMNS = `p.id, p.endpoint_id, p.queue, p.max_in_flight, p.max_claims_per_window,
   p.window_period, p.window_tz, p.window_start, p.window_weekday, p.created_at, p.updated_at`;

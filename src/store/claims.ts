@@ -173,7 +173,7 @@ export interface OwnedArgs {
 const ADMISSION_HELD = `EXISTS (SELECT 1 FROM admission_policies p
     WHERE p.endpoint_id = r.endpoint_id AND p.queue = r.queue AND p.held_at IS NOT NULL) AS admission_held`;
 
-const OWNED = `t.endpoint_id = $1 AND t.id = $2 AND t.state = 'claimed' AND t.owner_session_id = $3`;
+const OWNED = `t.endpoint_id = $1 AND t.id = $2 AND t.state = 'claimed' AND t.owner_session_id = $3 AND NOT t.synthetic`;
 
 export async function heartbeat(db: Queryable, a: OwnedArgs & { leaseSeconds: number }): Promise<TodoSummary | null> {
   const res = await db.query<TodoSummary>({

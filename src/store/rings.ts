@@ -18,6 +18,8 @@ export interface RungTodo {
   source: string | null;
   session_id: string;
   instance: string;
+  /** Claims of the todo when it was rung: a later attempt (seq above it) acknowledges the ring. */
+  claims: number;
 }
 
 /** Why a todo is due a ring now. */
@@ -80,11 +82,12 @@ export async function claimRings(
      rung AS (
        UPDATE todos t SET ring_attempts = t.ring_attempts + 1, last_ringed_at = now()
          FROM due WHERE t.endpoint_id = due.endpoint_id AND t.id = due.id
-       RETURNING t.id, t.queue, t.title, t.kind, t.source, t.created_at),
+       RETURNING t.id, t.queue, t.title, t.kind, t.source, t.claims, t.created_at),
      touched AS (
        UPDATE mcp_sessions s SET last_rung_at = now() FROM target
         WHERE s.endpoint_id = target.endpoint_id AND s.id = target.id AND EXISTS (SELECT 1 FROM rung))
-     SELECT rung.id, rung.queue, rung.title, rung.kind, rung.source, target.id AS session_id, target.instance
+     SELECT rung.id, rung.queue, rung.title, rung.kind, rung.source, rung.claims, target.id AS session_id,
+            target.instance
        FROM rung, target ORDER BY rung.created_at`,
     [a.endpointId, a.maxRings, a.limit, param, a.deferredQueues ?? []],
   );

@@ -16,7 +16,7 @@ export async function retryNow(db: Queryable, endpointId: string, id: string): P
          UPDATE todos t SET state = 'pending', attempt = 0, owner_session_id = NULL,
            lease_expires_at = NULL, next_retry_at = NULL, claimed_at = NULL, completed_at = NULL,
            error = NULL, result = NULL, ready_at = now(), updated_at = now()
-         WHERE t.endpoint_id = $1 AND t.id = $2 AND t.state IN ('failed', 'canceled')
+         WHERE t.endpoint_id = $1 AND t.id = $2 AND t.state IN ('failed', 'canceled') AND NOT t.synthetic
          RETURNING ${COLUMNS})
        SELECT r.*, ${NOTIFY_READY} AS notified FROM r`,
       [endpointId, id],
@@ -33,7 +33,7 @@ export async function cancel(db: Queryable, endpointId: string, id: string): Pro
     `WITH r AS (
        UPDATE todos t SET state = 'canceled', lease_expires_at = NULL, next_retry_at = NULL,
          ready_at = NULL, completed_at = now(), updated_at = now()
-       WHERE t.endpoint_id = $1 AND t.id = $2 AND t.state IN ('pending', 'claimed', 'failed')
+       WHERE t.endpoint_id = $1 AND t.id = $2 AND t.state IN ('pending', 'claimed', 'failed') AND NOT t.synthetic
        RETURNING ${COLUMNS}),
      closed AS (${closeAttemptSql('r', 'canceled')})
      SELECT * FROM r`,

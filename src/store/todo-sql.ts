@@ -7,9 +7,10 @@ import { CHANNEL } from '../db/bus.js';
 /**
  * Claimable: pending; or claimed with a lapsed lease and attempts left (takeover without
  * waiting for the reaper); or failed with a due retry and attempts left. Over alias `t`.
+ * Never a synthetic (self-test) todo: those are claimed by id only (store/doorbell-tests.ts).
  * `ready_at <= now()` is the index condition that goes with it (see 0001_init.sql).
  */
-export const CLAIMABLE = `(t.ready_at <= now() AND (
+export const CLAIMABLE = `(t.ready_at <= now() AND NOT t.synthetic AND (
     t.state = 'pending'
     OR (t.state = 'claimed' AND t.lease_expires_at <= now() AND t.attempt < t.max_attempts)
     OR (t.state = 'failed' AND t.next_retry_at <= now() AND t.attempt < t.max_attempts)))`;

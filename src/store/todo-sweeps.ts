@@ -14,7 +14,7 @@ export async function reapExpired(db: Queryable, limit: number): Promise<{ reque
   const res = await db.query<{ requeued: number; dead: number }>(
     `WITH lapsed AS (
        SELECT endpoint_id, id FROM todos
-        WHERE state = 'claimed' AND lease_expires_at <= now()
+        WHERE state = 'claimed' AND lease_expires_at <= now() AND NOT synthetic
         ORDER BY lease_expires_at LIMIT $1 FOR UPDATE SKIP LOCKED),
      moved AS (
        UPDATE todos t SET
@@ -43,7 +43,7 @@ export async function requeueDueRetries(db: Queryable, limit: number): Promise<n
   const res = await db.query<{ requeued: number }>(
     `WITH due AS (
        SELECT endpoint_id, id FROM todos
-        WHERE state = 'failed' AND next_retry_at <= now()
+        WHERE state = 'failed' AND next_retry_at <= now() AND NOT synthetic
         ORDER BY next_retry_at LIMIT $1 FOR UPDATE SKIP LOCKED),
      moved AS (
        UPDATE todos t SET state = 'pending', next_retry_at = NULL, updated_at = now()
@@ -62,7 +62,7 @@ export async function pruneTerminal(db: Queryable, olderThanSeconds: number, lim
     `WITH old AS (
        SELECT endpoint_id, id FROM todos
         WHERE (state IN ('done', 'canceled') OR (state = 'failed' AND next_retry_at IS NULL))
-          AND updated_at < now() - make_interval(secs => $1)
+          AND updated_at < now() - make_interval(secs => $1) AND NOT synthetic
         LIMIT $2 FOR UPDATE SKIP LOCKED)
      DELETE FROM todos t USING old WHERE t.endpoint_id = old.endpoint_id AND t.id = old.id`,
     [olderThanSeconds, limit],

@@ -14,6 +14,7 @@ import {
   type AdmissionUsage,
   type DeferredEntry,
 } from './admission.js';
+import { claimSelfTestTodo, withRingAck } from '../doorbell/ack.js';
 import { zeroRowError, type Agent, type TodoDeps } from './context.js';
 
 const claimInput = z.object({ id: z.string().min(1).max(64), lease_seconds: leaseSeconds.optional() }).strict();
@@ -32,15 +33,23 @@ export interface ClaimResult {
 
 export async function claim(deps: TodoDeps, agent: Agent, input: unknown): Promise<ClaimResult> {
   const data = parseInput(claimInput, input);
-  const out = await admitById(deps.db, {
-    endpointId: agent.endpointId,
-    queues: agent.queues,
-    sessionId: agent.sessionId,
-    leaseSeconds: resolveLeaseSeconds(data.lease_seconds, agent.defaultLeaseSeconds, deps.defaultLeaseSeconds),
-    id: data.id,
-  });
+  const out = await withRingAck(
+    deps,
+    agent,
+    (db) =>
+      admitById(db, {
+        endpointId: agent.endpointId,
+        queues: agent.queues,
+        sessionId: agent.sessionId,
+        leaseSeconds: resolveLeaseSeconds(data.lease_seconds, agent.defaultLeaseSeconds, deps.defaultLeaseSeconds),
+        id: data.id,
+      }),
+    (o) => o.claimed?.todo.id ?? null,
+  );
   if (out.claimed) return admitted(deps, out.claimed);
   if (out.refused) throw deferredError(deps, out.refused);
+  const selfTest = await claimSelfTestTodo(deps, agent, data.id);
+  if (selfTest) return selfTest;
   throw await zeroRowError(deps, { endpointId: agent.endpointId, queues: agent.queues }, data.id, 'claim');
 }
 
@@ -54,12 +63,18 @@ export async function claimNext(deps: TodoDeps, agent: Agent, input: unknown): P
       granted: agent.queues,
     });
   }
-  const out = await admitNext(deps.db, {
-    endpointId: agent.endpointId,
-    queues: data.queue === undefined ? agent.queues : [data.queue],
-    sessionId: agent.sessionId,
-    leaseSeconds: resolveLeaseSeconds(data.lease_seconds, agent.defaultLeaseSeconds, deps.defaultLeaseSeconds),
-  });
+  const out = await withRingAck(
+    deps,
+    agent,
+    (db) =>
+      admitNext(db, {
+        endpointId: agent.endpointId,
+        queues: data.queue === undefined ? agent.queues : [data.queue],
+        sessionId: agent.sessionId,
+        leaseSeconds: resolveLeaseSeconds(data.lease_seconds, agent.defaultLeaseSeconds, deps.defaultLeaseSeconds),
+      }),
+    (o) => o.claimed?.todo.id ?? null,
+  );
   countRefusals(deps, out.refused);
   if (out.claimed) return admitted(deps, out.claimed);
   const deferred = await deferredSummary(deps, agent.endpointId, out.refused);

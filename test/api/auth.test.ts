@@ -64,6 +64,8 @@ const ROUTES: Route[] = [
   { method: 'GET', url: `/api/v1/endpoints/${ep.endpoint.slug}/webhooks` },
   { method: 'POST', url: `/api/v1/webhooks/${webhookId}/rotate` },
   { method: 'DELETE', url: `/api/v1/webhooks/${webhookId}` },
+  { method: 'POST', url: `/api/v1/endpoints/${ep.endpoint.slug}/doorbell-tests`, body: {} },
+  { method: 'GET', url: `/api/v1/endpoints/${ep.endpoint.slug}/doorbell-tests/dt_01M8NK6R97BHCY3TA06992VD2A` },
 ];
 
 function call(route: Route, headers: Record<string, string>): Promise<Reply> {
@@ -99,7 +101,10 @@ test('the route table covers every /api/v1 route the server registers', async ()
   }
   const apiRoutes = registered.filter((r) => r.split(' ')[1]?.startsWith('/api/v1/')).sort();
   const normalise = (url: string) =>
-    url.replace(ep.endpoint.slug, ':ref').replace(/\/(tokens|humans|todos|webhooks)\/[a-z]{2}_[0-9A-Z]{26}/, '/$1/:id');
+    url
+      .replace(ep.endpoint.slug, ':ref')
+      .replace(/\/(tokens|humans|todos|webhooks)\/[a-z]{2}_[0-9A-Z]{26}/, '/$1/:id')
+      .replace(/\/doorbell-tests\/dt_[0-9A-Z]{26}/, '/doorbell-tests/:test_id');
   const table = [
     'POST /api/v1/setup',
     'POST /api/v1/auth/login',

@@ -69,25 +69,28 @@ test('the session is recorded with its client, instance and open stream', async 
   await until(async () => (await sessionRow(c.sessionId)).stream_open === false, 'the stream to be marked closed');
 });
 
-test('tools/list shows the granted verbs plus whoami, and nothing else', async () => {
+test('tools/list shows the granted verbs plus the self verbs, and nothing else', async () => {
   const only = await connect(a.url, (await vend(pool, { verbs: ['create'] })).credential);
   const names = (await only.client.listTools()).tools.map((t) => t.name).sort();
-  assert.deepEqual(names, ['create_todo', 'whoami']);
+  assert.deepEqual(names, ['ack_doorbell', 'create_todo', 'get_doorbell_test', 'test_doorbell', 'whoami']);
 
   const basic = await connect(a.url, (await vend(pool)).credential);
   const tools = (await basic.client.listTools()).tools;
   assert.deepEqual(tools.map((t) => t.name).sort(), [
+    'ack_doorbell',
     'admission_status',
     'claim',
     'claim_next',
     'complete',
     'create_todo',
     'fail',
+    'get_doorbell_test',
     'get_todo',
     'heartbeat',
     'list_sessions',
     'list_todos',
     'release',
+    'test_doorbell',
     'whoami',
   ]);
   for (const tool of tools) {

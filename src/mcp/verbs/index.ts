@@ -7,6 +7,7 @@ import { AppError } from '../../domain/errors.js';
 import { allVerbs, SELF_VERBS } from '../../domain/verbs.js';
 import { admissionVerbs } from './admission.js';
 import { createVerbs } from './create.js';
+import { doorbellVerbs } from './doorbell.js';
 import { drainVerbs } from './drain.js';
 import { messageVerbs } from './messages.js';
 import { selfVerbs } from './self.js';
@@ -15,7 +16,10 @@ import type { Verb } from './types.js';
 export type { Verb, VerbContext } from './types.js';
 
 const VERBS: ReadonlyMap<string, Verb> = new Map(
-  [...drainVerbs, ...admissionVerbs, ...createVerbs, ...messageVerbs, ...selfVerbs].map((v) => [v.name, v]),
+  [...drainVerbs, ...admissionVerbs, ...createVerbs, ...messageVerbs, ...selfVerbs, ...doorbellVerbs].map((v) => [
+    v.name,
+    v,
+  ]),
 );
 const SELF: ReadonlySet<string> = new Set(SELF_VERBS);
 const GRANTABLE: ReadonlySet<string> = new Set(allVerbs());

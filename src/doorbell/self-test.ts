@@ -1,0 +1,102 @@
+// The doorbell self-test use cases (seed 004), for the MCP verbs test_doorbell and
+// get_doorbell_test and the operator routes. Two phases: starting returns at once
+// (a model cannot act on a doorbell while its own tool call is pending), and the ring
+// follows about RING_DELAY_MS later (src/doorbell/self-test-ring.ts). Only the caller's
+// own endpoint is ever tested; one test may be outstanding per endpoint and at most
+// HOURLY_TESTS start an hour.
+
+import { z } from 'zod';
+import type { Queryable } from '../db/pool.js';
+import { inTransaction } from '../db/tx.js';
+import { AppError, notFound } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import { parseInput } from '../domain/todo.js';
+import {
+  announceTest,
+  getTest,
+  insertTest,
+  lockEndpointTests,
+  testQuota,
+  type DoorbellTestRow,
+} from '../store/doorbell-tests.js';
+import { freezeTest, readFacts, reportView, startView, type StoredReport } from './self-test-report.js';
+
+/** Long enough for the starting tool call's answer to reach the model and its turn to end. */
+export const RING_DELAY_MS = 2_000;
+/** A self-test wakes a worker for one short turn; six an hour is plenty to debug a setup. */
+export const HOURLY_TESTS = 6;
+export const WAIT_SECONDS = { min: 10, max: 300, default: 60 } as const;
+
+const startInput = z
+  .object({ wait_seconds: z.number().int().min(WAIT_SECONDS.min).max(WAIT_SECONDS.max).optional() })
+  .strict();
+const getInput = z.object({ test_id: z.string().min(1).max(64) }).strict();
+
+export interface TestTarget {
+  endpointId: string;
+  /** The queue the synthetic todo goes on: one the endpoint is granted. */
+  queue: string;
+  via: 'mcp' | 'api';
+  /** The MCP session that asked (it is the one rung); null from the API. */
+  sessionId: string | null;
+  humanId: string | null;
+}
+
+/** Freezes an expired test of the endpoint that nothing froze yet. */
+async function settleIfExpired(db: Queryable, test: DoorbellTestRow): Promise<boolean> {
+  if (test.report || !test.expired) return false;
+  await freezeTest(db, test, 'expiry');
+  return true;
+}
+
+export async function startDoorbellTest(db: Queryable, target: TestTarget, input: unknown) {
+  const data = parseInput(startInput, input ?? {});
+  return inTransaction(db, async (tx) => {
+    await lockEndpointTests(tx, target.endpointId);
+    let quota = await testQuota(tx, target.endpointId);
+    if (quota.outstanding && (await settleIfExpired(tx, quota.outstanding))) {
+      quota = await testQuota(tx, target.endpointId);
+    }
+    if (quota.outstanding) {
+      throw new AppError(
+        'resource_exhausted',
+        `a doorbell test is already running on this endpoint (${quota.outstanding.id}): read it with ` +
+          `get_doorbell_test after ${quota.outstanding.expires_at.toISOString()}`,
+        { test_id: quota.outstanding.id, report_after: quota.outstanding.expires_at.toISOString() },
+      );
+    }
+    if (quota.last_hour >= HOURLY_TESTS) {
+      throw new AppError(
+        'resource_exhausted',
+        `at most ${HOURLY_TESTS} doorbell tests an hour per endpoint: retry later`,
+        {
+          limit: HOURLY_TESTS,
+        },
+      );
+    }
+    const test = await insertTest(tx, {
+      endpointId: target.endpointId,
+      testId: newId('dt'),
+      todoId: newId('td'),
+      queue: target.queue,
+      waitSeconds: data.wait_seconds ?? WAIT_SECONDS.default,
+      ringDelayMs: RING_DELAY_MS,
+      startedVia: target.via,
+      sessionId: target.sessionId,
+      createdByHumanId: target.humanId,
+      createdByEndpointId: target.via === 'mcp' ? target.endpointId : null,
+    });
+    await announceTest(tx, target.endpointId, test.id);
+    return startView(test, await readFacts(tx, test));
+  });
+}
+
+/** The report of one of this endpoint's tests; another endpoint's test id is not_found. */
+export async function getDoorbellTest(db: Queryable, endpointId: string, input: unknown) {
+  const { test_id: testId } = parseInput(getInput, input);
+  let test = await getTest(db, endpointId, testId);
+  if (!test) throw notFound('doorbell test', testId);
+  if (await settleIfExpired(db, test)) test = (await getTest(db, endpointId, testId)) ?? test;
+  if (test.report) return reportView(test, test.report as unknown as StoredReport, null);
+  return reportView(test, null, await readFacts(db, test));
+}

@@ -1,0 +1,125 @@
+// Pins `switchboard doctor` end to end: the real CLI as its own process against a real
+// server, signed in with a human API token (never an endpoint credential). Without an
+// endpoint it checks and lists; with one it runs the live self-test: exit 0 and `pass`
+// with a listening client, exit 1 with the verdict and hints without one.
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { test } from 'node:test';
+import { testDatabase } from '../helpers/db.js';
+import { agent, endpointOf, owner, server } from '../doorbell/world.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const BIN = join(ROOT, 'bin/switchboard.js');
+
+const { pool, url } = await testDatabase('doctor');
+const s = await server(url, 'doctor');
+const me = await owner(pool);
+const configHome = await mkdtemp(join(tmpdir(), 'switchboard-doctor-'));
+
+/** The CLI as a person runs it; stdin is closed at once, so a prompt would fail the run. */
+async function doctor(args: string[], token: string | null = me.token) {
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('SWITCHBOARD_') && !k.startsWith('XDG_')),
+  );
+  const child = spawn(process.execPath, [BIN, 'doctor', ...args, '--url', s.url], {
+    cwd: ROOT,
+    env: { ...env, XDG_CONFIG_HOME: configHome, ...(token ? { SWITCHBOARD_TOKEN: token } : {}) },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  child.stdin.end();
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  return { code, stdout, stderr };
+}
+
+test('doctor without an endpoint checks the server and sign-in and lists endpoints with their sessions', async () => {
+  const ep = await endpointOf(pool, me.humanId, 'listed');
+  const a = await agent(pool, s.url, ep.credential, { name: 'claude-code' });
+  const { code, stdout, stderr } = await doctor(['--json']);
+  assert.equal(code, 0, stderr);
+  const answer = JSON.parse(stdout) as {
+    ok: boolean;
+    checks: Array<{ name: string; ok: boolean }>;
+    endpoints: Array<{ slug: string; sessions: Array<{ id: string }> }>;
+  };
+  assert.equal(answer.ok, true);
+  assert.deepEqual(
+    answer.checks.map((c) => [c.name, c.ok]),
+    [
+      ['reachable', true],
+      ['healthz', true],
+      ['version', true],
+      ['credentials', true],
+    ],
+  );
+  const listed = answer.endpoints.find((e) => e.slug === ep.slug);
+  assert.deepEqual(
+    listed?.sessions.map((x) => x.id),
+    [a.sessionId],
+  );
+  const text = await doctor([]);
+  assert.equal(text.code, 0);
+  assert.match(text.stdout, /doctor: all good/);
+  assert.match(text.stdout, new RegExp(`endpoint ${ep.slug}`));
+});
+
+test('doctor ENDPOINT with a listening client passes and exits 0', async () => {
+  const ep = await endpointOf(pool, me.humanId, 'listening');
+  await agent(pool, s.url, ep.credential, { name: 'claude-code', claimOnRing: true });
+  const { code, stdout, stderr } = await doctor([ep.slug, '--wait', '30s', '--json']);
+  assert.equal(code, 0, stderr);
+  const answer = JSON.parse(stdout) as {
+    ok: boolean;
+    doorbell_test: { verdict: string; claimed_within_seconds: number };
+  };
+  assert.equal(answer.doorbell_test.verdict, 'pass');
+  assert.equal(typeof answer.doorbell_test.claimed_within_seconds, 'number');
+  const text = await doctor([ep.slug, '--wait', '30s']);
+  assert.equal(text.code, 0, 'a second test may start once the first is over');
+  assert.match(text.stderr, /doorbell self-test dt_\w+ started: .* waiting up to 30 s/, 'progress without a terminal');
+  assert.match(text.stdout, /PASS: delivered and heard/);
+  assert.match(text.stdout, /heard: yes, claimed within [\d.]+ s/);
+});
+
+test('doctor ENDPOINT with a connected client that does not listen exits 1 with unheard and the hints', async () => {
+  const ep = await endpointOf(pool, me.humanId, 'deaf');
+  await agent(pool, s.url, ep.credential, { name: 'claude-code' });
+  const { code, stdout } = await doctor([ep.slug, '--wait', '10s']);
+  assert.equal(code, 1);
+  assert.match(stdout, /UNHEARD: delivered to the stream, but nothing claimed it/);
+  assert.match(stdout, /delivered: yes/);
+  assert.match(stdout, /heard: no/);
+  assert.match(stdout, /--dangerously-load-development-channels server:switchboard/);
+  assert.match(stdout, /doctor: problems found/);
+});
+
+test('doctor ENDPOINT with nothing connected exits 1 with no_session', async () => {
+  const ep = await endpointOf(pool, me.humanId, 'empty');
+  const { code, stdout } = await doctor([ep.slug, '--json']);
+  assert.equal(code, 1);
+  const answer = JSON.parse(stdout) as { ok: boolean; doorbell_test: { verdict: string; hints: string[] } };
+  assert.equal(answer.ok, false);
+  assert.equal(answer.doorbell_test.verdict, 'no_session');
+  assert.match(answer.doorbell_test.hints[0] ?? '', /Nothing is connected/);
+});
+
+test('doctor not signed in fails the credentials check, names `switchboard login`, and asks for nothing', async () => {
+  const ep = await endpointOf(pool, me.humanId, 'unsigned');
+  const { code, stdout } = await doctor([ep.slug], null);
+  assert.equal(code, 1);
+  assert.match(stdout, /FAIL\s+credentials\s+not signed in: run `switchboard login/);
+  assert.doesNotMatch(stdout, /sbk_/);
+});
+
+test('doctor --wait outside 10s–300s is a usage error naming --wait', async () => {
+  const { code, stderr } = await doctor(['some-endpoint', '--wait', '5s']);
+  assert.equal(code, 2);
+  assert.match(stderr, /--wait: "5s" must be a duration from 10s to 300s/);
+});
