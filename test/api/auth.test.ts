@@ -64,6 +64,10 @@ const ROUTES: Route[] = [
   { method: 'GET', url: `/api/v1/endpoints/${ep.endpoint.slug}/webhooks` },
   { method: 'POST', url: `/api/v1/webhooks/${webhookId}/rotate` },
   { method: 'DELETE', url: `/api/v1/webhooks/${webhookId}` },
+  { method: 'GET', url: '/api/v1/admission' },
+  { method: 'GET', url: `/api/v1/admission/endpoint:${ep.endpoint.slug}/inbox` },
+  { method: 'PUT', url: `/api/v1/admission/endpoint:${ep.endpoint.slug}/inbox`, body: { max_in_flight: 1 } },
+  { method: 'DELETE', url: `/api/v1/admission/endpoint:${ep.endpoint.slug}/inbox` },
 ];
 
 function call(route: Route, headers: Record<string, string>): Promise<Reply> {
@@ -99,7 +103,10 @@ test('the route table covers every /api/v1 route the server registers', async ()
   }
   const apiRoutes = registered.filter((r) => r.split(' ')[1]?.startsWith('/api/v1/')).sort();
   const normalise = (url: string) =>
-    url.replace(ep.endpoint.slug, ':ref').replace(/\/(tokens|humans|todos|webhooks)\/[a-z]{2}_[0-9A-Z]{26}/, '/$1/:id');
+    url
+      .replace(ep.endpoint.slug, ':ref')
+      .replace(/\/(tokens|humans|todos|webhooks)\/[a-z]{2}_[0-9A-Z]{26}/, '/$1/:id')
+      .replace(/\/admission\/[^/]+\/[^/]+$/, '/admission/:scope/:queue');
   const table = [
     'POST /api/v1/setup',
     'POST /api/v1/auth/login',
