@@ -93,15 +93,6 @@ BEGIN
     RETURN NEXT;
     RETURN;
   END IF;
-  -- The commit of a claim that took this lock does not wait for its WAL flush: the next
-  -- claimer of the queue waits for the lock, and a flush held inside that wait capped a
-  -- hot queue at one flush per claim (a third of the target on a 2-core machine). What a
-  -- database crash can cost is the last fraction of a second of budgeted claims, each
-  -- with its charge (counter = attempts still holds, the budget is still exceeded by
-  -- nothing: whatever saw the claim and committed durably flushed it first). The todo
-  -- is claimable again and the worker's next heartbeat or complete answers `conflict`,
-  -- as after a lapsed lease. Only this transaction (the claim statement) is affected.
-  PERFORM set_config('synchronous_commit', 'off', true);
   o_admitted := false;
   o_stale := i IS NULL OR NOT FOUND OR pol.updated_at IS DISTINCT FROM p_updated_at[i];
   IF o_stale THEN

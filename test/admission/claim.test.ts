@@ -25,6 +25,30 @@ test('a queue without a policy claims exactly as before, with no admission field
   assert.equal(count.rows[0].n, 0);
 });
 
+test('a claim on a queue without a policy takes no policy lock, and a budgeted one locks its policy row', async () => {
+  const w = await budgeted(pool, ['plain', 'metered']);
+  await w.budget('metered', { max_in_flight: 5 });
+  await w.push('plain');
+  await w.push('metered');
+  const locksOf = async (queue: string) => {
+    const tx = await pool.connect();
+    try {
+      await tx.query('BEGIN');
+      claimedTodo(await claimNext({ db: tx, defaultLeaseSeconds: 300 }, w.agent, { queue }));
+      const locks = await tx.query<{ mode: string }>(
+        `SELECT l.mode FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+          WHERE l.pid = pg_backend_pid() AND c.relname = 'admission_policies'`,
+      );
+      return locks.rows.map((r) => r.mode).sort();
+    } finally {
+      await tx.query('ROLLBACK');
+      tx.release();
+    }
+  };
+  assert.deepEqual(await locksOf('plain'), ['AccessShareLock'], 'the probe reads the index; no row lock');
+  assert.ok((await locksOf('metered')).includes('RowShareLock'), 'the admit statement locks the policy row');
+});
+
 test('each committed claim spends one unit and answers its headroom', async () => {
   const w = await budgeted(pool);
   await w.budget('inbox', { max_in_flight: 5, max_claims_per_window: 3, window: DAY_UTC });

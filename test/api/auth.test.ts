@@ -66,6 +66,10 @@ const ROUTES: Route[] = [
   { method: 'DELETE', url: `/api/v1/webhooks/${webhookId}` },
   { method: 'POST', url: `/api/v1/endpoints/${ep.endpoint.slug}/doorbell-tests`, body: {} },
   { method: 'GET', url: `/api/v1/endpoints/${ep.endpoint.slug}/doorbell-tests/dt_01M8NK6R97BHCY3TA06992VD2A` },
+  { method: 'GET', url: '/api/v1/admission' },
+  { method: 'GET', url: `/api/v1/admission/endpoint:${ep.endpoint.slug}/inbox` },
+  { method: 'PUT', url: `/api/v1/admission/endpoint:${ep.endpoint.slug}/inbox`, body: { max_in_flight: 1 } },
+  { method: 'DELETE', url: `/api/v1/admission/endpoint:${ep.endpoint.slug}/inbox` },
 ];
 
 function call(route: Route, headers: Record<string, string>): Promise<Reply> {
@@ -104,7 +108,8 @@ test('the route table covers every /api/v1 route the server registers', async ()
     url
       .replace(ep.endpoint.slug, ':ref')
       .replace(/\/(tokens|humans|todos|webhooks)\/[a-z]{2}_[0-9A-Z]{26}/, '/$1/:id')
-      .replace(/\/doorbell-tests\/dt_[0-9A-Z]{26}/, '/doorbell-tests/:test_id');
+      .replace(/\/doorbell-tests\/dt_[0-9A-Z]{26}/, '/doorbell-tests/:test_id')
+      .replace(/\/admission\/[^/]+\/[^/]+$/, '/admission/:scope/:queue');
   const table = [
     'POST /api/v1/setup',
     'POST /api/v1/auth/login',
