@@ -13,6 +13,10 @@ import { loadMigrations, migrate } from './db/migrate.js';
 import { createPool, type Pool } from './db/pool.js';
 import { Doorbell } from './doorbell/pump.js';
 import { Metrics } from './metrics/index.js';
+import { CapacitySetting } from './messages/capacity.js';
+import type { MessageDeps } from './messages/context.js';
+import { MessagePump } from './messages/pump.js';
+import { messageRedeliverySweep } from './sweeps/messages.js';
 import { ensureSetupLink, localAdmin } from './identity/setup.js';
 import { reringSweep } from './sweeps/doorbell.js';
 import { idleSessionSweep } from './sweeps/sessions.js';
@@ -46,6 +50,8 @@ export interface Server {
   pool: Pool;
   doorbell: Doorbell;
   metrics: Metrics;
+  messages: MessageDeps;
+  pump: MessagePump;
   url: string;
   stop(): Promise<void>;
 }
@@ -76,6 +82,13 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
 
     const version = versionInfo();
     const metrics = new Metrics();
+    // The queue capacity is resolved (env > persisted > default) before the first admission.
+    for (const warning of config.messages.warnings) log.warn(warning);
+    const capacity = new CapacitySetting({ db: pool, envCapacity: config.messages.envCapacity, log });
+    await capacity.load();
+    const unlistenCapacity = capacity.listen(bus);
+    closers.push(async () => unlistenCapacity());
+    const messages: MessageDeps = { db: pool, capacity, metrics };
     const app = buildHttp({
       db: pool,
       pool,
@@ -89,12 +102,20 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
       trustProxy: config.trustProxy,
       instanceId,
       bus,
-      onStreamOpen: (endpointId, sessionId) => void doorbell.attached(endpointId, sessionId),
+      onStreamOpen: (endpointId, sessionId) => {
+        void doorbell.attached(endpointId, sessionId);
+        void pump.attached({ endpointId, sessionId });
+      },
+      onStreamClose: (endpointId, sessionId) => void pump.detached({ endpointId, sessionId }),
+      messages,
     });
     // The doorbell writes to the streams this app's MCP sessions hold.
     const doorbell = new Doorbell({ db: pool, instanceId, log, writer: app.mcpSessions });
     const unlisten = doorbell.listen(bus);
     closers.push(async () => unlisten());
+    const pump = new MessagePump({ messages, instanceId, log, writer: app.mcpSessions });
+    const unlistenPump = pump.listen(bus);
+    closers.push(async () => unlistenPump());
 
     const sweeps = new SweepRunner({
       db: pool,
@@ -107,6 +128,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
         endpointExpirySweep(pool, config.sweeps.reaperIntervalMs),
         reringSweep(doorbell),
         idleSessionSweep(pool),
+        messageRedeliverySweep(messages, config.messages.ackTimeoutMs),
       ],
     });
     await app.listen({ host: config.listen.host, port: config.listen.port });
@@ -127,7 +149,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
       log.info({ setup_url: setupUrl }, `no humans yet: open ${setupUrl} within 1 hour to create the first admin`);
     }
     if (syntheticAdmin) log.warn('SWITCHBOARD_AUTH=off: every request is treated as an admin (loopback only)');
-    return { app, pool, doorbell, metrics, url, stop: closeAll };
+    return { app, pool, doorbell, metrics, messages, pump, url, stop: closeAll };
   } catch (err) {
     await closeAll();
     throw err;

@@ -69,14 +69,15 @@ test('the session is recorded with its client, instance and open stream', async 
   await until(async () => (await sessionRow(c.sessionId)).stream_open === false, 'the stream to be marked closed');
 });
 
-test('tools/list shows the granted verbs plus whoami, and nothing else', async () => {
+test('tools/list shows the granted verbs plus the self verbs, and nothing else', async () => {
   const only = await connect(a.url, (await vend(pool, { verbs: ['create'] })).credential);
   const names = (await only.client.listTools()).tools.map((t) => t.name).sort();
-  assert.deepEqual(names, ['create_todo', 'whoami']);
+  assert.deepEqual(names, ['ack_message', 'create_todo', 'next_message', 'whoami']);
 
   const basic = await connect(a.url, (await vend(pool)).credential);
   const tools = (await basic.client.listTools()).tools;
   assert.deepEqual(tools.map((t) => t.name).sort(), [
+    'ack_message',
     'claim',
     'claim_next',
     'complete',
@@ -86,7 +87,9 @@ test('tools/list shows the granted verbs plus whoami, and nothing else', async (
     'heartbeat',
     'list_sessions',
     'list_todos',
+    'next_message',
     'release',
+    'send_message',
     'whoami',
   ]);
   for (const tool of tools) {

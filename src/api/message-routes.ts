@@ -1,0 +1,86 @@
+// /api/v1 routes of the session message queue (the REST twins of the /ws actions) and
+// of its install-wide capacity setting. A human acts on sessions of endpoints they own;
+// a workflow token may only add (its messages are queued_by workflow). Capacity: any
+// signed-in human reads it, an admin writes it.
+
+import type { FastifyInstance } from 'fastify';
+import type { Principal } from '../identity/principal.js';
+import type { Capacity } from '../domain/messages.js';
+import { DEFAULT_MAX_PER_SESSION } from '../domain/messages.js';
+import type { Actor, MessageDeps } from '../messages/context.js';
+import {
+  addMessage,
+  clearMessages,
+  editMessage,
+  queueStatus,
+  removeMessage,
+  reorderMessages,
+} from '../messages/queue.js';
+import type { Auth } from './auth.js';
+
+type SessionParams = { Params: { id: string } };
+type EntryParams = { Params: { id: string; entry: string } };
+
+export function actorOf(principal: Principal): Actor {
+  return principal.token?.kind === 'workflow'
+    ? { kind: 'workflow', humanId: principal.human.id, tokenId: principal.token.id }
+    : { kind: 'user', humanId: principal.human.id };
+}
+
+/** The body as an object to add fields to; anything else is passed on for the use case to refuse. */
+function fields(body: unknown): Record<string, unknown> | unknown {
+  return body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : body;
+}
+
+function withEntry(body: unknown, entry: string): unknown {
+  const f = fields(body);
+  return f && typeof f === 'object' ? { ...(f as Record<string, unknown>), entry_id: entry } : f;
+}
+
+export function capacityView(c: Capacity) {
+  return {
+    max_per_session: c.configured,
+    effective_max_per_session: c.effective,
+    source: c.source,
+    locked: c.locked,
+    default: DEFAULT_MAX_PER_SESSION,
+  };
+}
+
+export function messageRoutes(app: FastifyInstance, deps: MessageDeps, auth: Auth): void {
+  const base = '/api/v1/sessions/:id/queue';
+  app.get<SessionParams>(base, async (request, reply) => {
+    const principal = await auth.authenticate(request, reply, 'human');
+    return queueStatus(deps, actorOf(principal), request.params.id);
+  });
+  app.post<SessionParams>(base, async (request, reply) => {
+    const principal = await auth.authenticate(request, reply, 'workflow');
+    return reply.status(201).send(await addMessage(deps, actorOf(principal), request.params.id, request.body));
+  });
+  app.delete<SessionParams>(base, async (request, reply) => {
+    const principal = await auth.authenticate(request, reply, 'human');
+    return clearMessages(deps, actorOf(principal), request.params.id);
+  });
+  app.post<SessionParams>(`${base}/reorder`, async (request, reply) => {
+    const principal = await auth.authenticate(request, reply, 'human');
+    return reorderMessages(deps, actorOf(principal), request.params.id, request.body);
+  });
+  app.patch<EntryParams>(`${base}/:entry`, async (request, reply) => {
+    const principal = await auth.authenticate(request, reply, 'human');
+    const body = withEntry(request.body, request.params.entry);
+    return editMessage(deps, actorOf(principal), request.params.id, body);
+  });
+  app.delete<EntryParams>(`${base}/:entry`, async (request, reply) => {
+    const principal = await auth.authenticate(request, reply, 'human');
+    return removeMessage(deps, actorOf(principal), request.params.id, { entry_id: request.params.entry });
+  });
+
+  app.get('/api/v1/settings/message-queue', async (request, reply) => {
+    await auth.authenticate(request, reply, 'human');
+    return capacityView(await deps.capacity.snapshot());
+  });
+  app.patch('/api/v1/settings/message-queue', async (request, reply) => {
+    await auth.authenticate(request, reply, 'admin');
+    return capacityView(await deps.capacity.save(request.body ?? {}));
+  });
+}
