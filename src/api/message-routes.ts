@@ -27,14 +27,9 @@ export function actorOf(principal: Principal): Actor {
     : { kind: 'user', humanId: principal.human.id };
 }
 
-/** The body as an object to add fields to; anything else is passed on for the use case to refuse. */
-function fields(body: unknown): Record<string, unknown> | unknown {
-  return body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : body;
-}
-
+/** The body with the path's entry id; a body that is not an object is passed on for the use case to refuse. */
 function withEntry(body: unknown, entry: string): unknown {
-  const f = fields(body);
-  return f && typeof f === 'object' ? { ...(f as Record<string, unknown>), entry_id: entry } : f;
+  return body && typeof body === 'object' && !Array.isArray(body) ? { ...body, entry_id: entry } : body;
 }
 
 export function capacityView(c: Capacity) {

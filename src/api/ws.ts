@@ -25,6 +25,12 @@ export interface WsDeps extends IdentityDeps {
   bus?: { subscribe(type: string, handler: (event: Record<string, unknown>) => void): () => void };
 }
 
+/** The slice of a `ws` socket used here (the package ships no types of its own). */
+interface WsSocket extends Socket {
+  on(event: 'message' | 'close', listener: (data: unknown) => void): void;
+  close(code?: number, reason?: string): void;
+}
+
 /** The seed's wire codes for the generic errors; domain codes (queue_full, …) pass as they are. */
 const WIRE_CODES: Partial<Record<ErrorCode, string>> = {
   not_found: 'NOT_FOUND',
@@ -35,7 +41,8 @@ const WIRE_CODES: Partial<Record<ErrorCode, string>> = {
 };
 
 export function wireError(err: unknown): { code: string; message: string; details?: Record<string, unknown> } {
-  if (!(err instanceof AppError)) return { code: 'INTERNAL_ERROR', message: 'internal error; the server log has the details' };
+  if (!(err instanceof AppError))
+    return { code: 'INTERNAL_ERROR', message: 'internal error; the server log has the details' };
   const code = WIRE_CODES[err.code] ?? err.code;
   return err.details ? { code, message: err.message, details: err.details } : { code, message: err.message };
 }
@@ -87,12 +94,17 @@ export function wsRoutes(app: FastifyInstance, deps: WsDeps): void {
   app.addHook('onClose', async () => hub.stop());
   void app.register(async (scope) => {
     await scope.register(websocket);
-    scope.get('/ws', { websocket: true, preValidation: (request, reply) => admit(deps, request, reply) }, (socket, request) => {
-      const principal = request.principal;
-      if (!principal) return socket.close(1008, 'unauthenticated');
-      const ws = socket as unknown as Socket;
-      socket.on('message', onMessage(deps, hub, ws, actorOf(principal)));
-      socket.on('close', () => hub.drop(ws));
-    });
+    scope.get(
+      '/ws',
+      { websocket: true, preValidation: (request, reply) => admit(deps, request, reply) },
+      (socket: unknown, request) => {
+        const ws = socket as WsSocket;
+        const principal = request.principal;
+        if (!principal) return ws.close(1008, 'unauthenticated');
+        const handle = onMessage(deps, hub, ws, actorOf(principal));
+        ws.on('message', (data) => void handle(data));
+        ws.on('close', () => hub.drop(ws));
+      },
+    );
   });
 }

@@ -43,9 +43,7 @@ const entryId = z.string().min(1, 'must not be empty').max(200);
 export const addInput = z.object({ content }).strict();
 export const editInput = z.object({ entry_id: entryId, content }).strict();
 export const removeInput = z.object({ entry_id: entryId }).strict();
-export const reorderInput = z
-  .object({ entry_ids: z.array(entryId).max(10_000) })
-  .strict();
+export const reorderInput = z.object({ entry_ids: z.array(entryId).max(10_000) }).strict();
 export const sendInput = z.object({ session_id: sessionId, content }).strict();
 export const ackInput = z.object({ message_id: entryId }).strict();
 export const capacityInput = z

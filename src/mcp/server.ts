@@ -169,7 +169,11 @@ export function mcpRoutes(app: FastifyInstance, deps: McpDeps): SessionRegistry 
     sessions,
     log: deps.log,
     protocol: (endpoint, sessionId) =>
-      buildProtocol({ todos, sessions, messages: deps.messages, version: deps.version, log: deps.log }, endpoint, sessionId),
+      buildProtocol(
+        { todos, sessions, messages: deps.messages, version: deps.version, log: deps.log },
+        endpoint,
+        sessionId,
+      ),
   });
   const forget = (event: { [key: string]: unknown }) => {
     if (typeof event.endpoint_id !== 'string') return;

@@ -28,7 +28,11 @@ export type { Reservation } from '../store/message-delivery.js';
  * on that instance (the auto-run of the instance holding the stream); without, for
  * next_message. Null: nothing pending, one already in flight, or the session is gone.
  */
-export async function reserveNext(deps: MessageDeps, ref: SessionRef, streamOn?: string): Promise<QueuedMessage | null> {
+export async function reserveNext(
+  deps: MessageDeps,
+  ref: SessionRef,
+  streamOn?: string,
+): Promise<QueuedMessage | null> {
   const row = await withTx(deps.db, async (tx) => {
     if (!(await lockSession(tx, ref, streamOn))) return null;
     const reserved = await reserveHead(tx, ref);

@@ -13,7 +13,14 @@ import type { Logger } from 'pino';
 import type { ChannelParams } from '../doorbell/content.js';
 import type { SessionRef } from '../store/messages.js';
 import type { MessageDeps } from './context.js';
-import { countDelivery, messageParams, reservationOf, reserveNext, returnSessionToPending, returnToPending } from './delivery.js';
+import {
+  countDelivery,
+  messageParams,
+  reservationOf,
+  reserveNext,
+  returnSessionToPending,
+  returnToPending,
+} from './delivery.js';
 
 export interface StreamWriter {
   /** Writes the notification to this instance's stream of the session; false when it cannot. */
@@ -87,9 +94,9 @@ export class MessagePump {
   private serial(ref: SessionRef, step: () => Promise<void>): Promise<void> {
     const key = `${ref.endpointId}\u0000${ref.sessionId}`;
     const previous = this.chains.get(key) ?? Promise.resolve();
-    const next = previous.then(step).catch((err: unknown) =>
-      this.deps.log.error({ err, session: ref.sessionId }, 'message delivery step failed'),
-    );
+    const next = previous
+      .then(step)
+      .catch((err: unknown) => this.deps.log.error({ err, session: ref.sessionId }, 'message delivery step failed'));
     this.chains.set(key, next);
     void next.finally(() => {
       if (this.chains.get(key) === next) this.chains.delete(key);

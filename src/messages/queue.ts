@@ -24,7 +24,15 @@ import {
   type QueuedMessage,
   type SessionRef,
 } from '../store/messages.js';
-import { authorise, countersOf, entryNotFound, provenanceOf, sessionNotFound, type Actor, type MessageDeps } from './context.js';
+import {
+  authorise,
+  countersOf,
+  entryNotFound,
+  provenanceOf,
+  sessionNotFound,
+  type Actor,
+  type MessageDeps,
+} from './context.js';
 
 /** A message as people and clients see it; `position` counts from 1 over the visible rows. */
 export interface EntryView {

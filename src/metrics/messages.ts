@@ -34,7 +34,10 @@ export function messageMetrics(metrics: Metrics): MessageMetrics {
       'switchboard_message_queue_delivered_total',
       'Messages handed to an agent: written to its stream or returned by next_message (redeliveries included).',
     ),
-    acknowledged: metrics.counter('switchboard_message_queue_acknowledged_total', 'Messages acknowledged (ack_message).'),
+    acknowledged: metrics.counter(
+      'switchboard_message_queue_acknowledged_total',
+      'Messages acknowledged (ack_message).',
+    ),
     redelivered: metrics.counter(
       'switchboard_message_queue_redelivered_total',
       'Deliveries of a message that had been handed out before and was never acknowledged.',

@@ -12,10 +12,7 @@ import type { Sweep } from './runner.js';
 /** Per tick: enough for any real backlog, small enough that one tick stays short. */
 const BATCH = 500;
 
-export async function redeliverMessages(
-  deps: MessageDeps,
-  ackTimeoutMs: number,
-): Promise<{ returned: number }> {
+export async function redeliverMessages(deps: MessageDeps, ackTimeoutMs: number): Promise<{ returned: number }> {
   let returned = 0;
   for (const r of await expiredReservations(deps.db, ackTimeoutMs, BATCH)) {
     if (await returnToPending(deps, r, true)) returned += 1;

@@ -1,0 +1,55 @@
+// `switchboard settings message-queue [show|set N]`: the install-wide message queue
+// capacity. Anyone signed in can show it; setting it needs an admin, and is refused
+// while the server's environment fixes it.
+
+import type { Command } from 'commander';
+import { signedInClient } from './client.js';
+import { apiCommand, oneLineErrors, run, wholeNumber, type CommonOptions } from './flags.js';
+import { emit, keyValues } from './output.js';
+
+interface CapacityView {
+  max_per_session: number | null;
+  effective_max_per_session: number;
+  source: string;
+  locked: boolean;
+  default: number;
+}
+
+const PATH = '/api/v1/settings/message-queue';
+/** Far above any sensible queue; the server accepts any whole number ≥ 0. */
+const MAX_CAPACITY = 1_000_000_000;
+
+export function registerSettings(program: Command): void {
+  const group = oneLineErrors(program.command('settings').description('install-wide settings'));
+  const queue = oneLineErrors(
+    group.command('message-queue').description("messages a session's queue may hold (0 = unlimited)"),
+  );
+  apiCommand(queue, 'show', 'show the configured and effective capacity and where it comes from').action(run(show));
+  apiCommand(queue, 'set', 'save a new capacity (admin); it applies at once on every instance')
+    .argument('<N>', 'a whole number; 0 means unlimited')
+    .action(run(set));
+  // `switchboard settings message-queue` alone shows it.
+  queue.option('--json', 'print the answer as JSON').option('--url <URL>', 'the server to talk to').action(run(show));
+}
+
+function describe(c: CapacityView): string {
+  const value = (n: number | null) => (n === null ? null : n === 0 ? '0 (unlimited)' : n);
+  return keyValues([
+    ['effective', value(c.effective_max_per_session)],
+    ['source', c.source],
+    ['saved setting', value(c.max_per_session)],
+    ['locked', c.locked ? 'yes: the server environment sets it' : 'no'],
+    ['default', c.default],
+  ]);
+}
+
+async function show(opts: CommonOptions): Promise<void> {
+  const client = await signedInClient(opts.url);
+  emit(opts.json, await client.request<CapacityView>('GET', PATH), describe);
+}
+
+async function set(n: string, opts: CommonOptions): Promise<void> {
+  const body = { max_per_session: wholeNumber('N', n, 0, MAX_CAPACITY) };
+  const client = await signedInClient(opts.url);
+  emit(opts.json, await client.request<CapacityView>('PATCH', PATH, body), describe);
+}
