@@ -48,7 +48,7 @@ export function reservationOf(m: QueuedMessage): Reservation {
     sessionId: m.session_id,
     id: m.id,
     generation: m.generation,
-    reservedAt: m.reserved_at ?? new Date(0),
+    attempt: m.delivery_attempts,
   };
 }
 

@@ -2,7 +2,7 @@
 // reservation to pending, acknowledge (delete) it, and what the redelivery sweep looks
 // for. Reserve runs under the session's lock row (see store/messages.ts) like remove and
 // clear; release is guarded by the reservation it releases (same generation, same
-// reserved_at), so a late or repeated release never touches a newer reservation or a
+// delivery attempt), so a late or repeated release never touches a newer reservation or a
 // purged session.
 
 import type { Queryable } from '../db/pool.js';
@@ -34,7 +34,8 @@ export interface Reservation {
   sessionId: string;
   id: string;
   generation: number;
-  reservedAt: Date;
+  /** delivery_attempts as this reservation set it: names the reservation. */
+  attempt: number;
 }
 
 /**
@@ -47,9 +48,9 @@ export async function releaseReservation(tx: Queryable, r: Reservation): Promise
     `UPDATE queued_messages m SET reserved_in_flight = false, reserved_at = NULL
        FROM queue_session_locks l
       WHERE m.endpoint_id = $1 AND m.session_id = $2 AND m.id = $3::uuid AND m.reserved_in_flight
-        AND m.generation = $4 AND m.reserved_at = $5
+        AND m.generation = $4 AND m.delivery_attempts = $5
         AND l.endpoint_id = m.endpoint_id AND l.session_id = m.session_id AND l.generation = $4`,
-    [r.endpointId, r.sessionId, r.id, r.generation, r.reservedAt],
+    [r.endpointId, r.sessionId, r.id, r.generation, r.attempt],
   );
   return res.rowCount === 1;
 }
@@ -80,9 +81,9 @@ export async function expiredReservations(db: Queryable, timeoutMs: number, limi
     session_id: string;
     id: string;
     generation: number;
-    reserved_at: Date;
+    delivery_attempts: number;
   }>(
-    `SELECT endpoint_id, session_id, id::text AS id, generation, reserved_at FROM queued_messages
+    `SELECT endpoint_id, session_id, id::text AS id, generation, delivery_attempts FROM queued_messages
       WHERE reserved_in_flight AND reserved_at < clock_timestamp() - make_interval(secs => $1::double precision / 1000)
       ORDER BY reserved_at LIMIT $2`,
     [timeoutMs, limit],
@@ -92,7 +93,7 @@ export async function expiredReservations(db: Queryable, timeoutMs: number, limi
     sessionId: r.session_id,
     id: r.id,
     generation: r.generation,
-    reservedAt: r.reserved_at,
+    attempt: r.delivery_attempts,
   }));
 }
 
