@@ -257,11 +257,11 @@ test('10 rows and capacity lowered to 3: all stay, max 3, adds refused until 2 r
   assert.equal((await stored(pool, o.sessionId)).length, 2);
   await addMessage(deps, user(o), o.sessionId, { content: 'admitted' });
   assert.equal((await stored(pool, o.sessionId)).length, 3);
+  await pool.query(`DELETE FROM settings`);
 });
 
 test('under a lowered capacity a failed delivery returns to pending at its position with its identity', async () => {
   const deps = depsOf(pool);
-  await deps.capacity.save({ max_per_session: 10 });
   const o = await owner(pool);
   for (let i = 1; i <= 5; i++) await addMessage(deps, agent(o), o.sessionId, { content: `m${i}` });
   const before = await stored(pool, o.sessionId);
@@ -272,6 +272,7 @@ test('under a lowered capacity a failed delivery returns to pending at its posit
   const after = await stored(pool, o.sessionId);
   assert.deepEqual(after, before);
   assert.equal((await queueStatus(deps, user(o), o.sessionId)).entries[0]?.id, reserved.id);
+  await pool.query(`DELETE FROM settings`);
 });
 
 test('a reserved message whose session ends is purged with the queue; a retry afterwards is discarded', async () => {
