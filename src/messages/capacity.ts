@@ -37,9 +37,21 @@ export class CapacitySetting {
     return this.loading;
   }
 
-  /** The capacity every admission of this moment uses (one snapshot per operation). */
+  /** The live capacity (for status and reads); a notice from another instance may still be on its way. */
   async snapshot(): Promise<Capacity> {
     await this.load();
+    return this.current();
+  }
+
+  /**
+   * The capacity one admission uses, read in its own transaction: the persisted setting is
+   * applied first if it is newer than the live one, so the very next admission after a save
+   * on any instance obeys it, even before that instance hears the notice.
+   */
+  async forAdmission(db: Queryable): Promise<Capacity> {
+    await this.load();
+    const stored = await readSetting(db, CAPACITY_KEY);
+    if (stored) this.apply(stored);
     return this.current();
   }
 

@@ -77,16 +77,16 @@ async function locked<T>(
   });
 }
 
-/** Admission: one capacity snapshot, compared with the rows persisted now (reserved included). */
+/** Admission: one capacity snapshot, read under the session's lock, against the rows persisted now (reserved included). */
 async function admit(
   deps: MessageDeps,
   ref: SessionRef,
   message: { content: string; queuedBy: QueuedBy; senderId: string | null },
 ): Promise<QueuedMessage> {
-  const { effective: max } = await deps.capacity.snapshot();
   const counters = countersOf(deps);
   try {
     const row = await locked(deps, ref, async (tx, generation) => {
+      const { effective: max } = await deps.capacity.forAdmission(tx);
       const { total, reserved } = await countMessages(tx, ref);
       if (max > 0 && total >= max) {
         throw new AppError('queue_full', `this session's message queue is full (${total} of ${max})`, {
