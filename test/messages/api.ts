@@ -16,12 +16,14 @@ import { signIn } from '../../src/identity/board-sessions.js';
 import type { Principal } from '../../src/identity/principal.js';
 import { CapacitySetting } from '../../src/messages/capacity.js';
 import type { MessageDeps } from '../../src/messages/context.js';
+import type { Metrics } from '../../src/metrics/index.js';
 import { Harness, PASSWORD, PUBLIC_URL } from '../api/app.js';
 
 export interface InstanceOptions {
   envCapacity?: number | null;
   syntheticAdmin?: Principal | null;
   warnings?: string[];
+  metrics?: Metrics;
 }
 
 /** One app of its own on the shared database, with its own bus and capacity setting. */
@@ -39,6 +41,7 @@ export class MessageHarness extends Harness {
     this.messages = {
       db: pool,
       capacity: new CapacitySetting({ db: pool, envCapacity: options.envCapacity ?? null, log }),
+      ...(options.metrics ? { metrics: options.metrics } : {}),
     };
     after(this.messages.capacity.listen(bus));
   }
