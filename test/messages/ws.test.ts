@@ -88,7 +88,7 @@ test('add, update, reorder, remove and get over /ws; the answers carry positions
   assert.equal(edited.payload.entry.content, 'uno');
   const reordered = await c.request('message.queue.reorder', { session_id: s.sessionId, entry_ids: [two.id, one.id] });
   assert.deepEqual(
-    reordered.payload.entries.map((e: { content: string }) => e.content),
+    (reordered.payload.entries as { content: string }[]).map((e) => e.content),
     ['two', 'uno'],
   );
   const changed = await c.request('message.queue.reorder', { session_id: s.sessionId, entry_ids: [two.id] });
@@ -140,7 +140,7 @@ test('an entry id of another session, named under my session, never touches its 
     c.request('message.queue.reorder', { session_id: mine.sessionId, entry_ids: [victim.id] }),
   ]);
   assert.deepEqual(
-    attempts.map((r) => r.error.code),
+    attempts.map((r) => r.error?.code as string),
     ['entry_not_found', 'entry_not_found', 'queue_changed'],
   );
   assert.deepEqual(
