@@ -24,12 +24,17 @@ export function registerSettings(program: Command): void {
   const queue = oneLineErrors(
     group.command('message-queue').description("messages a session's queue may hold (0 = unlimited)"),
   );
-  apiCommand(queue, 'show', 'show the configured and effective capacity and where it comes from').action(run(show));
+  // `switchboard settings message-queue` alone shows it.
+  oneLineErrors(
+    queue
+      .command('show', { isDefault: true })
+      .description('show the configured and effective capacity and where it comes from')
+      .option('--json', 'print the answer as JSON')
+      .option('--url <URL>', 'the server to talk to (default: SWITCHBOARD_URL, else the saved login)'),
+  ).action(run(show));
   apiCommand(queue, 'set', 'save a new capacity (admin); it applies at once on every instance')
     .argument('<N>', 'a whole number; 0 means unlimited')
     .action(run(set));
-  // `switchboard settings message-queue` alone shows it.
-  queue.option('--json', 'print the answer as JSON').option('--url <URL>', 'the server to talk to').action(run(show));
 }
 
 function describe(c: CapacityView): string {
