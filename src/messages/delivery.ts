@@ -16,6 +16,7 @@ import {
   releaseReservation,
   releaseSession,
   reserveHead,
+  streamHeldBy,
   type Reservation,
 } from '../store/message-delivery.js';
 import { lockSession, notifyQueue, type QueuedMessage, type SessionRef } from '../store/messages.js';
@@ -33,6 +34,8 @@ export async function reserveNext(
   ref: SessionRef,
   streamOn?: string,
 ): Promise<QueuedMessage | null> {
+  // Every instance hears every notice: only the stream's holder goes on to take the lock.
+  if (streamOn !== undefined && !(await streamHeldBy(deps.db, ref, streamOn))) return null;
   const row = await withTx(deps.db, async (tx) => {
     if (!(await lockSession(tx, ref, streamOn))) return null;
     const reserved = await reserveHead(tx, ref);

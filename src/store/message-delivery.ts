@@ -29,6 +29,16 @@ export async function reserveHead(tx: Queryable, s: SessionRef): Promise<QueuedM
   return res.rows[0] ?? null;
 }
 
+/** Whether the session's stream is open on that instance (a cheap pre-check before locking). */
+export async function streamHeldBy(db: Queryable, s: SessionRef, instance: string): Promise<boolean> {
+  const res = await db.query(
+    `SELECT 1 FROM mcp_sessions WHERE endpoint_id = $1 AND id = $2 AND closed_at IS NULL AND stream_open
+        AND instance = $3`,
+    [s.endpointId, s.sessionId, instance],
+  );
+  return res.rowCount === 1;
+}
+
 export interface Reservation {
   endpointId: string;
   sessionId: string;
