@@ -115,7 +115,11 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
     closers.push(async () => unlisten());
     const pump = new MessagePump({ messages, instanceId, log, writer: app.mcpSessions });
     const unlistenPump = pump.listen(bus);
-    closers.push(async () => unlistenPump());
+    // Runs after app.close(): the streams it ended return their in-flight messages first.
+    closers.push(async () => {
+      unlistenPump();
+      await pump.settle();
+    });
 
     const sweeps = new SweepRunner({
       db: pool,

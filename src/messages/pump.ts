@@ -73,6 +73,11 @@ export class MessagePump {
     });
   }
 
+  /** Waits for every step in flight (shutdown: streams closed, their messages returned). */
+  async settle(): Promise<void> {
+    while (this.chains.size > 0) await Promise.all([...this.chains.values()]);
+  }
+
   private async deliver(ref: SessionRef): Promise<void> {
     const message = await reserveNext(this.deps.messages, ref, this.deps.instanceId);
     if (!message) return;

@@ -230,7 +230,7 @@ test('a client without a stream takes messages with next_message and acks them',
 });
 
 test('send_message queues as agent into a session of the same owner only', async () => {
-  const { humanId, credential, endpoint } = await vend(pool);
+  const { credential, endpoint } = await vend(pool);
   const target = await listener(a.url, credential);
   const sender = await listener(b.url, credential);
   const sent = await ok(sender.c, 'send_message', { session_id: target.sessionId, content: 'from a sibling' });
@@ -256,5 +256,4 @@ test('send_message queues as agent into a session of the same owner only', async
   await fails(quiet.c, 'send_message', { session_id: target.sessionId, content: 'x' }, 'forbidden');
   assert.equal((await queueStatus(a.messages, human(stranger.humanId), theirs.sessionId)).count, 0);
   assert.equal((await call(sender.c, 'whoami')).isError, undefined);
-  void humanId;
 });

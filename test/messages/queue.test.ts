@@ -18,7 +18,7 @@ import {
 import { revokeEndpoint } from '../../src/store/endpoints.js';
 import { closeIdleSessions, closeSession } from '../../src/store/sessions.js';
 import { testDatabase } from '../helpers/db.js';
-import { agent, depsOf, notices, oneOfEach, owner, refOf, stored, user, workflow } from './world.js';
+import { agent, depsOf, notices, oneOfEach, owner, refOf, session, stored, user, workflow } from './world.js';
 
 const { pool, url } = await testDatabase('messages_queue');
 const heard = await notices(url);
@@ -203,7 +203,7 @@ test('removing a reserved row by id is entry_not_found; it stays stored and hidd
 test('an entry id of session B named under session A never touches B’s row', async () => {
   const deps = depsOf(pool);
   const o = await owner(pool);
-  const b = { ...o, sessionId: await (await import('./world.js')).session(pool, o.endpointId) };
+  const b = { ...o, sessionId: await session(pool, o.endpointId) };
   await addMessage(deps, user(o), o.sessionId, { content: 'in A' });
   const inB = await addMessage(deps, user(b), b.sessionId, { content: 'in B' });
   const id = inB.entry.id;

@@ -7,6 +7,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { localAdmin } from '../../src/identity/setup.js';
 import { addServerMessage } from '../../src/messages/queue.js';
 import { closeSession } from '../../src/store/sessions.js';
 import { makePeople, PUBLIC_URL, vend } from '../api/app.js';
@@ -184,4 +185,33 @@ test('every action on another human’s, an unknown or a closed session is NOT_F
   assert.equal(heard.count(foreign.sessionId), noticesBefore, 'nothing published');
   assert.equal(owner.statuses.length, statusesBefore);
   assert.equal(intruder.statuses.length, 0);
+});
+
+test('when the session ends its subscribers get its empty queue once more, marked closed', async () => {
+  const s = await memberSession();
+  const watcher = await signedIn(baseB);
+  await watcher.request('message.queue.add', { session_id: s.sessionId, content: 'about to vanish' });
+  await watcher.request('message.queue.get', { session_id: s.sessionId });
+  await settle();
+  const before = watcher.statuses.length;
+  await closeSession(pool, s.endpointId, s.sessionId);
+  await settle();
+  const fresh = watcher.statuses.slice(before);
+  assert.equal(fresh.length, 1);
+  assert.deepEqual(fresh[0].payload, { session_id: s.sessionId, entries: [], count: 0, closed: true });
+  assert.equal((await stored(pool, s.sessionId)).length, 0);
+});
+
+test('with auth off the synthetic admin uses /ws without a cookie, on its own sessions', async () => {
+  const admin = await localAdmin({ db: pool, publicUrl: PUBLIC_URL });
+  const off = await instance(pool, url, { syntheticAdmin: admin });
+  const base = await listening(off);
+  const { endpoint } = await vend(off, { token: 'unused' });
+  const sessionId = await session(pool, endpoint.id);
+  const c = await wsClient(base, {});
+  const added = await c.request('message.queue.add', { session_id: sessionId, content: 'no sign-in needed' });
+  assert.equal(added.payload.entry.queued_by, 'user');
+  assert.equal(added.payload.entry.sender_id, admin.human.id);
+  const foreign = await memberSession();
+  assert.equal((await c.request('message.queue.get', { session_id: foreign.sessionId })).error.code, 'NOT_FOUND');
 });
