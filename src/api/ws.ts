@@ -93,7 +93,8 @@ export function wsRoutes(app: FastifyInstance, deps: WsDeps): void {
   const hub = new StatusHub(deps.messages, deps.bus);
   app.addHook('onClose', async () => hub.stop());
   void app.register(async (scope) => {
-    await scope.register(websocket);
+    // The largest action (a reorder of a long queue, a 16 KiB message) is far below 1 MiB.
+    await scope.register(websocket, { options: { maxPayload: 1024 * 1024 } });
     scope.get(
       '/ws',
       { websocket: true, preValidation: (request, reply) => admit(deps, request, reply) },
