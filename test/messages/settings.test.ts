@@ -2,15 +2,17 @@
 // environment > persisted setting > default 10 with its normalisation and lock, reads by
 // any signed-in human and writes by admins (and the synthetic admin with auth off),
 // persist-before-apply (a failed write changes nothing live), the very next admission on
-// another instance obeying a save, and a corrupt persisted value after a restart.
+// another instance obeying a save, a corrupt persisted value after a restart, and two
+// admins saving at once on two instances ending with persisted = live = the last write.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseConfig } from '../../src/config/index.js';
 import { localAdmin } from '../../src/identity/setup.js';
 import { CapacitySetting } from '../../src/messages/capacity.js';
-import { expectError, expectStatus, makePeople, PUBLIC_URL, vend } from '../api/app.js';
+import { expectError, expectStatus, login, makePeople, PUBLIC_URL, vend } from '../api/app.js';
 import { testDatabase } from '../helpers/db.js';
+import { barrier } from '../helpers/fixtures.js';
 import { instance } from './api.js';
 import { session, stored } from './world.js';
 
@@ -200,4 +202,30 @@ test('with auth off the synthetic admin may save the capacity', async () => {
   const res = await off.request('PATCH', PATH, { body: { max_per_session: 11 } });
   expectStatus(res, 200);
   assert.equal(res.body.effective_max_per_session, 11);
+});
+
+test('two admins saving different capacities at once on two instances: persisted = live = the last write on both', async () => {
+  const second = await login(a, people.admin.email);
+  for (let round = 0; round < 12; round++) {
+    await a.fresh();
+    await b.fresh();
+    const wait = barrier(2);
+    const values = [30 + round, 60 + round];
+    await Promise.all([
+      wait().then(() => a.request('PATCH', PATH, { token: people.admin.token, body: { max_per_session: values[0] } })),
+      wait().then(() => b.request('PATCH', PATH, { token: second.token, body: { max_per_session: values[1] } })),
+    ]);
+    const last = ((await persisted()) as { max_per_session: number }).max_per_session;
+    assert.ok(values.includes(last), `round ${round}: ${last}`);
+    for (const h of [a, b]) {
+      for (const deadline = Date.now() + 5_000; h.messages.capacity.current().effective !== last;) {
+        assert.ok(
+          Date.now() < deadline,
+          `round ${round}: an instance stayed on ${h.messages.capacity.current().effective}`,
+        );
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      assert.equal((await h.get(PATH, { token: people.member.token })).body.effective_max_per_session, last);
+    }
+  }
 });
