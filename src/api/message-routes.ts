@@ -6,7 +6,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Principal } from '../identity/principal.js';
 import type { Capacity } from '../domain/messages.js';
-import { DEFAULT_MAX_PER_SESSION } from '../domain/messages.js';
 import type { Actor, MessageDeps } from '../messages/context.js';
 import {
   addMessage,
@@ -32,13 +31,11 @@ function withEntry(body: unknown, entry: string): unknown {
   return body && typeof body === 'object' && !Array.isArray(body) ? { ...body, entry_id: entry } : body;
 }
 
+/** DESIGN §13: the saved setting, and what applies with where it comes from. */
 export function capacityView(c: Capacity) {
   return {
-    max_per_session: c.configured,
-    effective_max_per_session: c.effective,
-    source: c.source,
-    locked: c.locked,
-    default: DEFAULT_MAX_PER_SESSION,
+    settings: { max_per_session: c.configured },
+    effective: { max_per_session: c.effective, source: c.source, locked: c.locked },
   };
 }
 
@@ -50,11 +47,13 @@ export function messageRoutes(app: FastifyInstance, deps: MessageDeps, auth: Aut
   });
   app.post<SessionParams>(base, async (request, reply) => {
     const principal = await auth.authenticate(request, reply, 'workflow');
-    return reply.status(201).send(await addMessage(deps, actorOf(principal), request.params.id, request.body));
+    const { entry } = await addMessage(deps, actorOf(principal), request.params.id, request.body);
+    return reply.status(201).send(entry);
   });
   app.delete<SessionParams>(base, async (request, reply) => {
     const principal = await auth.authenticate(request, reply, 'human');
-    return clearMessages(deps, actorOf(principal), request.params.id);
+    const { removed } = await clearMessages(deps, actorOf(principal), request.params.id);
+    return { removed };
   });
   app.post<SessionParams>(`${base}/reorder`, async (request, reply) => {
     const principal = await auth.authenticate(request, reply, 'human');
@@ -63,7 +62,7 @@ export function messageRoutes(app: FastifyInstance, deps: MessageDeps, auth: Aut
   app.patch<EntryParams>(`${base}/:entry`, async (request, reply) => {
     const principal = await auth.authenticate(request, reply, 'human');
     const body = withEntry(request.body, request.params.entry);
-    return editMessage(deps, actorOf(principal), request.params.id, body);
+    return (await editMessage(deps, actorOf(principal), request.params.id, body)).entry;
   });
   app.delete<EntryParams>(`${base}/:entry`, async (request, reply) => {
     const principal = await auth.authenticate(request, reply, 'human');

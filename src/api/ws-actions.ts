@@ -12,6 +12,7 @@ import {
   queueStatus,
   removeMessage,
   reorderMessages,
+  statusOf,
 } from '../messages/queue.js';
 import type { Socket, StatusHub } from './ws-hub.js';
 
@@ -34,14 +35,19 @@ function split(payload: unknown): { sessionId: string; rest: Record<string, unkn
   return { sessionId, rest };
 }
 
+function noMore(rest: Record<string, unknown>): void {
+  const extra = Object.keys(rest)[0];
+  if (extra !== undefined) throw invalidArgument(extra, 'is not a known field');
+}
+
 export const WS_ACTIONS: Record<string, Action> = {
   'message.queue.add': async (ctx, payload) => {
     const { sessionId, rest } = split(payload);
-    return addMessage(ctx.messages, ctx.actor, sessionId, rest);
+    return (await addMessage(ctx.messages, ctx.actor, sessionId, rest)).entry;
   },
   'message.queue.update': async (ctx, payload) => {
     const { sessionId, rest } = split(payload);
-    return editMessage(ctx.messages, ctx.actor, sessionId, rest);
+    return (await editMessage(ctx.messages, ctx.actor, sessionId, rest)).entry;
   },
   'message.queue.remove': async (ctx, payload) => {
     const { sessionId, rest } = split(payload);
@@ -49,7 +55,7 @@ export const WS_ACTIONS: Record<string, Action> = {
   },
   'message.queue.cancel': async (ctx, payload) => {
     const { sessionId, rest } = split(payload);
-    if (Object.keys(rest).length > 0) throw invalidArgument(Object.keys(rest)[0] ?? 'payload', 'is not a known field');
+    noMore(rest);
     const { removed } = await clearMessages(ctx.messages, ctx.actor, sessionId);
     return { removed };
   },
@@ -59,9 +65,15 @@ export const WS_ACTIONS: Record<string, Action> = {
   },
   'message.queue.get': async (ctx, payload) => {
     const { sessionId, rest } = split(payload);
-    if (Object.keys(rest).length > 0) throw invalidArgument(Object.keys(rest)[0] ?? 'payload', 'is not a known field');
-    const status = await queueStatus(ctx.messages, ctx.actor, sessionId);
-    ctx.hub.subscribe(ctx.socket, await authorise(ctx.messages, ctx.actor, sessionId));
-    return status;
+    noMore(rest);
+    return queueStatus(ctx.messages, ctx.actor, sessionId);
+  },
+  /** Subscribes this socket to the session's status_changed notices; answers the status now. */
+  'message.queue.subscribe': async (ctx, payload) => {
+    const { sessionId, rest } = split(payload);
+    noMore(rest);
+    const ref = await authorise(ctx.messages, ctx.actor, sessionId);
+    ctx.hub.subscribe(ctx.socket, ref);
+    return statusOf(ctx.messages, ref);
   },
 };

@@ -1,11 +1,12 @@
 // /ws: the board's WebSocket for the session message queue (seed 002). Signed in by the
 // board session cookie (or the synthetic admin with auth off); a browser's Origin must be
-// this server's. Requests are `{id, action, payload}`; answers `{id, action, type:
-// "response", payload}` or `{id, action, type: "error", error: {code, message}}`. Every
-// action authorises the named session inside its use case, so a foreign, unknown or
+// this server's. Frames follow DESIGN §13: `{id, type: "request", action, payload}` in;
+// `{id, type: "response", action, payload}` or `{id, type: "error", action, payload:
+// {code, message, details?}}` out; pushes are `{type: "notification", action, payload}`.
+// Every action authorises the named session inside its use case, so a foreign, unknown or
 // closed session answers NOT_FOUND "Session not found" with nothing mutated or published.
-// `message.queue.get` subscribes the connection to that session: after every successful
-// mutation (on any instance) it receives `message.queue.status_changed`.
+// `message.queue.subscribe` subscribes the connection to a session: after every
+// successful mutation (on any instance) it receives `message.queue.status_changed`.
 
 import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -70,21 +71,28 @@ async function admit(deps: WsDeps, request: FastifyRequest, reply: FastifyReply)
 
 function onMessage(deps: WsDeps, hub: StatusHub, socket: Socket, actor: Actor) {
   return async (raw: unknown) => {
-    let request: { id?: unknown; action?: unknown; payload?: unknown };
+    let request: { id?: unknown; type?: unknown; action?: unknown; payload?: unknown };
     try {
       request = JSON.parse(String(raw)) as typeof request;
     } catch {
-      socket.send(JSON.stringify({ type: 'error', error: { code: 'VALIDATION_ERROR', message: 'not JSON' } }));
+      socket.send(JSON.stringify({ type: 'error', payload: { code: 'VALIDATION_ERROR', message: 'not JSON' } }));
       return;
     }
     const { id = null, action } = request ?? {};
     const handler = typeof action === 'string' ? WS_ACTIONS[action] : undefined;
     try {
-      if (!handler) throw new AppError('invalid_argument', `action: "${String(action)}" is not a known action`);
+      if (request.type !== undefined && request.type !== 'request') {
+        throw new AppError('invalid_argument', 'type: must be "request"', { field: 'type' });
+      }
+      if (!handler) {
+        throw new AppError('invalid_argument', `action: "${String(action)}" is not a known action`, {
+          field: 'action',
+        });
+      }
       const payload = await handler({ messages: deps.messages, actor, hub, socket }, request.payload);
       socket.send(JSON.stringify({ id, action, type: 'response', payload }));
     } catch (err) {
-      socket.send(JSON.stringify({ id, action, type: 'error', error: wireError(err) }));
+      socket.send(JSON.stringify({ id, action, type: 'error', payload: wireError(err) }));
     }
   };
 }

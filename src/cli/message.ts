@@ -48,12 +48,12 @@ export function registerMessage(program: Command): void {
 async function send(session: string, content: string, opts: CommonOptions): Promise<void> {
   const body = { content: textFlag('CONTENT', content, CONTENT_CHARS) };
   const client = await signedInClient(opts.url);
-  const answer = await client.request<{ entry: Entry }>('POST', queuePath(session), body);
+  const answer = await client.request<Entry>('POST', queuePath(session), body);
   emit(opts.json, answer, (a) =>
     keyValues([
-      ['queued', a.entry.id],
-      ['position', a.entry.position],
-      ['queued by', a.entry.queued_by],
+      ['queued', a.id],
+      ['position', a.position],
+      ['queued by', a.queued_by],
     ]),
   );
 }

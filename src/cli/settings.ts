@@ -8,11 +8,8 @@ import { apiCommand, oneLineErrors, run, wholeNumber, type CommonOptions } from 
 import { emit, keyValues } from './output.js';
 
 interface CapacityView {
-  max_per_session: number | null;
-  effective_max_per_session: number;
-  source: string;
-  locked: boolean;
-  default: number;
+  settings: { max_per_session: number | null };
+  effective: { max_per_session: number; source: string; locked: boolean };
 }
 
 const PATH = '/api/v1/settings/message-queue';
@@ -40,11 +37,10 @@ export function registerSettings(program: Command): void {
 function describe(c: CapacityView): string {
   const value = (n: number | null) => (n === null ? null : n === 0 ? '0 (unlimited)' : n);
   return keyValues([
-    ['effective', value(c.effective_max_per_session)],
-    ['source', c.source],
-    ['saved setting', value(c.max_per_session)],
-    ['locked', c.locked ? 'yes: the server environment sets it' : 'no'],
-    ['default', c.default],
+    ['effective', value(c.effective.max_per_session)],
+    ['source', c.effective.source],
+    ['saved setting', value(c.settings.max_per_session)],
+    ['locked', c.effective.locked ? 'yes: the server environment sets it' : 'no'],
   ]);
 }
 

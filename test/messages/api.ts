@@ -75,7 +75,9 @@ export async function instance(pool: Pool, url: string, options: InstanceOptions
 export type Body = any;
 
 export interface WsClient {
-  request(action: string, payload: unknown): Promise<{ type: string; payload?: Body; error?: Body }>;
+  request(action: string, payload: unknown): Promise<{ type: string; payload: Body }>;
+  /** Sends a frame as given (its `id` must be a number not used by request()). */
+  raw(frame: { id: number } & Record<string, unknown>): Promise<{ type: string; payload: Body }>;
   statuses: Body[];
   close(): void;
 }
@@ -105,9 +107,13 @@ export async function wsClient(base: string, headers: Record<string, string>): P
   return {
     statuses,
     close: () => socket.close(),
+    raw(frame) {
+      socket.send(JSON.stringify(frame));
+      return new Promise((resolve) => waiting.set(frame.id, resolve));
+    },
     request(action, payload) {
       const id = next++;
-      socket.send(JSON.stringify({ id, action, payload }));
+      socket.send(JSON.stringify({ id, type: 'request', action, payload }));
       return new Promise((resolve) => waiting.set(id, resolve));
     },
   };

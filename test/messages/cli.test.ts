@@ -49,7 +49,7 @@ test('message send, list, remove and clear work on a session of the signed-in hu
   const sessionId = await session(pool, endpoint.id);
   const token = people.member.token;
   const first = await json(token, ['message', 'send', sessionId, 'hello agent']);
-  assert.equal(first.entry.queued_by, 'user');
+  assert.equal(first.queued_by, 'user');
   await json(token, ['message', 'send', sessionId, 'second']);
   const listed = await json(token, ['message', 'list', sessionId]);
   assert.deepEqual(
@@ -59,7 +59,7 @@ test('message send, list, remove and clear work on a session of the signed-in hu
   const text = await sb(token, ['message', 'list', sessionId]);
   assert.match(text.stdout, /hello agent/);
   assert.match(text.stdout, /2 pending, capacity 10/);
-  assert.deepEqual(await json(token, ['message', 'remove', sessionId, first.entry.id]), { entry_id: first.entry.id });
+  assert.deepEqual(await json(token, ['message', 'remove', sessionId, first.id]), { entry_id: first.id });
   assert.equal((await json(token, ['message', 'clear', sessionId])).removed, 1);
   assert.equal((await stored(pool, sessionId)).length, 0);
   const foreign = await sb(people.other.token, ['message', 'send', sessionId, 'x']);
@@ -71,7 +71,7 @@ test('message send, list, remove and clear work on a session of the signed-in hu
 
 test('settings message-queue shows to anyone signed in and sets for admins only', async () => {
   const shown = await json(people.member.token, ['settings', 'message-queue', 'show']);
-  assert.equal(shown.source, 'default');
+  assert.equal(shown.effective.source, 'default');
   const bare = await sb(people.member.token, ['settings', 'message-queue']);
   assert.equal(bare.code, 0);
   assert.match(bare.stdout, /effective\s+10/);
@@ -79,7 +79,7 @@ test('settings message-queue shows to anyone signed in and sets for admins only'
   assert.equal(refused.code, 1);
   assert.match(refused.stderr, /forbidden/);
   const set = await json(people.admin.token, ['settings', 'message-queue', 'set', '0']);
-  assert.deepEqual([set.effective_max_per_session, set.source], [0, 'setting']);
+  assert.deepEqual([set.effective.max_per_session, set.effective.source], [0, 'setting']);
   const text = await sb(people.admin.token, ['settings', 'message-queue', 'show']);
   assert.match(text.stdout, /0 \(unlimited\)/);
   const bad = await sb(people.admin.token, ['settings', 'message-queue', 'set', '-1']);

@@ -52,13 +52,13 @@ test('a human adds, edits, reorders, removes and clears; every answer is scoped 
   const token = people.member.token;
   const one = await h.post(q.path, { token, body: { content: 'one' } });
   expectStatus(one, 201);
-  assert.equal(one.body.entry.queued_by, 'user');
-  assert.equal(one.body.entry.sender_id, people.member.human.id);
-  const two = (await h.post(q.path, { token, body: { content: 'two' } })).body.entry;
-  const edited = await h.request('PATCH', `${q.path}/${one.body.entry.id}`, { token, body: { content: 'uno' } });
+  assert.equal(one.body.queued_by, 'user');
+  assert.equal(one.body.sender_id, people.member.human.id);
+  const two = (await h.post(q.path, { token, body: { content: 'two' } })).body;
+  const edited = await h.request('PATCH', `${q.path}/${one.body.id}`, { token, body: { content: 'uno' } });
   expectStatus(edited, 200);
-  assert.equal(edited.body.entry.content, 'uno');
-  const reordered = await h.post(`${q.path}/reorder`, { token, body: { entry_ids: [two.id, one.body.entry.id] } });
+  assert.equal(edited.body.content, 'uno');
+  const reordered = await h.post(`${q.path}/reorder`, { token, body: { entry_ids: [two.id, one.body.id] } });
   assert.deepEqual(
     (reordered.body.entries as { content: string }[]).map((e) => e.content),
     ['two', 'uno'],
@@ -74,7 +74,7 @@ test('a human adds, edits, reorders, removes and clears; every answer is scoped 
 test('the body cannot choose provenance: queued_by on add or edit is 400 naming it, nothing stored', async () => {
   const q = await queueOf();
   const token = people.member.token;
-  const mine = (await h.post(q.path, { token, body: { content: 'mine' } })).body.entry;
+  const mine = (await h.post(q.path, { token, body: { content: 'mine' } })).body;
   for (const claim of ['agent', 'workflow', 'server']) {
     expectError(
       await h.post(q.path, { token, body: { content: 'x', queued_by: claim } }),
@@ -109,14 +109,14 @@ test('a workflow token queues as workflow into its human’s sessions and may do
   const wf = minted.body.secret as string;
   const added = await h.post(q.path, { token: wf, body: { content: 'build is green' } });
   expectStatus(added, 201);
-  assert.equal(added.body.entry.queued_by, 'workflow');
-  assert.equal(added.body.entry.sender_id, minted.body.token.id);
+  assert.equal(added.body.queued_by, 'workflow');
+  assert.equal(added.body.sender_id, minted.body.token.id);
   expectError(await h.get(q.path, { token: wf }), 403, 'forbidden');
   expectError(await h.delete(q.path, { token: wf }), 403, 'forbidden');
   const theirs = await queueOf(people.other);
   expectError(await h.post(theirs.path, { token: wf, body: { content: 'x' } }), 404, 'not_found');
   // The human cannot edit the workflow's row, but may remove it.
-  const id = added.body.entry.id as string;
+  const id = added.body.id as string;
   expectError(
     await h.request('PATCH', `${q.path}/${id}`, { token: people.member.token, body: { content: 'y' } }),
     404,
@@ -160,7 +160,7 @@ test('the counters move after each committed change: added, removed by action, r
     body: { max_per_session: 3 },
   });
   const ids = [];
-  for (let i = 0; i < 3; i++) ids.push((await h.post(q.path, { token, body: { content: `m${i}` } })).body.entry.id);
+  for (let i = 0; i < 3; i++) ids.push((await h.post(q.path, { token, body: { content: `m${i}` } })).body.id);
   expectError(await h.post(q.path, { token, body: { content: 'full' } }), 409, 'queue_full');
   await h.delete(`${q.path}/${ids[2]}`, { token });
   const ref = { endpointId: q.endpointId, sessionId: q.sessionId };

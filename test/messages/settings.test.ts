@@ -54,11 +54,8 @@ test('with nothing saved GET says default 10; a member reads (200) but cannot wr
   const res = await a.get(PATH, { token: people.member.token });
   expectStatus(res, 200);
   assert.deepEqual(res.body, {
-    max_per_session: null,
-    effective_max_per_session: 10,
-    source: 'default',
-    locked: false,
-    default: 10,
+    settings: { max_per_session: null },
+    effective: { max_per_session: 10, source: 'default', locked: false },
   });
   expectError(
     await a.request('PATCH', PATH, { token: people.member.token, body: { max_per_session: 5 } }),
@@ -79,8 +76,8 @@ test('an admin PATCH of -1 is 400 naming max_per_session and changes nothing', a
 test('after a PATCH to 25 the very next add on another instance obeys 25, and every instance shows it', async () => {
   const res = await a.request('PATCH', PATH, { token: people.admin.token, body: { max_per_session: 25 } });
   expectStatus(res, 200);
-  assert.equal(res.body.effective_max_per_session, 25);
-  assert.equal(res.body.source, 'setting');
+  assert.equal(res.body.effective.max_per_session, 25);
+  assert.equal(res.body.effective.source, 'setting');
   const { endpoint } = await vend(a, people.member);
   const sessionId = await session(pool, endpoint.id);
   for (let i = 0; i < 25; i++) {
@@ -96,7 +93,7 @@ test('after a PATCH to 25 the very next add on another instance obeys 25, and ev
   expectError(full, 409, 'queue_full');
   assert.deepEqual(full.body.error.details, { queue_size: 25, reserved: 0, max: 25 });
   const onB = await b.get(PATH, { token: people.member.token });
-  assert.equal(onB.body.effective_max_per_session, 25);
+  assert.equal(onB.body.effective.max_per_session, 25);
   assert.equal((await b.get(`/api/v1/sessions/${sessionId}/queue`, { token: people.member.token })).body.max, 25);
 });
 
@@ -121,26 +118,23 @@ test('a valid environment value locks the setting: GET says environment, PATCH n
     const locked = await instance(pool, url, { envCapacity: parsed.config.messages.envCapacity });
     const res = await locked.get(PATH, { token: people.member.token });
     assert.deepEqual(res.body, {
-      max_per_session: 20,
-      effective_max_per_session: 50,
-      source: 'environment',
-      locked: true,
-      default: 10,
+      settings: { max_per_session: 20 },
+      effective: { max_per_session: 50, source: 'environment', locked: true },
     });
     const refused = await locked.request('PATCH', PATH, { token: people.admin.token, body: { max_per_session: 30 } });
     expectError(refused, 409, 'conflict', 'max_per_session');
     expectStatus(await locked.request('PATCH', PATH, { token: people.admin.token, body: {} }), 200);
     assert.deepEqual(await persisted(), { max_per_session: 20 });
-    assert.equal((await locked.get(PATH, { token: people.admin.token })).body.effective_max_per_session, 50);
+    assert.equal((await locked.get(PATH, { token: people.admin.token })).body.effective.max_per_session, 50);
   }
   for (const text of ['-3', '0']) {
     const parsed = parseConfig({ SWITCHBOARD_QUEUE_MAX_PER_SESSION: text });
     assert.ok(parsed.ok);
     const unlimited = await instance(pool, url, { envCapacity: parsed.config.messages.envCapacity });
     const res = await unlimited.get(PATH, { token: people.member.token });
-    assert.equal(res.body.effective_max_per_session, 0);
-    assert.equal(res.body.source, 'environment');
-    assert.equal(res.body.locked, true);
+    assert.equal(res.body.effective.max_per_session, 0);
+    assert.equal(res.body.effective.source, 'environment');
+    assert.equal(res.body.effective.locked, true);
   }
 });
 
@@ -150,13 +144,16 @@ test('an invalid environment value leaves the persisted setting, or else the def
   const h = await instance(pool, url, { envCapacity: parsed.config.messages.envCapacity });
   const withSetting = (await h.get(PATH, { token: people.member.token })).body;
   assert.deepEqual(
-    [withSetting.effective_max_per_session, withSetting.source, withSetting.locked],
+    [withSetting.effective.max_per_session, withSetting.effective.source, withSetting.effective.locked],
     [20, 'setting', false],
   );
   await pool.query(`DELETE FROM settings`);
   const fresh = await instance(pool, url, { envCapacity: parsed.config.messages.envCapacity });
   const body = (await fresh.get(PATH, { token: people.member.token })).body;
-  assert.deepEqual([body.effective_max_per_session, body.source, body.locked], [10, 'default', false]);
+  assert.deepEqual(
+    [body.effective.max_per_session, body.effective.source, body.effective.locked],
+    [10, 'default', false],
+  );
 });
 
 test('after a restart a corrupt persisted value gives 10 and a warning, and an admin PATCH replaces it', async () => {
@@ -167,11 +164,14 @@ test('after a restart a corrupt persisted value gives 10 and a warning, and an a
   const warnings: string[] = [];
   const restarted = await instance(pool, url, { warnings });
   const body = (await restarted.get(PATH, { token: people.member.token })).body;
-  assert.deepEqual([body.max_per_session, body.effective_max_per_session, body.source], [null, 10, 'default']);
+  assert.deepEqual(
+    [body.settings.max_per_session, body.effective.max_per_session, body.effective.source],
+    [null, 10, 'default'],
+  );
   assert.equal(warnings.length, 1);
   assert.match(warnings[0] ?? '', /not a whole number/);
   const fixed = await restarted.request('PATCH', PATH, { token: people.admin.token, body: { max_per_session: 12 } });
-  assert.equal(fixed.body.effective_max_per_session, 12);
+  assert.equal(fixed.body.effective.max_per_session, 12);
   assert.deepEqual(await persisted(), { max_per_session: 12 });
   const direct = new CapacitySetting({ db: pool, envCapacity: null });
   assert.equal((await direct.snapshot()).effective, 12, 'resolved before the first admission');
@@ -184,7 +184,7 @@ test('10 rows and the capacity lowered to 3 over the API: all stay, adds refused
   expectStatus(await a.request('PATCH', PATH, { token: people.admin.token, body: { max_per_session: 0 } }), 200);
   const ids: string[] = [];
   for (let i = 0; i < 10; i++)
-    ids.push((await a.post(queue, { token: people.member.token, body: { content: `m${i}` } })).body.entry.id);
+    ids.push((await a.post(queue, { token: people.member.token, body: { content: `m${i}` } })).body.id);
   expectStatus(await a.request('PATCH', PATH, { token: people.admin.token, body: { max_per_session: 3 } }), 200);
   const status = (await a.get(queue, { token: people.member.token })).body;
   assert.deepEqual([status.count, status.max], [10, 3]);
@@ -201,7 +201,7 @@ test('with auth off the synthetic admin may save the capacity', async () => {
   const off = await instance(pool, url, { syntheticAdmin: admin });
   const res = await off.request('PATCH', PATH, { body: { max_per_session: 11 } });
   expectStatus(res, 200);
-  assert.equal(res.body.effective_max_per_session, 11);
+  assert.equal(res.body.effective.max_per_session, 11);
 });
 
 test('two admins saving different capacities at once on two instances: persisted = live = the last write on both', async () => {
@@ -225,7 +225,7 @@ test('two admins saving different capacities at once on two instances: persisted
         );
         await new Promise((r) => setTimeout(r, 10));
       }
-      assert.equal((await h.get(PATH, { token: people.member.token })).body.effective_max_per_session, last);
+      assert.equal((await h.get(PATH, { token: people.member.token })).body.effective.max_per_session, last);
     }
   }
 });

@@ -42,7 +42,7 @@ test('without a board cookie, or from another Origin, /ws refuses the upgrade', 
   const cookie = `sb_session=${await boardCookie(pool, people.member.email)}`;
   await assert.rejects(wsClient(baseA, { cookie, origin: 'https://evil.example' }), /HTTP 403/);
   const same = await wsClient(baseA, { cookie, origin: baseA });
-  assert.equal((await same.request('message.queue.get', { session_id: 'ms_nope' })).error.code, 'NOT_FOUND');
+  assert.equal((await same.request('message.queue.get', { session_id: 'ms_nope' })).payload.code, 'NOT_FOUND');
 });
 
 test('Clear all of one row per provenance: {removed: 4} and exactly one empty status to subscribers on both instances', async () => {
@@ -51,7 +51,7 @@ test('Clear all of one row per provenance: {removed: 4} and exactly one empty st
   const watcherB = await signedIn(baseB);
   const actor = await signedIn(baseA);
   for (const w of [watcherA, watcherB])
-    assert.equal((await w.request('message.queue.get', { session_id: s.sessionId })).type, 'response');
+    assert.equal((await w.request('message.queue.subscribe', { session_id: s.sessionId })).type, 'response');
   await actor.request('message.queue.add', { session_id: s.sessionId, content: 'from the human' });
   const ref = { endpointId: s.endpointId, sessionId: s.sessionId };
   await pool.query(
@@ -82,45 +82,55 @@ test('Clear all of one row per provenance: {removed: 4} and exactly one empty st
 test('add, update, reorder, remove and get over /ws; the answers carry positions and provenance', async () => {
   const s = await memberSession();
   const c = await signedIn(baseB);
-  const one = (await c.request('message.queue.add', { session_id: s.sessionId, content: 'one' })).payload.entry;
-  const two = (await c.request('message.queue.add', { session_id: s.sessionId, content: 'two' })).payload.entry;
+  const one = (await c.request('message.queue.add', { session_id: s.sessionId, content: 'one' })).payload;
+  const two = (await c.request('message.queue.add', { session_id: s.sessionId, content: 'two' })).payload;
   assert.deepEqual([one.queued_by, one.position, two.position], ['user', 1, 2]);
   const edited = await c.request('message.queue.update', { session_id: s.sessionId, entry_id: one.id, content: 'uno' });
-  assert.equal(edited.payload.entry.content, 'uno');
+  assert.equal(edited.payload.content, 'uno');
   const reordered = await c.request('message.queue.reorder', { session_id: s.sessionId, entry_ids: [two.id, one.id] });
   assert.deepEqual(
     (reordered.payload.entries as { content: string }[]).map((e) => e.content),
     ['two', 'uno'],
   );
   const changed = await c.request('message.queue.reorder', { session_id: s.sessionId, entry_ids: [two.id] });
-  assert.equal(changed.error.code, 'queue_changed');
+  assert.equal(changed.payload.code, 'queue_changed');
   assert.deepEqual((await c.request('message.queue.remove', { session_id: s.sessionId, entry_id: two.id })).payload, {
     entry_id: two.id,
   });
   const status = (await c.request('message.queue.get', { session_id: s.sessionId })).payload;
   assert.deepEqual([status.count, status.max, status.entries[0].content], [1, 10, 'uno']);
   assert.equal(
-    (await c.request('message.queue.remove', { session_id: s.sessionId, entry_id: two.id })).error.code,
+    (await c.request('message.queue.remove', { session_id: s.sessionId, entry_id: two.id })).payload.code,
     'entry_not_found',
   );
-  assert.equal((await c.request('message.queue.nope', { session_id: s.sessionId })).error.code, 'VALIDATION_ERROR');
+  assert.equal((await c.request('message.queue.nope', { session_id: s.sessionId })).payload.code, 'VALIDATION_ERROR');
+  const wrongType = await c.raw({
+    id: 99,
+    type: 'response',
+    action: 'message.queue.get',
+    payload: { session_id: s.sessionId },
+  });
+  assert.deepEqual(
+    [wrongType.type, wrongType.payload.code, wrongType.payload.details.field],
+    ['error', 'VALIDATION_ERROR', 'type'],
+  );
 });
 
 test('a payload claiming queued_by on add or update is a validation error and nothing changes', async () => {
   const s = await memberSession();
   const c = await signedIn(baseA);
-  const mine = (await c.request('message.queue.add', { session_id: s.sessionId, content: 'mine' })).payload.entry;
+  const mine = (await c.request('message.queue.add', { session_id: s.sessionId, content: 'mine' })).payload;
   for (const claim of ['agent', 'workflow', 'server']) {
     const add = await c.request('message.queue.add', { session_id: s.sessionId, content: 'x', queued_by: claim });
-    assert.equal(add.error.code, 'VALIDATION_ERROR');
-    assert.equal(add.error.details.field, 'queued_by');
+    assert.equal(add.payload.code, 'VALIDATION_ERROR');
+    assert.equal(add.payload.details.field, 'queued_by');
     const upd = await c.request('message.queue.update', {
       session_id: s.sessionId,
       entry_id: mine.id,
       content: 'y',
       queued_by: claim,
     });
-    assert.equal(upd.error.code, 'VALIDATION_ERROR');
+    assert.equal(upd.payload.code, 'VALIDATION_ERROR');
   }
   assert.deepEqual(
     (await stored(pool, s.sessionId)).map((r) => [r.content, r.queued_by]),
@@ -133,15 +143,14 @@ test('an entry id of another session, named under my session, never touches its 
   const theirs = await memberSession();
   const c = await signedIn(baseA);
   await c.request('message.queue.add', { session_id: mine.sessionId, content: 'mine' });
-  const victim = (await c.request('message.queue.add', { session_id: theirs.sessionId, content: 'victim' })).payload
-    .entry;
+  const victim = (await c.request('message.queue.add', { session_id: theirs.sessionId, content: 'victim' })).payload;
   const attempts = await Promise.all([
     c.request('message.queue.remove', { session_id: mine.sessionId, entry_id: victim.id }),
     c.request('message.queue.update', { session_id: mine.sessionId, entry_id: victim.id, content: 'pwned' }),
     c.request('message.queue.reorder', { session_id: mine.sessionId, entry_ids: [victim.id] }),
   ]);
   assert.deepEqual(
-    attempts.map((r) => r.error?.code as string),
+    attempts.map((r) => r.payload.code as string),
     ['entry_not_found', 'entry_not_found', 'queue_changed'],
   );
   assert.deepEqual(
@@ -155,9 +164,8 @@ test('every action on another human’s, an unknown or a closed session is NOT_F
   const closed = await memberSession();
   const intruder = await signedIn(baseA, people.other.email);
   const owner = await signedIn(baseA);
-  const entry = (await owner.request('message.queue.add', { session_id: foreign.sessionId, content: 'keep' })).payload
-    .entry;
-  await owner.request('message.queue.get', { session_id: foreign.sessionId });
+  const entry = (await owner.request('message.queue.add', { session_id: foreign.sessionId, content: 'keep' })).payload;
+  await owner.request('message.queue.subscribe', { session_id: foreign.sessionId });
   await closeSession(pool, closed.endpointId, closed.sessionId);
   await settle();
   const rowsBefore = await stored(pool, foreign.sessionId);
@@ -171,13 +179,13 @@ test('every action on another human’s, an unknown or a closed session is NOT_F
       ['message.queue.cancel', {}],
       ['message.queue.reorder', { entry_ids: [entry.id] }],
       ['message.queue.get', {}],
+      ['message.queue.subscribe', {}],
     ];
     const client = sessionId === foreign.sessionId ? intruder : owner;
     for (const [action, rest] of asks) {
       const answer = await client.request(action, { session_id: sessionId, ...rest });
       assert.equal(answer.type, 'error', `${action} ${sessionId}`);
-      assert.deepEqual(answer.error, { code: 'NOT_FOUND', message: 'Session not found' }, `${action} ${sessionId}`);
-      assert.equal(answer.payload, undefined);
+      assert.deepEqual(answer.payload, { code: 'NOT_FOUND', message: 'Session not found' }, `${action} ${sessionId}`);
     }
   }
   await settle();
@@ -191,7 +199,7 @@ test('when the session ends its subscribers get its empty queue once more, marke
   const s = await memberSession();
   const watcher = await signedIn(baseB);
   await watcher.request('message.queue.add', { session_id: s.sessionId, content: 'about to vanish' });
-  await watcher.request('message.queue.get', { session_id: s.sessionId });
+  await watcher.request('message.queue.subscribe', { session_id: s.sessionId });
   await settle();
   const before = watcher.statuses.length;
   await closeSession(pool, s.endpointId, s.sessionId);
@@ -210,8 +218,8 @@ test('with auth off the synthetic admin uses /ws without a cookie, on its own se
   const sessionId = await session(pool, endpoint.id);
   const c = await wsClient(base, {});
   const added = await c.request('message.queue.add', { session_id: sessionId, content: 'no sign-in needed' });
-  assert.equal(added.payload.entry.queued_by, 'user');
-  assert.equal(added.payload.entry.sender_id, admin.human.id);
+  assert.equal(added.payload.queued_by, 'user');
+  assert.equal(added.payload.sender_id, admin.human.id);
   const foreign = await memberSession();
-  assert.equal((await c.request('message.queue.get', { session_id: foreign.sessionId })).error.code, 'NOT_FOUND');
+  assert.equal((await c.request('message.queue.get', { session_id: foreign.sessionId })).payload.code, 'NOT_FOUND');
 });
