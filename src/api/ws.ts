@@ -19,6 +19,7 @@ import { StatusHub, type Socket } from './ws-hub.js';
 import { WS_ACTIONS } from './ws-actions.js';
 import { actorOf } from './message-routes.js';
 import { errorBody } from './errors.js';
+import { LIMITS, RateLimiter } from './rate-limit.js';
 
 export interface WsDeps extends IdentityDeps {
   messages: MessageDeps;
@@ -70,6 +71,8 @@ async function admit(deps: WsDeps, request: FastifyRequest, reply: FastifyReply)
 }
 
 function onMessage(deps: WsDeps, hub: StatusHub, socket: Socket, actor: Actor) {
+  // The API's per-credential limit, per connection: one busy tab cannot starve the rest.
+  const limiter = new RateLimiter(LIMITS.perCredential, 1);
   return async (raw: unknown) => {
     let request: { id?: unknown; type?: unknown; action?: unknown; payload?: unknown };
     try {
@@ -81,6 +84,10 @@ function onMessage(deps: WsDeps, hub: StatusHub, socket: Socket, actor: Actor) {
     const { id = null, action } = request ?? {};
     const handler = typeof action === 'string' ? WS_ACTIONS[action] : undefined;
     try {
+      const wait = limiter.take('socket', Date.now());
+      if (wait > 0) {
+        throw new AppError('resource_exhausted', `rate limited: retry in ${wait} s`, { retry_after_seconds: wait });
+      }
       if (request.type !== undefined && request.type !== 'request') {
         throw new AppError('invalid_argument', 'type: must be "request"', { field: 'type' });
       }

@@ -223,3 +223,16 @@ test('with auth off the synthetic admin uses /ws without a cookie, on its own se
   const foreign = await memberSession();
   assert.equal((await c.request('message.queue.get', { session_id: foreign.sessionId })).payload.code, 'NOT_FOUND');
 });
+
+test('a connection sending more than the burst at once is rate limited, with nothing done for the excess', async () => {
+  const s = await memberSession();
+  const c = await signedIn(baseA);
+  const answers = await Promise.all(
+    Array.from({ length: 60 }, (_, i) => c.request('message.queue.add', { session_id: s.sessionId, content: `m${i}` })),
+  );
+  const kinds = answers.map((r) => (r.type === 'response' ? 'added' : (r.payload.code as string)));
+  const count = (kind: string) => kinds.filter((k) => k === kind).length;
+  assert.ok(count('resource_exhausted') > 0, 'some are refused by the limit');
+  assert.equal(count('added') + count('queue_full') + count('resource_exhausted'), 60, kinds.join(','));
+  assert.equal((await stored(pool, s.sessionId)).length, count('added'));
+});
