@@ -17,6 +17,7 @@ import {
   releaseSession,
   reserveHead,
   streamHeldBy,
+  streamHeldElsewhere,
   type Reservation,
 } from '../store/message-delivery.js';
 import { lockSession, notifyQueue, type QueuedMessage, type SessionRef } from '../store/messages.js';
@@ -78,8 +79,13 @@ export async function returnToPending(deps: MessageDeps, r: Reservation, announc
   });
 }
 
-/** The session's stream closed or reopened: whatever was in flight on it goes back to pending. */
-export async function returnSessionToPending(deps: MessageDeps, ref: SessionRef): Promise<number> {
+/**
+ * The session's stream closed or reopened: whatever was in flight on it goes back to
+ * pending. With `closedOn`, a stream that closed on that instance — unless the session's
+ * stream has meanwhile moved to another instance, whose deliveries are its own.
+ */
+export async function returnSessionToPending(deps: MessageDeps, ref: SessionRef, closedOn?: string): Promise<number> {
+  if (closedOn !== undefined && (await streamHeldElsewhere(deps.db, ref, closedOn))) return 0;
   return withTx(deps.db, async (tx) => {
     if (!(await lockSession(tx, ref))) return 0;
     const n = await releaseSession(tx, ref);

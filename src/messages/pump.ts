@@ -69,7 +69,7 @@ export class MessagePump {
   /** The session's stream closed here: what was in flight on it goes back to pending. */
   detached(ref: SessionRef): Promise<void> {
     return this.serial(ref, async () => {
-      await returnSessionToPending(this.deps.messages, ref);
+      await returnSessionToPending(this.deps.messages, ref, this.deps.instanceId);
     });
   }
 

@@ -39,6 +39,15 @@ export async function streamHeldBy(db: Queryable, s: SessionRef, instance: strin
   return res.rowCount === 1;
 }
 
+/** Whether another instance now holds the session's open stream (it moved there). */
+export async function streamHeldElsewhere(db: Queryable, s: SessionRef, instance: string): Promise<boolean> {
+  const res = await db.query(
+    `SELECT 1 FROM mcp_sessions WHERE endpoint_id = $1 AND id = $2 AND stream_open AND instance <> $3`,
+    [s.endpointId, s.sessionId, instance],
+  );
+  return res.rowCount === 1;
+}
+
 export interface Reservation {
   endpointId: string;
   sessionId: string;
