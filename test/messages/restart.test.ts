@@ -40,8 +40,11 @@ async function serve(port: number, instance: string): Promise<ChildProcess> {
       SWITCHBOARD_INSTANCE_ID: instance,
       SWITCHBOARD_LOG_LEVEL: 'warn',
     },
-    stdio: 'ignore',
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let output = '';
+  for (const stream of [child.stdout, child.stderr])
+    stream?.setEncoding('utf8').on('data', (c: string) => (output += c));
   after(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
@@ -51,18 +54,22 @@ async function serve(port: number, instance: string): Promise<ChildProcess> {
         (r) => r.status === 200,
         () => false,
       ),
-    `serve ${instance} ready`,
+    () => `serve ${instance} ready; its output: ${output.slice(-2000)}`,
     60_000,
   );
   return child;
 }
 
-async function until(check: () => Promise<boolean> | boolean, what: string, ms = 15_000): Promise<void> {
+async function until(
+  check: () => Promise<boolean> | boolean,
+  what: string | (() => string),
+  ms = 15_000,
+): Promise<void> {
   for (const deadline = Date.now() + ms; Date.now() < deadline;) {
     if (await check()) return;
     await new Promise((r) => setTimeout(r, 25));
   }
-  assert.fail(`timed out waiting for ${what}`);
+  assert.fail(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
 }
 
 test('a server killed between reserve and ack redelivers the message once after restart; its ack removes it', async () => {
