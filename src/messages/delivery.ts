@@ -40,7 +40,8 @@ export async function reserveNext(
   const row = await withTx(deps.db, async (tx) => {
     if (!(await lockSession(tx, ref, streamOn))) return null;
     const reserved = await reserveHead(tx, ref);
-    if (reserved) await notifyQueue(tx, ref);
+    // Status only: a reservation hides a row but gives no instance anything to deliver.
+    if (reserved) await notifyQueue(tx, ref, false);
     return reserved;
   });
   return row;
@@ -64,17 +65,18 @@ export function countDelivery(deps: MessageDeps, m: QueuedMessage): void {
 }
 
 /**
- * Returns a reservation to pending. `announce` tells the instances to try again at once
- * (the ack timeout); a failed write does not, so a deaf stream is retried by the sweep
- * rather than in a loop. False when the retry is stale (acked, purged, reserved anew).
+ * Returns a reservation to pending. `deliver` tells the stream's instance to try again at
+ * once (the ack timeout); a failed write does not, so a deaf stream is retried by the
+ * sweep rather than in a loop. Status subscribers hear of it either way. False when the
+ * retry is stale (acked, purged, reserved anew).
  */
-export async function returnToPending(deps: MessageDeps, r: Reservation, announce: boolean): Promise<boolean> {
+export async function returnToPending(deps: MessageDeps, r: Reservation, deliver: boolean): Promise<boolean> {
   const ref = { endpointId: r.endpointId, sessionId: r.sessionId };
   return withTx(deps.db, async (tx) => {
     const lock = await lockSession(tx, ref);
     if (!lock || lock.generation !== r.generation) return false;
     const released = await releaseReservation(tx, r);
-    if (released && announce) await notifyQueue(tx, ref);
+    if (released) await notifyQueue(tx, ref, deliver);
     return released;
   });
 }

@@ -47,7 +47,7 @@ export class MessagePump {
 
   listen(bus: Bus): () => void {
     return bus.subscribe('message_ready', (e) => {
-      if (typeof e.endpoint_id === 'string' && typeof e.session_id === 'string') {
+      if (typeof e.endpoint_id === 'string' && typeof e.session_id === 'string' && e.deliver !== false) {
         void this.kick({ endpointId: e.endpoint_id, sessionId: e.session_id });
       }
     });

@@ -89,12 +89,13 @@ export async function lockSession(
   return live.rowCount === 1 ? { generation } : null;
 }
 
-/** Tells every instance the session's queue changed (status) and may have work (delivery). */
-export async function notifyQueue(tx: Queryable, s: SessionRef): Promise<void> {
-  await tx.query('SELECT pg_notify($1, $2)', [
-    CHANNEL,
-    JSON.stringify({ type: 'message_ready', endpoint_id: s.endpointId, session_id: s.sessionId }),
-  ]);
+/**
+ * Tells every instance the session's queue changed (status for subscribers) and, unless
+ * `deliver` is false, that it may have work for the instance holding its stream.
+ */
+export async function notifyQueue(tx: Queryable, s: SessionRef, deliver = true): Promise<void> {
+  const event = { type: 'message_ready', endpoint_id: s.endpointId, session_id: s.sessionId };
+  await tx.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify(deliver ? event : { ...event, deliver })]);
 }
 
 /** Persisted rows of the session, and how many of them are in flight. */
