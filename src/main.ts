@@ -15,6 +15,10 @@ import { Doorbell } from './doorbell/pump.js';
 import { doorbellAcknowledgement, type Acknowledgement } from './doorbell/acknowledgement.js';
 import { Metrics } from './metrics/index.js';
 import { queueCollectors } from './metrics/queues.js';
+import { CapacitySetting } from './messages/capacity.js';
+import type { MessageDeps } from './messages/context.js';
+import { MessagePump } from './messages/pump.js';
+import { messageRedeliverySweep } from './sweeps/messages.js';
 import { ensureSetupLink, localAdmin } from './identity/setup.js';
 import { registerAdmissionCollector } from './metrics/admission.js';
 import { admissionReopenSweep, admissionRetentionSweep } from './sweeps/admission.js';
@@ -52,6 +56,8 @@ export interface Server {
   /** Ring records, self-tests and their sweeps (seed 004). */
   doorbellAck: Acknowledgement;
   metrics: Metrics;
+  messages: MessageDeps;
+  pump: MessagePump;
   url: string;
   stop(): Promise<void>;
 }
@@ -84,6 +90,13 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
     const metrics = new Metrics();
     queueCollectors(metrics, pool);
     registerAdmissionCollector(metrics, pool);
+    // The queue capacity is resolved (env > persisted > default) before the first admission.
+    for (const warning of config.messages.warnings) log.warn(warning);
+    const capacity = new CapacitySetting({ db: pool, envCapacity: config.messages.envCapacity, log });
+    await capacity.load();
+    const unlistenCapacity = capacity.listen(bus);
+    closers.push(async () => unlistenCapacity());
+    const messages: MessageDeps = { db: pool, capacity, metrics };
     const app = buildHttp({
       db: pool,
       pool,
@@ -98,7 +111,12 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
       trustProxy: config.trustProxy,
       instanceId,
       bus,
-      onStreamOpen: (endpointId, sessionId) => void doorbell.attached(endpointId, sessionId),
+      onStreamOpen: (endpointId, sessionId) => {
+        void doorbell.attached(endpointId, sessionId);
+        void pump.attached({ endpointId, sessionId });
+      },
+      onStreamClose: (endpointId, sessionId) => void pump.detached({ endpointId, sessionId }),
+      messages,
     });
     // The doorbell writes to the streams this app's MCP sessions hold.
     const doorbellAck = doorbellAcknowledgement({
@@ -119,6 +137,13 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
     });
     const unlisten = doorbell.listen(bus);
     closers.push(async () => unlisten());
+    const pump = new MessagePump({ messages, instanceId, log, writer: app.mcpSessions });
+    const unlistenPump = pump.listen(bus);
+    // Runs after app.close(): the streams it ended return their in-flight messages first.
+    closers.push(async () => {
+      unlistenPump();
+      await pump.settle();
+    });
 
     const sweeps = new SweepRunner({
       db: pool,
@@ -134,6 +159,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
         admissionReopenSweep(pool),
         admissionRetentionSweep(pool, config.sweeps.retentionIntervalMs),
         ...doorbellAck.sweeps,
+        messageRedeliverySweep(messages, config.messages.ackTimeoutMs),
       ],
     });
     await app.listen({ host: config.listen.host, port: config.listen.port });
@@ -154,7 +180,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
       log.info({ setup_url: setupUrl }, `no humans yet: open ${setupUrl} within 1 hour to create the first admin`);
     }
     if (syntheticAdmin) log.warn('SWITCHBOARD_AUTH=off: every request is treated as an admin (loopback only)');
-    return { app, pool, doorbell, doorbellAck, metrics, url, stop: closeAll };
+    return { app, pool, doorbell, doorbellAck, metrics, messages, pump, url, stop: closeAll };
   } catch (err) {
     await closeAll();
     throw err;

@@ -63,7 +63,10 @@ export function createAuth(deps: AuthDeps) {
     const wait = perCredential.take(principal.token?.id ?? principal.human.id, deps.nowMs());
     if (wait > 0) throw tooMany(reply, wait);
     if (principal.token?.kind === 'workflow' && access !== 'workflow') {
-      throw new AppError('forbidden', 'a workflow token may only push todos to its human’s endpoints');
+      throw new AppError(
+        'forbidden',
+        'a workflow token may only push todos to its human’s endpoints and queue messages into their sessions',
+      );
     }
     if (access === 'admin' && principal.human.role !== 'admin') {
       throw new AppError('forbidden', 'this needs an admin');

@@ -12,6 +12,8 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   conflict: 409,
   deferred: 409,
   queue_full: 409,
+  entry_not_found: 404,
+  queue_changed: 409,
   resource_exhausted: 429,
   admission_unavailable: 503,
   unavailable: 503,

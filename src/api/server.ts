@@ -20,6 +20,10 @@ import { identityRoutes } from './identity-routes.js';
 import { metricsRoute } from './metrics-route.js';
 import { requestId, requestLog } from './request-log.js';
 import type { Metrics } from '../metrics/index.js';
+import { CapacitySetting } from '../messages/capacity.js';
+import type { MessageDeps } from '../messages/context.js';
+import { messageRoutes } from './message-routes.js';
+import { wsRoutes } from './ws.js';
 
 /** 1 MiB: the largest todo (64 KiB body + 256 KiB payload) with room for JSON overhead. */
 export const BODY_LIMIT = 1024 * 1024;
@@ -42,6 +46,10 @@ export interface HttpDeps extends HealthDeps {
   bus?: McpBus;
   /** Told when an MCP notification stream opens on this instance (ring-on-attach). */
   onStreamOpen?: (endpointId: string, sessionId: string) => void;
+  /** Told when an MCP notification stream on this instance closes. */
+  onStreamClose?: (endpointId: string, sessionId: string) => void;
+  /** The session message queue (capacity setting included); tests may leave it out. */
+  messages?: MessageDeps;
   now?: () => Date;
 }
 
@@ -82,6 +90,13 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
   ingestRoutes(app, { pool: deps.pool, defaultLeaseSeconds: deps.defaultLeaseSeconds, ...counted }, auth);
   admissionRoutes(app, identity, auth);
   doorbellRoutes(app, identity, auth, now);
+  const messages = deps.messages ?? {
+    db: deps.pool,
+    capacity: new CapacitySetting({ db: deps.pool, envCapacity: null }),
+    ...counted,
+  };
+  messageRoutes(app, messages, auth);
+  wsRoutes(app, { ...identity, messages, syntheticAdmin: deps.syntheticAdmin, ...(deps.bus ? { bus: deps.bus } : {}) });
   // HTML forms are parsed only in the board's own context: /api/v1 takes JSON alone, so
   // a cross-site form (no CORS preflight) can never drive the API.
   void app.register(async (board) => {
@@ -98,6 +113,8 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
     log: deps.log,
     ...(deps.bus ? { bus: deps.bus } : {}),
     ...(deps.onStreamOpen ? { onStreamOpen: deps.onStreamOpen } : {}),
+    ...(deps.onStreamClose ? { onStreamClose: deps.onStreamClose } : {}),
+    messages,
   });
   return app;
 }

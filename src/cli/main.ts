@@ -10,6 +10,8 @@ import { registerEndpoint } from './endpoint.js';
 import { registerQueue } from './queue.js';
 import { registerTodo } from './todo.js';
 import { registerWebhook } from './webhook.js';
+import { registerMessage } from './message.js';
+import { registerSettings } from './settings.js';
 import { EXIT } from './exit.js';
 
 export async function runCli(argv: string[]): Promise<void> {
@@ -26,6 +28,8 @@ export async function runCli(argv: string[]): Promise<void> {
   registerTodo(program);
   registerQueue(program);
   registerWebhook(program);
+  registerMessage(program);
+  registerSettings(program);
   registerBridge(program);
   registerDoctor(program);
   program

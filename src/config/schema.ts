@@ -5,6 +5,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseDuration } from './duration.js';
+import { parseEnvCapacity } from '../domain/messages.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -113,6 +114,14 @@ const SCHEMA = z.object({
       }
       return entries;
     }),
+  // Session message queue capacity (seed 002): a valid value locks the admin setting. Kept
+  // as text: an invalid value is logged and ignored, never fatal (see messageConfig).
+  SWITCHBOARD_QUEUE_MAX_PER_SESSION: z.string().optional(),
+  // The seed's own name for the same variable, read when the Switchboard one is not valid.
+  KANDEV_QUEUE_MAX_PER_SESSION: z.string().optional(),
+  // Ten minutes: longer than an agent's turn, so a message is redelivered only when the
+  // agent really missed it; shorter would duplicate work in progress, longer delays recovery.
+  SWITCHBOARD_MESSAGE_ACK_TIMEOUT: duration('10m', 1_000, 86_400_000, '1s–24h'),
   // The URL people and agents use to reach this server, for links the server prints.
   SWITCHBOARD_PUBLIC_URL: z.string().url().optional(),
   // Unset: /metrics is open (aggregates only, no ids). Set: a scraper's bearer; 32+
@@ -141,6 +150,27 @@ export interface Config {
   todos: { defaultLeaseSeconds: number };
   sweeps: { reaperIntervalMs: number; retentionIntervalMs: number; retentionMs: number };
   doorbell: { ackWindowMs: number };
+  messages: MessageConfig;
+}
+
+export interface MessageConfig {
+  ackTimeoutMs: number;
+  /** The valid environment capacity (non-positive already 0), or null. */
+  envCapacity: number | null;
+  /** Invalid capacity variables, to be logged as warnings and otherwise ignored. */
+  warnings: string[];
+}
+
+/** SWITCHBOARD_QUEUE_MAX_PER_SESSION if valid, else KANDEV_QUEUE_MAX_PER_SESSION if valid. */
+function messageConfig(e: Record<string, string | undefined>, ackTimeoutMs: number): MessageConfig {
+  const warnings: string[] = [];
+  let envCapacity: number | null = null;
+  for (const name of ['SWITCHBOARD_QUEUE_MAX_PER_SESSION', 'KANDEV_QUEUE_MAX_PER_SESSION']) {
+    const parsed = parseEnvCapacity(e[name]);
+    if (parsed && !parsed.ok) warnings.push(`${name}: "${parsed.text}" is not a whole number; ignored`);
+    if (parsed?.ok && envCapacity === null) envCapacity = parsed.value;
+  }
+  return { ackTimeoutMs, envCapacity, warnings };
 }
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
@@ -192,6 +222,13 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
         retentionMs: e.SWITCHBOARD_RETENTION,
       },
       doorbell: { ackWindowMs: e.SWITCHBOARD_DOORBELL_ACK_WINDOW },
+      messages: messageConfig(
+        {
+          SWITCHBOARD_QUEUE_MAX_PER_SESSION: e.SWITCHBOARD_QUEUE_MAX_PER_SESSION,
+          KANDEV_QUEUE_MAX_PER_SESSION: e.KANDEV_QUEUE_MAX_PER_SESSION,
+        },
+        e.SWITCHBOARD_MESSAGE_ACK_TIMEOUT,
+      ),
     },
   };
 }

@@ -35,6 +35,14 @@ export function createPool(options: PoolOptions): pg.Pool {
 /** Runs fn in one transaction; rolls back on any throw and rethrows. */
 export async function withTx<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  // A checked-out client has no error listener of the pool's: a connection lost between
+  // two statements (a PostgreSQL restart) would otherwise crash the process. The next
+  // statement fails instead, and the transaction rolls back.
+  let broken: Error | undefined;
+  const lost = (err: Error) => {
+    broken = err;
+  };
+  client.on('error', lost);
   try {
     await client.query('BEGIN');
     const result = await fn(client);
@@ -44,7 +52,9 @@ export async function withTx<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promis
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;
   } finally {
-    client.release();
+    client.removeListener('error', lost);
+    // A broken connection is discarded, not handed to the next caller.
+    client.release(broken);
   }
 }
 

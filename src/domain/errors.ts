@@ -21,6 +21,10 @@ export type ErrorCode =
   | 'resource_exhausted'
   /** A session's message queue is at capacity (seed 002). */
   | 'queue_full'
+  /** No pending message with that id in that session (gone, in flight, or not editable by the caller). */
+  | 'entry_not_found'
+  /** A reorder did not name exactly the session's visible messages: refetch and retry. */
+  | 'queue_changed'
   /** A dependency (the database) is unreachable; retry. */
   | 'unavailable'
   /** A bug or an unexpected failure; details are logged, never returned. */

@@ -8,6 +8,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../domain/errors.js';
 import type { Endpoint } from '../endpoints/credentials.js';
+import type { MessageDeps } from '../messages/context.js';
 import type { SessionDeps } from '../sessions/index.js';
 import type { TodoDeps } from '../todos/index.js';
 import type { VersionInfo } from '../version.js';
@@ -17,6 +18,7 @@ import { toolsFor, verbFor, type VerbContext } from './verbs/index.js';
 export interface ProtocolDeps {
   todos: TodoDeps;
   sessions: SessionDeps;
+  messages: MessageDeps;
   version: VersionInfo;
   log: ErrorLog;
 }
@@ -83,6 +85,7 @@ export async function callTool(
     const ctx: VerbContext = {
       todos: deps.todos,
       sessions: deps.sessions,
+      messages: deps.messages,
       endpoint,
       sessionId,
       agent: {

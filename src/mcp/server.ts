@@ -10,6 +10,7 @@ import type { Queryable } from '../db/pool.js';
 import type { SessionDeps } from '../sessions/index.js';
 import type { TodoDeps } from '../todos/index.js';
 import type { Metrics } from '../metrics/index.js';
+import type { MessageDeps } from '../messages/context.js';
 import type { VersionInfo } from '../version.js';
 import { authenticateMcp, type Caller } from './auth.js';
 import type { ErrorLog } from './errors.js';
@@ -28,6 +29,9 @@ export interface McpDeps {
   bus?: McpBus;
   /** Told when a session's notification stream opens here (the doorbell rings it). */
   onStreamOpen?: (endpointId: string, sessionId: string) => void;
+  /** Told when a session's notification stream here closes (its in-flight message returns). */
+  onStreamClose?: (endpointId: string, sessionId: string) => void;
+  messages: MessageDeps;
   defaultLeaseSeconds: number;
   metrics?: Metrics;
   instanceId: string;
@@ -138,7 +142,9 @@ function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, r
     await registry.streamOpened(caller.endpoint.id, known.sessionId);
     reply.raw.on('close', () => {
       // Only the stream this GET opened: a refused second stream (409) leaves the first one open.
-      if (reply.raw.statusCode === 200) registry.streamClosed(caller.endpoint.id, known.sessionId);
+      if (reply.raw.statusCode !== 200) return;
+      registry.streamClosed(caller.endpoint.id, known.sessionId);
+      deps.onStreamClose?.(caller.endpoint.id, known.sessionId);
     });
     const handed = handOver(deps.log, request, reply, caller, known.session);
     deps.onStreamOpen?.(caller.endpoint.id, known.sessionId);
@@ -172,7 +178,7 @@ export function mcpRoutes(app: FastifyInstance, deps: McpDeps): SessionRegistry 
     defaultLeaseSeconds: deps.defaultLeaseSeconds,
     ...(deps.metrics ? { metrics: deps.metrics } : {}),
   };
-  const protocol: ProtocolDeps = { todos, sessions, version: deps.version, log: deps.log };
+  const protocol: ProtocolDeps = { todos, sessions, messages: deps.messages, version: deps.version, log: deps.log };
   const registry = new SessionRegistry({
     sessions,
     log: deps.log,

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
 import { newId } from '../../src/domain/ids.js';
+import { insertSession } from '../../src/store/sessions.js';
 import {
   apiHarness,
   expectError,
@@ -40,6 +41,19 @@ const PUSH: Route = {
   body: { queue: 'inbox', title: 'x' },
 };
 
+// A live MCP session of the member's endpoint, for the message queue routes.
+const mcpSession = await insertSession(h.pool, {
+  endpointId: ep.endpoint.id,
+  id: newId('ms'),
+  clientName: 'test',
+  clientVersion: '1',
+  instance: 'test',
+});
+const QUEUE = `/api/v1/sessions/${mcpSession.id}/queue`;
+const ENTRY = `${QUEUE}/00000000-0000-4000-8000-000000000000`;
+/** Workflow tokens may queue messages too (as queued_by workflow). */
+const QUEUE_ADD: Route = { method: 'POST', url: QUEUE, body: { content: 'x' } };
+
 /** Every /api/v1 route that needs a credential. */
 const ROUTES: Route[] = [
   { method: 'POST', url: '/api/v1/auth/logout' },
@@ -70,6 +84,14 @@ const ROUTES: Route[] = [
   { method: 'GET', url: `/api/v1/admission/endpoint:${ep.endpoint.slug}/inbox` },
   { method: 'PUT', url: `/api/v1/admission/endpoint:${ep.endpoint.slug}/inbox`, body: { max_in_flight: 1 } },
   { method: 'DELETE', url: `/api/v1/admission/endpoint:${ep.endpoint.slug}/inbox` },
+  { method: 'GET', url: QUEUE },
+  QUEUE_ADD,
+  { method: 'DELETE', url: QUEUE },
+  { method: 'POST', url: `${QUEUE}/reorder`, body: { entry_ids: [] } },
+  { method: 'PATCH', url: ENTRY, body: { content: 'x' } },
+  { method: 'DELETE', url: ENTRY },
+  { method: 'GET', url: '/api/v1/settings/message-queue' },
+  { method: 'PATCH', url: '/api/v1/settings/message-queue', body: { max_per_session: 10 } },
 ];
 
 function call(route: Route, headers: Record<string, string>): Promise<Reply> {
@@ -107,7 +129,8 @@ test('the route table covers every /api/v1 route the server registers', async ()
   const normalise = (url: string) =>
     url
       .replace(ep.endpoint.slug, ':ref')
-      .replace(/\/(tokens|humans|todos|webhooks)\/[a-z]{2}_[0-9A-Z]{26}/, '/$1/:id')
+      .replace(/\/(tokens|humans|todos|webhooks|sessions)\/[a-z]{2}_[0-9A-Z]{26}/, '/$1/:id')
+      .replace(/\/queue\/[0-9a-f-]{36}$/, '/queue/:entry')
       .replace(/\/doorbell-tests\/dt_[0-9A-Z]{26}/, '/doorbell-tests/:test_id')
       .replace(/\/admission\/[^/]+\/[^/]+$/, '/admission/:scope/:queue');
   const table = [
@@ -216,12 +239,12 @@ test('a workflow token gets 404 on another human’s endpoint, exactly like an u
   assert.deepEqual(await snapshot(h.pool), before);
 });
 
-test('a workflow token gets 403 on every route but pushing todos, and changes nothing', async () => {
+test('a workflow token gets 403 on every route but pushing todos and queueing messages, and changes nothing', async () => {
   const minted = await h.post('/api/v1/tokens', { token: member.token, body: { name: 'ci', kind: 'workflow' } });
   expectStatus(minted, 201);
   const before = await snapshot(h.pool);
   const refused: string[] = [];
-  for (const route of ROUTES.filter((r) => r !== PUSH)) {
+  for (const route of ROUTES.filter((r) => r !== PUSH && r !== QUEUE_ADD)) {
     const res = await call(route, { authorization: `Bearer ${minted.body.secret}` });
     if (res.status !== 403 || res.body?.error?.code !== 'forbidden')
       refused.push(`${route.method} ${route.url} → ${res.status}`);

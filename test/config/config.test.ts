@@ -71,6 +71,6 @@ test('IPv6 listen addresses and loopback detection', () => {
 
 test("the README's table lists exactly the variables the schema reads", () => {
   const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const documented = [...readme.matchAll(/^\|\s*`(SWITCHBOARD_[A-Z_]+)`\s*\|/gm)].map((m) => m[1]);
+  const documented = [...readme.matchAll(/^\|\s*`((?:SWITCHBOARD|KANDEV)_[A-Z_]+)`\s*\|/gm)].map((m) => m[1]);
   assert.deepEqual([...documented].sort(), [...ENV_VARS].sort());
 });

@@ -72,12 +72,21 @@ test('the session is recorded with its client, instance and open stream', async 
 test('tools/list shows the granted verbs plus the self verbs, and nothing else', async () => {
   const only = await connect(a.url, (await vend(pool, { verbs: ['create'] })).credential);
   const names = (await only.client.listTools()).tools.map((t) => t.name).sort();
-  assert.deepEqual(names, ['ack_doorbell', 'create_todo', 'get_doorbell_test', 'test_doorbell', 'whoami']);
+  assert.deepEqual(names, [
+    'ack_doorbell',
+    'ack_message',
+    'create_todo',
+    'get_doorbell_test',
+    'next_message',
+    'test_doorbell',
+    'whoami',
+  ]);
 
   const basic = await connect(a.url, (await vend(pool)).credential);
   const tools = (await basic.client.listTools()).tools;
   assert.deepEqual(tools.map((t) => t.name).sort(), [
     'ack_doorbell',
+    'ack_message',
     'admission_status',
     'claim',
     'claim_next',
@@ -89,7 +98,9 @@ test('tools/list shows the granted verbs plus the self verbs, and nothing else',
     'heartbeat',
     'list_sessions',
     'list_todos',
+    'next_message',
     'release',
+    'send_message',
     'test_doorbell',
     'whoami',
   ]);

@@ -4,12 +4,14 @@
 
 import type { z } from 'zod/v4';
 import type { Endpoint } from '../../endpoints/credentials.js';
+import type { MessageDeps } from '../../messages/context.js';
 import type { SessionDeps } from '../../sessions/index.js';
 import type { Agent, TodoDeps } from '../../todos/index.js';
 
 export interface VerbContext {
   todos: TodoDeps;
   sessions: SessionDeps;
+  messages: MessageDeps;
   /** The caller's endpoint as authenticated on this very request (grants are current). */
   endpoint: Endpoint;
   sessionId: string;

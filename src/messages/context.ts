@@ -1,0 +1,61 @@
+// What the message queue use cases need, and who is acting. Surfaces build an Actor from
+// the authenticated caller; provenance (queued_by) is derived from it and from nothing
+// a client sends.
+
+import type { Pool } from '../db/pool.js';
+import { AppError } from '../domain/errors.js';
+import type { QueuedBy } from '../domain/messages.js';
+import type { Metrics } from '../metrics/index.js';
+import { messageMetrics, type MessageMetrics } from '../metrics/messages.js';
+import { findOwnedSession, type SessionRef } from '../store/messages.js';
+import type { CapacitySetting } from './capacity.js';
+
+export interface MessageDeps {
+  db: Pool;
+  capacity: CapacitySetting;
+  /** Counted after commit; absent in tests that do not read metrics. */
+  metrics?: Metrics;
+}
+
+/**
+ * A caller of the queue: a human (board, API, CLI), a workflow token of a human, or an
+ * endpoint over MCP. Each may touch only sessions of endpoints its human owns.
+ */
+export type Actor =
+  | { kind: 'user'; humanId: string }
+  | { kind: 'workflow'; humanId: string; tokenId: string }
+  | { kind: 'agent'; humanId: string; endpointId: string };
+
+export function provenanceOf(actor: Actor): { queuedBy: QueuedBy; senderId: string } {
+  switch (actor.kind) {
+    case 'user':
+      return { queuedBy: 'user', senderId: actor.humanId };
+    case 'workflow':
+      return { queuedBy: 'workflow', senderId: actor.tokenId };
+    case 'agent':
+      return { queuedBy: 'agent', senderId: actor.endpointId };
+  }
+}
+
+/** The one answer for a session the caller cannot act on: unknown, closed or another human's. */
+export function sessionNotFound(): AppError {
+  return new AppError('not_found', 'Session not found');
+}
+
+export function entryNotFound(id: string): AppError {
+  return new AppError('entry_not_found', `entry_id: no pending message ${id} in this session`, {
+    field: 'entry_id',
+    entry_id: id,
+  });
+}
+
+/** The named session, authorised for this actor, or NOT_FOUND "Session not found". */
+export async function authorise(deps: MessageDeps, actor: Actor, sessionId: string): Promise<SessionRef> {
+  const ref = await findOwnedSession(deps.db, actor.humanId, sessionId);
+  if (!ref) throw sessionNotFound();
+  return ref;
+}
+
+export function countersOf(deps: MessageDeps): MessageMetrics | null {
+  return deps.metrics ? messageMetrics(deps.metrics) : null;
+}

@@ -1,0 +1,151 @@
+// Delivery of session messages to the agent (seed 002, DESIGN §10): reserve the head
+// (one message in flight per session, under the session's lock row), hand it out as a
+// `notifications/claude/channel` or through next_message, delete it on ack_message, and
+// return it to pending — same id, position, queued_at, queued_by — when the write fails,
+// the stream closes or no ack comes within the ack timeout. Returning bypasses the
+// capacity (nothing is admitted: the row never left). At-least-once: a message can be
+// handed out again, never lost, until its ack or its session's purge.
+
+import { withTx } from '../db/pool.js';
+import { neutralise, type ChannelParams } from '../doorbell/content.js';
+import { ackInput, isEntryId } from '../domain/messages.js';
+import { AppError } from '../domain/errors.js';
+import { parseInput } from '../domain/todo.js';
+import {
+  ackReserved,
+  releaseReservation,
+  releaseSession,
+  reserveHead,
+  streamHeldBy,
+  streamHeldElsewhere,
+  type Reservation,
+} from '../store/message-delivery.js';
+import { lockSession, notifyQueue, type QueuedMessage, type SessionRef } from '../store/messages.js';
+import { countersOf, type MessageDeps } from './context.js';
+
+export type { Reservation } from '../store/message-delivery.js';
+
+/**
+ * Reserves the session's head. With `streamOn`, only while the session's stream is open
+ * on that instance (the auto-run of the instance holding the stream); without, for
+ * next_message. Null: nothing pending, one already in flight, or the session is gone.
+ */
+export async function reserveNext(
+  deps: MessageDeps,
+  ref: SessionRef,
+  streamOn?: string,
+): Promise<QueuedMessage | null> {
+  // Every instance hears every notice: only the stream's holder goes on to take the lock.
+  if (streamOn !== undefined && !(await streamHeldBy(deps.db, ref, streamOn))) return null;
+  const row = await withTx(deps.db, async (tx) => {
+    if (!(await lockSession(tx, ref, streamOn))) return null;
+    const reserved = await reserveHead(tx, ref);
+    // Status only: a reservation hides a row but gives no instance anything to deliver.
+    if (reserved) await notifyQueue(tx, ref, false);
+    return reserved;
+  });
+  return row;
+}
+
+export function reservationOf(m: QueuedMessage): Reservation {
+  return {
+    endpointId: m.endpoint_id,
+    sessionId: m.session_id,
+    id: m.id,
+    generation: m.generation,
+    attempt: m.delivery_attempts,
+  };
+}
+
+/** Counts a message handed to the agent (after the write or the next_message answer). */
+export function countDelivery(deps: MessageDeps, m: QueuedMessage): void {
+  const counters = countersOf(deps);
+  counters?.delivered.inc();
+  if (m.delivery_attempts > 1) counters?.redelivered.inc();
+}
+
+/**
+ * Returns a reservation to pending. `deliver` tells the stream's instance to try again at
+ * once (the ack timeout); a failed write does not, so a deaf stream is retried by the
+ * sweep rather than in a loop. Status subscribers hear of it either way. False when the
+ * retry is stale (acked, purged, reserved anew).
+ */
+export async function returnToPending(deps: MessageDeps, r: Reservation, deliver: boolean): Promise<boolean> {
+  const ref = { endpointId: r.endpointId, sessionId: r.sessionId };
+  return withTx(deps.db, async (tx) => {
+    const lock = await lockSession(tx, ref);
+    if (!lock || lock.generation !== r.generation) return false;
+    const released = await releaseReservation(tx, r);
+    if (released) await notifyQueue(tx, ref, deliver);
+    return released;
+  });
+}
+
+/**
+ * The session's stream closed or reopened: whatever was in flight on it goes back to
+ * pending. With `closedOn`, a stream that closed on that instance — unless the session's
+ * stream has meanwhile moved to another instance, whose deliveries are its own.
+ */
+export async function returnSessionToPending(deps: MessageDeps, ref: SessionRef, closedOn?: string): Promise<number> {
+  if (closedOn !== undefined && (await streamHeldElsewhere(deps.db, ref, closedOn))) return 0;
+  return withTx(deps.db, async (tx) => {
+    if (!(await lockSession(tx, ref))) return 0;
+    const n = await releaseSession(tx, ref);
+    if (n > 0) await notifyQueue(tx, ref);
+    return n;
+  });
+}
+
+/** next_message: reserves the head and returns it, for clients without a stream. */
+export async function nextMessage(deps: MessageDeps, ref: SessionRef) {
+  const row = await reserveNext(deps, ref);
+  if (!row) return { empty: true };
+  countDelivery(deps, row);
+  return { message: messageOut(row) };
+}
+
+/** ack_message: the agent has the message; it is deleted and the next one may follow. */
+export async function ackMessage(deps: MessageDeps, ref: SessionRef, input: unknown) {
+  const data = parseInput(ackInput, input);
+  const acked =
+    isEntryId(data.message_id) &&
+    (await withTx(deps.db, async (tx) => {
+      const deleted = await ackReserved(tx, ref, data.message_id);
+      if (deleted) await notifyQueue(tx, ref);
+      return deleted;
+    }));
+  if (!acked) {
+    throw new AppError(
+      'not_found',
+      `message_id: no message ${data.message_id} in flight to this session (already acknowledged, or returned to the queue)`,
+      { field: 'message_id', message_id: data.message_id },
+    );
+  }
+  countersOf(deps)?.acknowledged.inc();
+  return { acknowledged: true, message_id: data.message_id };
+}
+
+export function messageOut(m: QueuedMessage) {
+  return {
+    message_id: m.id,
+    queued_by: m.queued_by,
+    queued_at: m.queued_at,
+    content: m.content,
+    delivery_attempt: m.delivery_attempts,
+  };
+}
+
+/**
+ * The channel notification for one message: a header line, the content confined to
+ * neutralised lines (no `</channel>` in any case, no control characters), and how to
+ * acknowledge it. Every meta value is a string under a snake_case key.
+ */
+export function messageParams(m: QueuedMessage): ChannelParams {
+  const lines = m.content.split(/\r\n|\r|\n|\u2028|\u2029/).map(neutralise);
+  const content = [
+    `A message for this session (queued by ${m.queued_by}), id ${m.id}:`,
+    ...lines,
+    `When you have read it, call ack_message with message_id ${m.id}; until then it may be delivered again.`,
+  ].join('\n');
+  return { content, meta: { message_id: m.id, queued_by: m.queued_by, kind: 'message' } };
+}
