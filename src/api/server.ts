@@ -6,6 +6,7 @@ import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Pool } from '../db/pool.js';
+import { boardPages } from '../board/index.js';
 import { sessionPages } from '../board/session.js';
 import { setupPages } from '../board/setup.js';
 import { mcpRoutes, type McpBus } from '../mcp/server.js';
@@ -40,6 +41,8 @@ export interface HttpDeps extends HealthDeps {
   bus?: McpBus;
   /** Told when an MCP notification stream opens on this instance (ring-on-attach). */
   onStreamOpen?: (endpointId: string, sessionId: string) => void;
+  /** How often an open board stream re-reads its view; default 1 s. */
+  boardPollMs?: number;
   now?: () => Date;
 }
 
@@ -84,6 +87,15 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
     await board.register(formbody);
     setupPages(board, identity, auth);
     sessionPages(board, identity, auth);
+    const operator = { ...identity, defaultLeaseSeconds: deps.defaultLeaseSeconds, ...counted };
+    boardPages(board, {
+      identity,
+      operator,
+      now,
+      pollMs: deps.boardPollMs ?? 1000,
+      log: deps.log,
+      ...(deps.bus ? { bus: deps.bus } : {}),
+    });
   });
   mcpRoutes(app, {
     db: deps.pool,
