@@ -35,10 +35,10 @@ export const errorLine = (message?: string) => (message ? `<p class="error" role
 /** A hidden CSRF field for a state-changing form. */
 export const csrfField = (csrf: string) => `<input type="hidden" name="csrf" value="${escape(csrf)}">`;
 
-/** "42 s", "3 min", "2 h", "5 d": a coarse duration, so live fragments change rarely. */
+/** "<1 min", "3 min", "2 h", "5 d": coarse on purpose, so an idle live fragment stays the same. */
 export function roughDuration(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${s} s`;
+  if (s < 60) return '<1 min';
   if (s < 3600) return `${Math.floor(s / 60)} min`;
   if (s < 86_400) return `${Math.floor(s / 3600)} h`;
   return `${Math.floor(s / 86_400)} d`;

@@ -124,7 +124,7 @@ export function todoDetail(
   return `<dl>
 <dt>Id</dt><dd><code>${escape(todo.id)}</code></dd><dt>Queue</dt><dd>${escape(todo.queue)}</dd>
 <dt>State</dt><dd data-field="state">${todo.state}</dd><dt>Attempt</dt><dd>${todo.attempt}/${todo.max_attempts}</dd>
-<dt>Age</dt><dd>${cardMeta(todo, now)}</dd><dt>Created</dt><dd>${when(todo.created_at)}</dd>
+<dt>Age</dt><dd>${roughDuration(now.getTime() - todo.created_at.getTime())}</dd><dt>Created</dt><dd>${when(todo.created_at)}</dd>
 <dt>Lease expires</dt><dd>${when(todo.lease_expires_at)}</dd><dt>Next retry</dt><dd>${when(todo.next_retry_at)}</dd>
 <dt>Completed</dt><dd>${when(todo.completed_at)}</dd><dt>Kind</dt><dd>${escape(todo.kind ?? '—')}</dd>
 <dt>Source</dt><dd>${escape(todo.source ?? '—')}</dd><dt>Error</dt><dd>${escape(todo.error ?? '—')}</dd></dl>
