@@ -20,18 +20,18 @@ export function verbSummary(verbs: readonly string[]): string {
   return items.length ? items.join(', ') : '<span class="note">none</span>';
 }
 
+function sessionRow(s: SessionView, now: Date): string {
+  const client = `${escape(s.client_name ?? 'unknown')} ${escape(s.client_version ?? '')}`;
+  const seen = `${roughDuration(now.getTime() - s.last_seen_at.getTime())} ago`;
+  return `<tr data-session="${escape(s.id)}"><td>${client} <span class="slot" data-slot="unheard"></span></td>
+<td>${s.stream_open ? 'open' : 'closed'}</td><td>${seen}</td></tr>`;
+}
+
 function sessionsTable(sessions: SessionView[], now: Date): string {
   if (sessions.length === 0) return '<p class="note">No live sessions.</p>';
-  const rows = sessions
-    .map(
-      (
-        s,
-      ) => `<tr data-session="${escape(s.id)}"><td>${escape(s.client_name ?? 'unknown')} ${escape(s.client_version ?? '')}</td>
-<td>${s.stream_open ? 'open' : 'closed'}</td><td>${roughDuration(now.getTime() - s.last_seen_at.getTime())} ago</td>
-<td class="slot" data-slot="unheard"></td></tr>`,
-    )
-    .join('');
-  return `<table><caption class="note">Sessions</caption><thead><tr><th scope="col">Client</th><th scope="col">Stream</th><th scope="col">Last seen</th><th scope="col"><span class="note">Doorbell</span></th></tr></thead><tbody>${rows}</tbody></table>`;
+  const head = '<th scope="col">Client</th><th scope="col">Stream</th><th scope="col">Last seen</th>';
+  const rows = sessions.map((s) => sessionRow(s, now)).join('');
+  return `<table><caption class="note">Sessions</caption><thead><tr>${head}</tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 function cardActions(e: EndpointView, csrf: string): string {

@@ -67,7 +67,8 @@ for (const javaScriptEnabled of [true, false]) {
     const agent = await connect(url, credential, 'wizard-agent');
     const me = await ok(agent, 'whoami');
     assert.deepEqual(me.endpoint.queues, ['inbox', 'builds']);
-    assert.ok(me.endpoint.verbs.includes('claim_next') && !me.endpoint.verbs.includes('send_message'));
+    const verbs = me.endpoint.verbs as string[];
+    assert.ok(verbs.includes('claim_next') && !verbs.includes('send_message'));
 
     await page.goto('/endpoints');
     const card = page.locator(`article[data-endpoint="${me.endpoint.slug}"]`);
