@@ -119,7 +119,7 @@ export function eventRoutes(app: FastifyInstance, deps: EventDeps): void {
       reply.raw.end();
     }
     open.add(end);
-    request.raw.on('close', end);
+    reply.raw.on('close', end);
     await refresh();
   });
 }

@@ -14,12 +14,12 @@ export const CHROMIUM = '/usr/bin/chromium';
 const OUTPUT = new URL('../../test-output/board/', import.meta.url).pathname;
 export const PASSWORD = 'correct horse battery';
 
-/** The server under test, with a fast board poll so a claim shows within a second. */
-export async function startBoard(db: TestDatabase): Promise<{ url: string }> {
+/** The server under test, by default with a fast board poll so a claim shows quickly. */
+export async function startBoard(db: TestDatabase, boardPollMs = 250): Promise<{ url: string }> {
   const bus = new NotifyBus({ url: db.url });
   await bus.start();
   after(() => bus.stop());
-  const { url } = await startApp(db.pool, 'board-test', bus, { boardPollMs: 250 });
+  const { url } = await startApp(db.pool, 'board-test', bus, { boardPollMs });
   return { url };
 }
 

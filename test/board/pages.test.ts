@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { vendEndpoint } from '../../src/endpoints/manage.js';
-import { pushTodo } from '../../src/endpoints/todos.js';
+import { cancelTodo, pushTodo } from '../../src/endpoints/todos.js';
 import { signIn } from '../../src/identity/board-sessions.js';
 import { testDatabase } from '../helpers/db.js';
 import { PASSWORD, human, startBoard } from './harness.js';
@@ -132,9 +132,9 @@ test('a todo titled <script> and an endpoint named with markup render as text, o
   assert.match(stream, /&lt;script&gt;alert/);
 });
 
-async function readStream(cookie: string, view: string, until: (text: string) => boolean): Promise<string> {
+async function readStream(cookie: string, view: string, until: (text: string) => boolean, base = url): Promise<string> {
   const controller = new AbortController();
-  const res = await fetch(`${url}/board/events?view=${view}`, { headers: { cookie }, signal: controller.signal });
+  const res = await fetch(`${base}/board/events?view=${view}`, { headers: { cookie }, signal: controller.signal });
   assert.equal(res.status, 200);
   assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
   const reader = res.body!.getReader();
@@ -167,6 +167,26 @@ test("the live stream needs a board session and carries only the human's own end
   assert.doesNotMatch(mine, /Stranger|Fresh theirs/);
   assert.match(other, /Fresh theirs/);
   assert.doesNotMatch(other, /Watcher|Fresh mine/);
+});
+
+test('with polling out of reach, a push and a cancel still reach the stream through NOTIFY', async () => {
+  const slow = await startBoard(db, 600_000);
+  const me = await person('Notified');
+  const stream = readStream(
+    me.cookie,
+    'queues',
+    (text) =>
+      text.includes('Rung in') && /data-lane="failed"[^]*Rung in/.test(text.split('event: fragment').at(-1) ?? ''),
+    slow.url,
+  );
+  await new Promise((r) => setTimeout(r, 300));
+  const { todo } = await pushTodo(deps, me.who.id, me.slug, { queue: 'inbox', title: 'Rung in' }, new Date());
+  await new Promise((r) => setTimeout(r, 300));
+  await cancelTodo(deps, me.who.id, todo.id);
+  const text = await stream;
+  const fragments = text.split('event: fragment').slice(1);
+  assert.ok(fragments.length >= 3, `initial, push and cancel fragments: ${fragments.length}`);
+  assert.match(fragments.at(-1) ?? '', /data-lane="failed"[^]*Rung in/);
 });
 
 test('signed-out pages send the browser to /login', async () => {
