@@ -4,7 +4,7 @@
 
 import { mkdir } from 'node:fs/promises';
 import { after } from 'node:test';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import { NotifyBus } from '../../src/db/bus.js';
 import { createHuman } from '../../src/identity/humans.js';
 import { startApp } from '../mcp/harness.js';
@@ -58,12 +58,13 @@ export async function signedInPage(
   browser: Browser,
   url: string,
   who: { email: string },
-  options: { javaScriptEnabled?: boolean } = {},
+  options: BrowserContextOptions = {},
 ): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ baseURL: url, javaScriptEnabled: options.javaScriptEnabled ?? true });
+  const context = await browser.newContext({ ...options, baseURL: url });
   after(() => context.close());
   const page = await context.newPage();
   await page.goto('/login');
+  if (options.colorScheme === undefined && options.javaScriptEnabled !== false) await screenshot(page, 'login');
   await page.getByLabel('Email').fill(who.email);
   await page.getByLabel('Password').fill(PASSWORD);
   await page.getByRole('button', { name: 'Sign in' }).click();

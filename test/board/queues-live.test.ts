@@ -125,3 +125,18 @@ test('the main controls are reachable with the Tab key, and Enter on a card open
   await page.keyboard.press('Escape');
   assert.equal(await page.locator('#drawer').innerHTML(), '');
 });
+
+test('on a phone-sized screen in dark mode the queues page fits the width and uses the dark palette', async () => {
+  const { who, slug } = await setup(['inbox', 'builds']);
+  await pushTodo(deps(), who.id, slug, { queue: 'inbox', title: 'A rather long title '.repeat(8) }, new Date());
+  const { page } = await signedInPage(browser, url, who, {
+    viewport: { width: 360, height: 740 },
+    colorScheme: 'dark',
+  });
+  await cardIn(page, slug, 'inbox', 'pending', 'A rather long title').waitFor();
+  const fits = await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth);
+  assert.equal(fits, true, 'no sideways scrolling on a phone');
+  const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  assert.equal(background, 'rgb(13, 17, 23)');
+  await screenshot(page, 'queues-phone-dark');
+});
