@@ -21,7 +21,7 @@ export function verbSummary(verbs: readonly string[]): string {
 }
 
 function sessionRow(s: SessionView, now: Date): string {
-  const client = `${escape(s.client_name ?? 'unknown')} ${escape(s.client_version ?? '')}`;
+  const client = `<a href="/sessions/${escape(s.id)}">${escape(s.client_name ?? 'unknown')} ${escape(s.client_version ?? '')}</a>`;
   const seen = `${roughDuration(now.getTime() - s.last_seen_at.getTime())} ago`;
   return `<tr data-session="${escape(s.id)}"><td>${client} <span class="slot" data-slot="unheard"></span></td>
 <td>${s.stream_open ? 'open' : 'closed'}</td><td>${seen}</td></tr>`;
@@ -36,7 +36,7 @@ function sessionsTable(sessions: SessionView[], now: Date): string {
 
 function cardActions(e: EndpointView, csrf: string): string {
   const post = (path: string, label: string, cls: string) =>
-    `<form method="post" action="/endpoints/${escape(e.slug)}/${path}" class="inline">${csrfField(csrf)}<button type="submit" class="${cls}">${label} <span class="sr">${escape(e.name)}</span></button></form>`;
+    `<form method="post" action="/endpoints/${escape(e.slug)}/${path}" class="inline" hx-confirm="${label} ${escape(e.name)}? This cannot be undone.">${csrfField(csrf)}<button type="submit" class="${cls}">${label} <span class="sr">${escape(e.name)}</span></button></form>`;
   return `<div class="actions">${e.state === 'active' ? post('revoke', 'Revoke', 'danger') : post('delete', 'Delete', 'danger')}
 <span class="slot" data-slot="self-test"></span><span class="slot" data-slot="budget-link"></span></div>`;
 }

@@ -6,6 +6,7 @@ import { assetRoutes } from './assets.js';
 import { endpointPages } from './endpoints.js';
 import { eventRoutes, type EventDeps } from './events.js';
 import { queuePages } from './queues.js';
+import { sessionPage } from './session-page.js';
 import { wizardPages } from './wizard.js';
 
 export type { EventDeps as BoardDeps } from './events.js';
@@ -15,5 +16,6 @@ export function boardPages(app: FastifyInstance, deps: EventDeps): void {
   queuePages(app, deps);
   endpointPages(app, deps);
   wizardPages(app, deps);
+  sessionPage(app, deps);
   eventRoutes(app, deps);
 }

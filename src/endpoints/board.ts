@@ -2,6 +2,7 @@
 // newest cards), and their endpoints with live sessions. Scoped by the owning human like
 // every other operator read; another human's endpoints never appear.
 
+import { notFound } from '../domain/errors.js';
 import { LANES, laneCards, laneCounts, type Lane, type LaneCard } from '../store/board-lanes.js';
 import { listLiveSessions, type McpSession } from '../store/sessions.js';
 import { listEndpoints, type EndpointDeps, type EndpointView } from './manage.js';
@@ -60,4 +61,18 @@ export async function endpointCards(
 /** The ids of this human's endpoints: what a board event stream may hear about. */
 export async function ownedEndpointIds(deps: EndpointDeps, humanId: string, now: Date): Promise<Set<string>> {
   return new Set((await listEndpoints(deps, humanId, now)).map((e) => e.id));
+}
+
+/** One live session of one of this human's endpoints; another human's answers not_found. */
+export async function sessionOfHuman(
+  deps: EndpointDeps,
+  humanId: string,
+  sessionId: string,
+  now: Date,
+): Promise<{ endpoint: EndpointView; session: SessionView }> {
+  for (const { endpoint, sessions } of await endpointCards(deps, humanId, now)) {
+    const session = sessions.find((s) => s.id === sessionId);
+    if (session) return { endpoint, session };
+  }
+  throw notFound('session', sessionId);
 }

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { connect, ok } from '../mcp/harness.js';
 import { testDatabase } from '../helpers/db.js';
-import { human, launchBrowser, screenshot, signedInPage, startBoard } from './harness.js';
+import { human, launchBrowser, liveOpen, screenshot, signedInPage, startBoard } from './harness.js';
 
 // Top level, not in a hook: each registers the file's own `after` clean-up.
 const db = await testDatabase('board_endpoints');
@@ -64,18 +64,32 @@ for (const javaScriptEnabled of [true, false]) {
     const name = `Wizard ${javaScriptEnabled ? 'js' : 'plain'}`;
     const credential = await walkWizard(page, name, javaScriptEnabled ? 'wizard' : null);
 
+    await page.goto('/endpoints');
+    if (javaScriptEnabled) await liveOpen(page);
     const agent = await connect(url, credential, 'wizard-agent');
     const me = await ok(agent, 'whoami');
     assert.deepEqual(me.endpoint.queues, ['inbox', 'builds']);
     const verbs = me.endpoint.verbs as string[];
     assert.ok(verbs.includes('claim_next') && !verbs.includes('send_message'));
 
-    await page.goto('/endpoints');
+    // With JavaScript the new session appears on the open page by itself.
+    if (!javaScriptEnabled) await page.reload();
     const card = page.locator(`article[data-endpoint="${me.endpoint.slug}"]`);
-    await card.getByText('wizard-agent 1.2.3').waitFor();
+    await card.getByText('wizard-agent 1.2.3').waitFor({ timeout: 5000 });
     assert.match((await card.textContent()) ?? '', /active/);
     if (javaScriptEnabled) await screenshot(page, 'endpoints');
 
+    await card.getByRole('link', { name: 'wizard-agent 1.2.3' }).click();
+    await page.getByRole('heading', { name: `Session of ${name}` }).waitFor();
+    assert.match((await page.locator('main dl').textContent()) ?? '', new RegExp(`${me.session_id}[^]*open`));
+    if (javaScriptEnabled) await screenshot(page, 'session');
+    await page.getByRole('link', { name: 'Endpoints', exact: true }).click();
+
+    const confirms: string[] = [];
+    page.on('dialog', (dialog) => {
+      confirms.push(dialog.message());
+      void dialog.accept();
+    });
     await card.getByRole('button', { name: `Revoke ${name}` }).click();
     await card.locator('.chip.revoked').waitFor();
     const refused = await agent.client.callTool({ name: 'whoami', arguments: {} }).then(
@@ -86,7 +100,8 @@ for (const javaScriptEnabled of [true, false]) {
 
     await card.getByRole('button', { name: `Delete ${name}` }).click();
     await page.getByRole('heading', { name: 'Endpoints', level: 1 }).waitFor();
-    assert.equal(await card.count(), 0);
+    await card.waitFor({ state: 'detached' });
+    assert.deepEqual(confirms.length, javaScriptEnabled ? 2 : 0, 'JavaScript asks before revoke and delete');
   });
 }
 

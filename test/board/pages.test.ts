@@ -1,6 +1,6 @@
 // Pins the board's guards over real HTTP: every state-changing form refuses a missing or
 // wrong CSRF token with nothing changed; another human's endpoints and todos answer 404
-// on every page and form; interpolated text is escaped on pages and in the live stream;
+// on every page and form (sessions too); interpolated text is escaped on pages and in the live stream;
 // the live stream needs a session and carries only the human's own endpoints.
 
 import assert from 'node:assert/strict';
@@ -9,6 +9,7 @@ import { vendEndpoint } from '../../src/endpoints/manage.js';
 import { cancelTodo, pushTodo } from '../../src/endpoints/todos.js';
 import { signIn } from '../../src/identity/board-sessions.js';
 import { testDatabase } from '../helpers/db.js';
+import { connect } from '../mcp/harness.js';
 import { PASSWORD, human, startBoard } from './harness.js';
 
 // Top level, not in a hook: each registers the file's own `after` clean-up.
@@ -27,7 +28,14 @@ async function person(name: string) {
     { queue: 'inbox', title: `${name} work` },
     new Date(),
   );
-  return { who, cookie: `sb_session=${session.cookie}`, csrf: session.csrf, slug: vended.endpoint.slug, todo };
+  return {
+    who,
+    cookie: `sb_session=${session.cookie}`,
+    csrf: session.csrf,
+    slug: vended.endpoint.slug,
+    credential: vended.credential,
+    todo,
+  };
 }
 
 async function get(path: string, cookie: string) {
@@ -84,10 +92,11 @@ test('every state-changing form refuses a missing or wrong CSRF token and change
   assert.equal((await get('/', me.cookie)).status, 200);
 });
 
-test("another human's endpoint and todo answer 404 on every page and form, with nothing changed", async () => {
+test("another human's endpoint, todo and session answer 404 on every page and form, with nothing changed", async () => {
   const me = await person('Mine');
   const them = await person('Theirs');
-  for (const path of [`/endpoints/${them.slug}`, `/todos/${them.todo.id}`]) {
+  const { sessionId } = await connect(url, them.credential);
+  for (const path of [`/endpoints/${them.slug}`, `/todos/${them.todo.id}`, `/sessions/${sessionId}`]) {
     const res = await get(path, me.cookie);
     assert.equal(res.status, 404, path);
     assert.doesNotMatch(res.text, /Theirs/);
