@@ -3,7 +3,7 @@
 // every other operator read; another human's endpoints never appear.
 
 import { notFound } from '../domain/errors.js';
-import { LANES, laneCards, laneCounts, type Lane, type LaneCard } from '../store/board-lanes.js';
+import { LANES, laneCards, laneCounts, liveFingerprint, type Lane, type LaneCard } from '../store/board-lanes.js';
 import { listLiveSessions, type McpSession } from '../store/sessions.js';
 import { listEndpoints, type EndpointDeps, type EndpointView } from './manage.js';
 
@@ -56,6 +56,11 @@ export async function endpointCards(
       sessions: (await listLiveSessions(deps.db, endpoint.id)).map(({ endpoint_id: _e, ...s }) => s),
     })),
   );
+}
+
+/** Changes whenever a lane of these endpoints could have changed; see liveFingerprint. */
+export function lanesFingerprint(deps: EndpointDeps, endpointIds: Set<string>): Promise<string> {
+  return liveFingerprint(deps.db, [...endpointIds]);
 }
 
 /** The ids of this human's endpoints: what a board event stream may hear about. */

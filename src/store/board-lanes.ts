@@ -61,3 +61,25 @@ export async function laneCards(db: Queryable, endpointIds: string[], perLane: n
   );
   return res.rows;
 }
+
+/**
+ * A cheap change detector over the live rows: those with a ready_at (pending, claimed
+ * with attempts left, failed with a retry due; the per-endpoint readiness index) and
+ * claims on their last attempt (no ready_at; the claimed-lease index). Every transition
+ * a lane shows moves a row into or out of that set (the count changes) or touches a row
+ * in it (the newest updated_at changes). Terminal-only changes (a cancel of a dead
+ * letter, retention) are not seen here: cancel notifies, and the stream re-renders
+ * every so often anyway.
+ */
+export async function liveFingerprint(db: Queryable, endpointIds: string[]): Promise<string> {
+  const res = await db.query<{ n: string; latest: Date | null }>(
+    `SELECT count(*) AS n, max(updated_at) AS latest FROM (
+       SELECT updated_at FROM todos WHERE endpoint_id = ANY($1::text[]) AND ready_at IS NOT NULL
+       UNION ALL
+       SELECT updated_at FROM todos
+        WHERE state = 'claimed' AND ready_at IS NULL AND endpoint_id = ANY($1::text[])) live`,
+    [endpointIds],
+  );
+  const row = res.rows[0];
+  return `${row?.n ?? 0}:${row?.latest?.toISOString() ?? ''}`;
+}

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { vendEndpoint } from '../../src/endpoints/manage.js';
 import { cancelTodo, pushTodo } from '../../src/endpoints/todos.js';
-import { signIn } from '../../src/identity/board-sessions.js';
+import { signIn, signOut } from '../../src/identity/board-sessions.js';
 import { testDatabase } from '../helpers/db.js';
 import { connect } from '../mcp/harness.js';
 import { PASSWORD, human, startBoard } from './harness.js';
@@ -196,6 +196,21 @@ test('with polling out of reach, a push and a cancel still reach the stream thro
   const fragments = text.split('event: fragment').slice(1);
   assert.ok(fragments.length >= 3, `initial, push and cancel fragments: ${fragments.length}`);
   assert.match(fragments.at(-1) ?? '', /data-lane="failed"[^]*Rung in/);
+});
+
+test('signing out ends an open live stream', async () => {
+  const who = await human(db);
+  const session = await signIn(deps, who.email, PASSWORD);
+  const res = await fetch(`${url}/board/events?view=endpoints`, {
+    headers: { cookie: `sb_session=${session.cookie}` },
+  });
+  const reader = res.body!.getReader();
+  await reader.read();
+  await signOut(deps, session.cookie);
+  const started = Date.now();
+  let done = false;
+  while (!done && Date.now() - started < 5000) done = (await reader.read()).done;
+  assert.equal(done, true, 'the stream ended after sign-out');
 });
 
 test('signed-out pages send the browser to /login', async () => {

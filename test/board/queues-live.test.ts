@@ -121,7 +121,8 @@ test('the main controls are reachable with the Tab key, and Enter on a card open
   }
   await page.keyboard.press('Enter');
   await page.locator('#drawer').getByRole('heading', { name: 'Keyboard todo' }).waitFor();
-  assert.equal(await page.evaluate(() => document.activeElement?.id), 'drawer-title');
+  // Focus moves to the drawer's heading once htmx has settled the swap.
+  await page.waitForFunction(() => document.activeElement?.id === 'drawer-title', null, { timeout: 2000 });
   await page.keyboard.press('Escape');
   assert.equal(await page.locator('#drawer').innerHTML(), '');
 });
@@ -139,4 +140,19 @@ test('on a phone-sized screen in dark mode the queues page fits the width and us
   const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
   assert.equal(background, 'rgb(13, 17, 23)');
   await screenshot(page, 'queues-phone-dark');
+});
+
+test('a todo on its last attempt (max_attempts 1) moves live when claimed and when it fails into the dead letter', async () => {
+  const { who, slug, credential } = await setup();
+  await pushTodo(deps(), who.id, slug, { queue: 'inbox', title: 'Only once', max_attempts: 1 }, new Date());
+  const { page } = await signedInPage(browser, url, who);
+  await cardIn(page, slug, 'inbox', 'pending', 'Only once').waitFor();
+  await liveOpen(page);
+  const agent = await connect(url, credential, 'last-attempt');
+  const claimed = await ok(agent, 'claim_next', {});
+  await cardIn(page, slug, 'inbox', 'claimed', 'Only once').waitFor({ timeout: 5000 });
+  await ok(agent, 'fail', { id: claimed.todo.id, error: 'no luck' });
+  const dead = cardIn(page, slug, 'inbox', 'failed', 'Only once');
+  await dead.waitFor({ timeout: 5000 });
+  assert.match((await dead.textContent()) ?? '', /attempt 1\/1/);
 });
