@@ -6,7 +6,7 @@ import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Pool } from '../db/pool.js';
-import { boardPages } from '../board/index.js';
+import { boardHeaders, boardPages } from '../board/index.js';
 import { sessionPages } from '../board/session.js';
 import { setupPages } from '../board/setup.js';
 import { mcpRoutes, type McpBus } from '../mcp/server.js';
@@ -85,6 +85,7 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
   // a cross-site form (no CORS preflight) can never drive the API.
   void app.register(async (board) => {
     await board.register(formbody);
+    boardHeaders(board);
     setupPages(board, identity, auth);
     sessionPages(board, identity, auth);
     const operator = { ...identity, defaultLeaseSeconds: deps.defaultLeaseSeconds, ...counted };

@@ -24,6 +24,7 @@ function nav(chrome: Chrome): string {
 export function page(title: string, body: string, chrome?: Chrome): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escape(title)} · Switchboard</title>
+<meta name="htmx-config" content='{"includeIndicatorStyles":false}'>
 <link rel="stylesheet" href="/board/static/board.css">
 <script src="/board/static/htmx.min.js" defer></script><script src="/board/static/board.js" defer></script></head>
 <body hx-boost="true"><a class="skip" href="#main">Skip to content</a>${chrome ? nav(chrome) : ''}

@@ -59,10 +59,16 @@ export async function signedInPage(
   url: string,
   who: { email: string },
   options: BrowserContextOptions = {},
-): Promise<{ context: BrowserContext; page: Page }> {
+): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
   const context = await browser.newContext({ ...options, baseURL: url });
   after(() => context.close());
   const page = await context.newPage();
+  // Console errors and uncaught exceptions, a CSP refusal among them.
+  const errors: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text());
+  });
+  page.on('pageerror', (error) => errors.push(error.message));
   await page.goto('/login');
   if (options.colorScheme === undefined && options.javaScriptEnabled !== false) await screenshot(page, 'login');
   await page.getByLabel('Email').fill(who.email);
@@ -70,7 +76,7 @@ export async function signedInPage(
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.waitForURL(`${url}/`);
   await page.getByRole('heading', { name: 'Queues', level: 1 }).waitFor();
-  return { context, page };
+  return { context, page, errors };
 }
 
 /** Saves a full-page screenshot under test-output/board/. */

@@ -213,6 +213,23 @@ test('signing out ends an open live stream', async () => {
   assert.equal(done, true, 'the stream ended after sign-out');
 });
 
+test("board pages forbid framing and run only the board's own scripts and styles", async () => {
+  const me = await person('Headers');
+  for (const path of ['/', '/login', '/endpoints']) {
+    const res = await fetch(url + path, { headers: { cookie: me.cookie } });
+    await res.text();
+    const csp = res.headers.get('content-security-policy') ?? '';
+    assert.match(csp, /script-src 'self'/, path);
+    assert.match(csp, /frame-ancestors 'none'/, path);
+    assert.equal(res.headers.get('x-frame-options'), 'DENY', path);
+  }
+  const htmx = await fetch(`${url}/board/static/htmx.min.js`);
+  assert.equal(htmx.status, 200);
+  assert.match(htmx.headers.get('content-type') ?? '', /javascript/);
+  assert.match(await htmx.text(), /htmx/);
+  assert.equal((await fetch(`${url}/board/static/..%2Fguard.ts`)).status, 404);
+});
+
 test('signed-out pages send the browser to /login', async () => {
   for (const path of ['/', '/endpoints', '/endpoints/new', '/todos/td_01ARZ3NDEKTSV4RRFFQ69G5FAV']) {
     const res = await get(path, 'sb_session=sbx_nope');

@@ -49,7 +49,7 @@ test('signing in shows every queue of the endpoint with pending, claimed, done a
 
 test('a todo pushed through the form appears live on another open page, without a reload', async () => {
   const { who, slug } = await setup();
-  const { page: watcher } = await signedInPage(browser, url, who);
+  const { page: watcher, errors } = await signedInPage(browser, url, who);
   await liveOpen(watcher);
   await watcher.evaluate(() => ((window as unknown as { marker: number }).marker = 42));
 
@@ -64,6 +64,7 @@ test('a todo pushed through the form appears live on another open page, without 
   await cardIn(watcher, slug, 'inbox', 'pending', 'Build the release').waitFor({ timeout: 5000 });
   assert.equal(await watcher.evaluate(() => (window as unknown as { marker?: number }).marker), 42);
   assert.equal(await lane(watcher, slug, 'inbox', 'pending').locator('.count').textContent(), '1');
+  assert.deepEqual(errors, [], 'no script error and no Content-Security-Policy refusal');
 });
 
 test('a claim over MCP moves the card to claimed with its lease, and complete moves it to done, live', async () => {
@@ -88,7 +89,7 @@ test('a claim over MCP moves the card to claimed with its lease, and complete mo
 test('the drawer shows payload, result and attempts, and cancel then retry move the card', async () => {
   const { who, slug } = await setup();
   await pushTodo(deps(), who.id, slug, { queue: 'inbox', title: 'Drawer todo', payload: { n: 7 } }, new Date());
-  const { page } = await signedInPage(browser, url, who);
+  const { page, errors } = await signedInPage(browser, url, who);
   await cardIn(page, slug, 'inbox', 'pending', 'Drawer todo').getByRole('link').click();
   const drawer = page.locator('#drawer');
   await drawer.getByRole('heading', { name: 'Drawer todo' }).waitFor();
@@ -104,6 +105,7 @@ test('the drawer shows payload, result and attempts, and cancel then retry move 
   await canceled.getByRole('link').click();
   await drawer.getByRole('button', { name: 'Retry now' }).click();
   await cardIn(page, slug, 'inbox', 'pending', 'Drawer todo').waitFor();
+  assert.deepEqual(errors, [], 'no script error and no Content-Security-Policy refusal');
 });
 
 test('the main controls are reachable with the Tab key, and Enter on a card opens its drawer', async () => {
