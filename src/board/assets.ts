@@ -1,9 +1,10 @@
 // The board's static files: its stylesheet and script (static/), and htmx served from
-// the installed `htmx.org` package (no CDN). Read once when the routes are registered.
+// the installed `htmx.org` package (no CDN). Read once when the routes are registered;
+// browsers may keep them for an hour (pages themselves are never cached).
 
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 
 const require = createRequire(import.meta.url);
 
@@ -17,7 +18,10 @@ export function assetRoutes(app: FastifyInstance): void {
   const loaded = Object.fromEntries(
     Object.entries(FILES).map(([name, f]) => [name, { body: readFileSync(f.path), type: f.type }]),
   );
-  app.get<{ Params: { name: string } }>('/board/static/:name', async (request, reply) => {
+  const cacheable = async (_request: unknown, reply: FastifyReply) => {
+    if (reply.statusCode === 200) void reply.header('Cache-Control', 'public, max-age=3600');
+  };
+  app.get<{ Params: { name: string } }>('/board/static/:name', { onSend: cacheable }, async (request, reply) => {
     const file = Object.hasOwn(loaded, request.params.name) ? loaded[request.params.name] : undefined;
     if (!file) return reply.status(404).type('text/plain; charset=utf-8').send('not found');
     return reply.type(file.type).send(file.body);

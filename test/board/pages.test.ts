@@ -226,6 +226,7 @@ test("board pages forbid framing and run only the board's own scripts and styles
   const htmx = await fetch(`${url}/board/static/htmx.min.js`);
   assert.equal(htmx.status, 200);
   assert.match(htmx.headers.get('content-type') ?? '', /javascript/);
+  assert.equal(htmx.headers.get('cache-control'), 'public, max-age=3600');
   assert.match(await htmx.text(), /htmx/);
   assert.equal((await fetch(`${url}/board/static/..%2Fguard.ts`)).status, 404);
 });
