@@ -231,6 +231,21 @@ test("board pages forbid framing and run only the board's own scripts and styles
   assert.equal((await fetch(`${url}/board/static/..%2Fguard.ts`)).status, 404);
 });
 
+test('an action returns only to a page of this board, never to another site', async () => {
+  const me = await person('Redirects');
+  const cancel = await post(`/todos/${me.todo.id}/cancel`, me.cookie, { csrf: me.csrf, back: '//evil.example/x' });
+  assert.equal(cancel.status, 303);
+  assert.equal(cancel.location, '/');
+  const retry = await post(`/todos/${me.todo.id}/retry`, me.cookie, { csrf: me.csrf, back: `/todos/${me.todo.id}` });
+  assert.equal(retry.location, `/todos/${me.todo.id}`);
+  for (const back of ['https://evil.example', '/\\evil.example', 'javascript:alert(1)']) {
+    const again = await post(`/todos/${me.todo.id}/cancel`, me.cookie, { csrf: me.csrf, back });
+    assert.equal(again.status, 303, back);
+    assert.equal(again.location, '/', back);
+    await post(`/todos/${me.todo.id}/retry`, me.cookie, { csrf: me.csrf });
+  }
+});
+
 test('signed-out pages send the browser to /login', async () => {
   for (const path of ['/', '/endpoints', '/endpoints/new', '/todos/td_01ARZ3NDEKTSV4RRFFQ69G5FAV']) {
     const res = await get(path, 'sb_session=sbx_nope');
