@@ -90,6 +90,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
       defaultLeaseSeconds: config.todos.defaultLeaseSeconds,
       syntheticAdmin,
       trustProxy: config.trustProxy,
+      retentionMs: config.sweeps.retentionMs,
       instanceId,
       bus,
       onStreamOpen: (endpointId, sessionId) => void doorbell.attached(endpointId, sessionId),

@@ -43,6 +43,8 @@ export interface HttpDeps extends HealthDeps {
   onStreamOpen?: (endpointId: string, sessionId: string) => void;
   /** How often an open board stream re-reads its view; default 1 s. */
   boardPollMs?: number;
+  /** Shown read-only on the board's settings page. */
+  retentionMs?: number;
   now?: () => Date;
 }
 
@@ -96,6 +98,7 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
       pollMs: deps.boardPollMs ?? 1000,
       log: deps.log,
       ...(deps.bus ? { bus: deps.bus } : {}),
+      settings: deps.retentionMs === undefined ? {} : { retentionMs: deps.retentionMs },
     });
   });
   mcpRoutes(app, {

@@ -10,13 +10,13 @@ export const escape = (text: string) =>
 export interface Chrome {
   email: string;
   csrf: string;
-  current?: 'queues' | 'endpoints';
+  current?: 'queues' | 'endpoints' | 'settings';
 }
 
 function nav(chrome: Chrome): string {
   const item = (href: string, key: Chrome['current'], label: string) =>
     `<a href="${href}"${chrome.current === key ? ' aria-current="page"' : ''}>${label}</a>`;
-  return `<header class="top"><nav aria-label="Main">${item('/', 'queues', 'Queues')}${item('/endpoints', 'endpoints', 'Endpoints')}</nav>
+  return `<header class="top"><nav aria-label="Main">${item('/', 'queues', 'Queues')}${item('/endpoints', 'endpoints', 'Endpoints')}${item('/settings', 'settings', 'Settings')}</nav>
 <form method="post" action="/logout" class="inline"><input type="hidden" name="csrf" value="${escape(chrome.csrf)}">
 <span class="who">${escape(chrome.email)}</span> <button type="submit">Sign out</button></form></header>`;
 }

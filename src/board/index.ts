@@ -7,6 +7,7 @@ import { endpointPages } from './endpoints.js';
 import { eventRoutes, type EventDeps } from './events.js';
 import { queuePages } from './queues.js';
 import { sessionPage } from './session-page.js';
+import { settingsPage, type SettingsView } from './settings.js';
 import { wizardPages } from './wizard.js';
 
 export type { EventDeps as BoardDeps } from './events.js';
@@ -39,11 +40,12 @@ export function boardHeaders(app: FastifyInstance): void {
   });
 }
 
-export function boardPages(app: FastifyInstance, deps: EventDeps): void {
+export function boardPages(app: FastifyInstance, deps: EventDeps & { settings?: SettingsView }): void {
   assetRoutes(app);
   queuePages(app, deps);
   endpointPages(app, deps);
   wizardPages(app, deps);
   sessionPage(app, deps);
+  settingsPage(app, deps);
   eventRoutes(app, deps);
 }

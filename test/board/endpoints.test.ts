@@ -139,11 +139,22 @@ test('every form control on the board pages has a label, and every button a name
   }
   await page.getByRole('button', { name: 'Vend endpoint' }).click();
   await page.getByRole('heading', { name: 'Endpoint vended' }).waitFor();
-  for (const path of ['/', '/endpoints']) {
+  for (const path of ['/', '/settings', '/endpoints']) {
     await page.goto(path);
     seen[path] = await unlabeled();
   }
   await page.getByRole('link', { name: 'Labels' }).click();
   seen['endpoint page'] = await unlabeled();
   for (const [where, list] of Object.entries(seen)) assert.deepEqual(list, [], `unlabeled on ${where}`);
+});
+
+test('a member reads the settings page: retention shown read-only, naming the variable that sets it', async () => {
+  const who = await human(db, 'member');
+  const { page } = await signedInPage(browser, url, who);
+  await page.getByRole('link', { name: 'Settings' }).click();
+  await page.getByRole('heading', { name: 'Settings', level: 1 }).waitFor();
+  assert.equal(await page.locator('[data-setting="retention"]').textContent(), '30 days');
+  assert.match((await page.locator('main').textContent()) ?? '', /SWITCHBOARD_RETENTION/);
+  assert.equal(await page.locator('main form').count(), 0, 'nothing to change here yet');
+  await screenshot(page, 'settings');
 });
