@@ -92,7 +92,7 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
     sessionPages(board, identity, auth);
     const operator = { ...identity, defaultLeaseSeconds: deps.defaultLeaseSeconds, ...counted };
     boardPages(board, {
-      identity,
+      identity: { ...identity, syntheticAdmin: deps.syntheticAdmin },
       operator,
       now,
       pollMs: deps.boardPollMs ?? 1000,

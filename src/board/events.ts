@@ -10,11 +10,11 @@
 // compared with the last push, so an idle board sends nothing. The poll re-checks the
 // board session: signing out ends the stream.
 
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { endpointCards, lanesFingerprint, ownedEndpointIds, queueLanes } from '../endpoints/board.js';
-import { boardSession, type BoardSession } from '../identity/board-sessions.js';
+import type { BoardSession } from '../identity/board-sessions.js';
 import { endpointsFragment } from './endpoint-html.js';
-import { SESSION_COOKIE } from './guard.js';
+import { boardCaller } from './guard.js';
 import { lanesFragment } from './queue-html.js';
 import type { BoardDeps } from './queues.js';
 
@@ -50,7 +50,7 @@ class BoardStream {
   constructor(
     private readonly deps: EventDeps,
     private readonly session: BoardSession,
-    private readonly cookie: string | undefined,
+    private readonly request: FastifyRequest,
     private readonly view: View,
     private readonly reply: FastifyReply,
     private owned: Set<string>,
@@ -121,7 +121,7 @@ class BoardStream {
 
   private async poll(): Promise<void> {
     try {
-      if (!(await boardSession(this.deps.identity, this.cookie))) return this.end();
+      if (!(await boardCaller(this.deps.identity, this.request))) return this.end();
       this.owned = await ownedEndpointIds(this.deps.operator, this.session.principal.human.id, this.deps.now());
       if (this.view === 'queues') {
         const fingerprint = await lanesFingerprint(this.deps.operator, this.owned);
@@ -141,13 +141,12 @@ export function eventRoutes(app: FastifyInstance, deps: EventDeps): void {
   app.addHook('preClose', async () => [...open].forEach((stream) => stream.end()));
 
   app.get<{ Querystring: { view?: string } }>('/board/events', async (request, reply) => {
-    const cookie = request.cookies[SESSION_COOKIE];
-    const session = await boardSession(deps.identity, cookie);
+    const session = await boardCaller(deps.identity, request);
     if (!session) return reply.status(401).type('text/plain; charset=utf-8').send('sign in first');
     const view: View = request.query.view === 'endpoints' ? 'endpoints' : 'queues';
     const owned = await ownedEndpointIds(deps.operator, session.principal.human.id, deps.now());
     reply.hijack();
-    const stream = new BoardStream(deps, session, cookie, view, reply, owned);
+    const stream = new BoardStream(deps, session, request, view, reply, owned);
     open.add(stream);
     stream.start(() => open.delete(stream));
   });

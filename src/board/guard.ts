@@ -3,13 +3,21 @@
 // CSRF token with the session's in constant time. Also the board's answer for errors a
 // use case raises: the page again with the message, or 404 for what is not theirs.
 
-import { timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { boardSession, type BoardSession } from '../identity/board-sessions.js';
-import type { IdentityDeps } from '../identity/principal.js';
+import type { IdentityDeps, Principal } from '../identity/principal.js';
 import { errorLine, page, type Chrome } from './html.js';
 
 export const SESSION_COOKIE = 'sb_session';
+/** With auth off there is no sign-in: the CSRF token is a double-submit cookie instead. */
+const LOCAL_CSRF_COOKIE = 'sb_local_csrf';
+
+/** What the board needs to know who is asking. */
+export interface BoardIdentity extends IdentityDeps {
+  /** Set when SWITCHBOARD_AUTH=off: every request is this admin, without signing in. */
+  syntheticAdmin?: Principal | null;
+}
 
 export type Form = Record<string, string | string[] | undefined>;
 
@@ -20,13 +28,34 @@ export function sameToken(a: unknown, b: string | undefined): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/**
+ * The caller's board session without answering anything: from the session cookie, or
+ * with auth off the synthetic admin, whose CSRF token lives in a cookie of its own (set
+ * when a reply is at hand), so a cross-site form still cannot act on a loopback server.
+ */
+export async function boardCaller(
+  deps: BoardIdentity,
+  request: FastifyRequest,
+  reply?: FastifyReply,
+): Promise<BoardSession | null> {
+  if (deps.syntheticAdmin) {
+    let csrf = request.cookies[LOCAL_CSRF_COOKIE];
+    if (!csrf && reply) {
+      csrf = randomBytes(18).toString('base64url');
+      void reply.setCookie(LOCAL_CSRF_COOKIE, csrf, { path: '/', httpOnly: true, sameSite: 'lax' });
+    }
+    return { principal: deps.syntheticAdmin, csrf: csrf ?? '' };
+  }
+  return boardSession(deps, request.cookies[SESSION_COOKIE]);
+}
+
 /** The board session, or null after sending a redirect to /login. */
 export async function signedIn(
-  deps: IdentityDeps,
+  deps: BoardIdentity,
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<BoardSession | null> {
-  const session = await boardSession(deps, request.cookies[SESSION_COOKIE]);
+  const session = await boardCaller(deps, request, reply);
   if (!session) void reply.redirect('/login', 303);
   return session;
 }
@@ -44,7 +73,7 @@ export function html(reply: FastifyReply, status: number, body: string) {
  * answering (redirect to /login, or 403 with a page that says the form expired).
  */
 export async function signedInForm(
-  deps: IdentityDeps,
+  deps: BoardIdentity,
   request: FastifyRequest<{ Body: Form }>,
   reply: FastifyReply,
 ): Promise<BoardSession | null> {

@@ -8,13 +8,22 @@ import { queueLanes } from '../endpoints/board.js';
 import { cancelTodo, pushTodo, retryTodo, showTodo, type OperatorDeps } from '../endpoints/todos.js';
 import { isAppError } from '../domain/errors.js';
 import type { BoardSession } from '../identity/board-sessions.js';
-import type { IdentityDeps } from '../identity/principal.js';
-import { backTo, chromeOf, field, html, notFoundPage, signedIn, signedInForm, type Form } from './guard.js';
+import {
+  backTo,
+  type BoardIdentity,
+  chromeOf,
+  field,
+  html,
+  notFoundPage,
+  signedIn,
+  signedInForm,
+  type Form,
+} from './guard.js';
 import { errorLine, escape, page } from './html.js';
 import { drawer, lanesFragment, pushForm, todoDetail, type PushValues } from './queue-html.js';
 
 export interface BoardDeps {
-  identity: IdentityDeps;
+  identity: BoardIdentity;
   operator: OperatorDeps;
   now: () => Date;
 }
