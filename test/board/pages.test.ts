@@ -246,6 +246,27 @@ test('an action returns only to a page of this board, never to another site', as
   }
 });
 
+test('the wizard keeps the step and names the field when an answer is wrong, and writes nothing', async () => {
+  const me = await person('Wizard checks');
+  const before = await endpointCount();
+  const empty = await post('/endpoints/new', me.cookie, { csrf: me.csrf, step: 'name', name: '  ' });
+  assert.equal(empty.status, 400);
+  assert.match(empty.text, /name: must not be empty/);
+  assert.match(empty.text, /Step 1 of 5/);
+  const bad = await post('/endpoints/new', me.cookie, {
+    csrf: me.csrf,
+    step: 'queues',
+    name: 'ok',
+    queues: 'inbox, Bad Queue!',
+  });
+  assert.equal(bad.status, 400);
+  assert.match(bad.text, /queues: &quot;Bad&quot; must match/);
+  assert.match(bad.text, /Step 2 of 5/);
+  const skipped = await post('/endpoints', me.cookie, { csrf: me.csrf, name: 'ok', queues: '-nope' });
+  assert.equal(skipped.status, 400);
+  assert.equal(await endpointCount(), before);
+});
+
 test('signed-out pages send the browser to /login', async () => {
   for (const path of ['/', '/endpoints', '/endpoints/new', '/todos/td_01ARZ3NDEKTSV4RRFFQ69G5FAV']) {
     const res = await get(path, 'sb_session=sbx_nope');
