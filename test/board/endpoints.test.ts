@@ -77,7 +77,15 @@ for (const javaScriptEnabled of [true, false]) {
     const card = page.locator(`article[data-endpoint="${me.endpoint.slug}"]`);
     await card.getByText('wizard-agent 1.2.3').waitFor({ timeout: 5000 });
     assert.match((await card.textContent()) ?? '', /active/);
-    if (javaScriptEnabled) await screenshot(page, 'endpoints');
+    const created = card.locator('time').first();
+    const utc = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/;
+    if (javaScriptEnabled) {
+      assert.match((await created.getAttribute('title')) ?? '', utc, 'UTC moves to the tooltip');
+      assert.doesNotMatch((await created.textContent()) ?? '', / UTC$/, 'shown in the viewer’s zone');
+      await screenshot(page, 'endpoints');
+    } else {
+      assert.match((await created.textContent()) ?? '', utc);
+    }
 
     await card.getByRole('link', { name: 'wizard-agent 1.2.3' }).click();
     await page.getByRole('heading', { name: `Session of ${name}` }).waitFor();

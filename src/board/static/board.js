@@ -1,7 +1,8 @@
 // The board's only script, on top of htmx: error pages are swapped in like any other
-// (a form with a mistake shows its message), the todo drawer opens and closes, and the
-// element marked data-live is kept fresh from the board's SSE stream. Everything here is
-// an enhancement: every page works without it.
+// (a form with a mistake shows its message), the todo drawer opens and closes, the
+// element marked data-live is kept fresh from the board's SSE stream, and times are
+// shown in the viewer's own zone (UTC stays in the tooltip). Everything here is an
+// enhancement: every page works without it.
 (function () {
   'use strict';
   htmx.config.responseHandling = [
@@ -13,6 +14,16 @@
   let source = null;
   let sourceUrl = null;
 
+  function localizeTimes(root) {
+    for (const time of root.querySelectorAll('time[datetime]:not([data-local])')) {
+      const at = new Date(time.getAttribute('datetime'));
+      if (Number.isNaN(at.getTime())) continue;
+      time.setAttribute('title', time.textContent);
+      time.setAttribute('data-local', 'true');
+      time.textContent = at.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+    }
+  }
+
   function replaceFragments(html) {
     const template = document.createElement('template');
     template.innerHTML = html;
@@ -22,6 +33,7 @@
       if (!current) continue;
       current.replaceWith(fresh);
       htmx.process(fresh);
+      localizeTimes(fresh);
     }
     const again = focusedId && document.getElementById(focusedId);
     if (again && document.activeElement === document.body) again.focus();
@@ -45,9 +57,13 @@
     if (drawer) drawer.innerHTML = '';
   }
 
-  document.addEventListener('DOMContentLoaded', connect);
+  document.addEventListener('DOMContentLoaded', () => {
+    connect();
+    localizeTimes(document);
+  });
   document.addEventListener('htmx:afterSettle', (event) => {
     connect();
+    localizeTimes(document);
     const drawer = document.getElementById('drawer');
     if (drawer && event.target === drawer) {
       const heading = drawer.querySelector('h2');
