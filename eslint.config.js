@@ -10,7 +10,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['*.js', 'bin/*.js', 'scripts/*.mjs'] },
+        projectService: { allowDefaultProject: ['*.js', 'bin/*.js', 'scripts/*.mjs', 'src/board/static/*.js'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -39,5 +39,10 @@ export default tseslint.config(
     files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
+  },
+  {
+    // The board's one browser script.
+    files: ['src/board/static/*.js'],
+    languageOptions: { globals: { document: 'readonly', htmx: 'readonly', EventSource: 'readonly' } },
   },
 );

@@ -109,6 +109,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
       defaultLeaseSeconds: config.todos.defaultLeaseSeconds,
       syntheticAdmin,
       trustProxy: config.trustProxy,
+      retentionMs: config.sweeps.retentionMs,
       instanceId,
       bus,
       onStreamOpen: (endpointId, sessionId) => {

@@ -6,6 +6,7 @@ import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Pool } from '../db/pool.js';
+import { boardHeaders, boardPages } from '../board/index.js';
 import { sessionPages } from '../board/session.js';
 import { setupPages } from '../board/setup.js';
 import { mcpRoutes, type McpBus } from '../mcp/server.js';
@@ -50,6 +51,10 @@ export interface HttpDeps extends HealthDeps {
   onStreamClose?: (endpointId: string, sessionId: string) => void;
   /** The session message queue (capacity setting included); tests may leave it out. */
   messages?: MessageDeps;
+  /** How often an open board stream re-reads its view; default 1 s. */
+  boardPollMs?: number;
+  /** Shown read-only on the board's settings page. */
+  retentionMs?: number;
   now?: () => Date;
 }
 
@@ -101,8 +106,19 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
   // a cross-site form (no CORS preflight) can never drive the API.
   void app.register(async (board) => {
     await board.register(formbody);
+    boardHeaders(board);
     setupPages(board, identity, auth);
     sessionPages(board, identity, auth);
+    const operator = { ...identity, defaultLeaseSeconds: deps.defaultLeaseSeconds, ...counted };
+    boardPages(board, {
+      identity: { ...identity, syntheticAdmin: deps.syntheticAdmin },
+      operator,
+      now,
+      pollMs: deps.boardPollMs ?? 1000,
+      log: deps.log,
+      ...(deps.bus ? { bus: deps.bus } : {}),
+      settings: deps.retentionMs === undefined ? {} : { retentionMs: deps.retentionMs },
+    });
   });
   mcpRoutes(app, {
     db: deps.pool,

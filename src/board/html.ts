@@ -1,16 +1,49 @@
-// The board's HTML basics: escaping and the page shell. Server-rendered, no JavaScript
-// needed; one small inline stylesheet that follows the system's light or dark scheme.
+// The board's HTML basics: escaping and the page shell. Pages are complete HTML without
+// JavaScript; with it, htmx (hx-boost) turns links and forms into in-place swaps and
+// board.js keeps the live parts fresh over SSE. One stylesheet (static/board.css) that
+// follows the system's light or dark scheme.
 
 export const escape = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
 
-export function page(title: string, body: string): string {
+/** The signed-in chrome: who, the CSRF token for sign-out, and which nav item is current. */
+export interface Chrome {
+  email: string;
+  csrf: string;
+  current?: 'queues' | 'endpoints' | 'settings';
+}
+
+function nav(chrome: Chrome): string {
+  const item = (href: string, key: Chrome['current'], label: string) =>
+    `<a href="${href}"${chrome.current === key ? ' aria-current="page"' : ''}>${label}</a>`;
+  return `<header class="top"><nav aria-label="Main">${item('/', 'queues', 'Queues')}${item('/endpoints', 'endpoints', 'Endpoints')}${item('/settings', 'settings', 'Settings')}</nav>
+<form method="post" action="/logout" class="inline"><input type="hidden" name="csrf" value="${escape(chrome.csrf)}">
+<span class="who">${escape(chrome.email)}</span> <button type="submit">Sign out</button></form></header>`;
+}
+
+export function page(title: string, body: string, chrome?: Chrome): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escape(title)} · Switchboard</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem;color-scheme:light dark}
-label{display:block;margin:.8rem 0 .2rem}input{width:100%;padding:.5rem;font:inherit;box-sizing:border-box}
-button{margin-top:1.2rem;padding:.5rem 1.2rem;font:inherit}.error{color:#d32f2f}code{word-break:break-all}</style></head>
-<body><h1>${escape(title)}</h1>${body}</body></html>`;
+<meta name="htmx-config" content='{"includeIndicatorStyles":false}'>
+<link rel="stylesheet" href="/board/static/board.css">
+<script src="/board/static/htmx.min.js" defer></script><script src="/board/static/board.js" defer></script></head>
+<body hx-boost="true"><a class="skip" href="#main">Skip to content</a>${chrome ? nav(chrome) : ''}
+<main id="main"><h1>${escape(title)}</h1>${body}</main><div id="drawer" aria-live="polite"></div></body></html>`;
 }
 
 export const errorLine = (message?: string) => (message ? `<p class="error" role="alert">${escape(message)}</p>` : '');
+
+/** A hidden CSRF field for a state-changing form. */
+export const csrfField = (csrf: string) => `<input type="hidden" name="csrf" value="${escape(csrf)}">`;
+
+/** "<1 min", "3 min", "2 h", "5 d": coarse on purpose, so an idle live fragment stays the same. */
+export function roughDuration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return '<1 min';
+  if (s < 3600) return `${Math.floor(s / 60)} min`;
+  if (s < 86_400) return `${Math.floor(s / 3600)} h`;
+  return `${Math.floor(s / 86_400)} d`;
+}
+
+export const isoTime = (d: Date) =>
+  `<time datetime="${d.toISOString()}">${d.toISOString().replace('T', ' ').slice(0, 19)} UTC</time>`;

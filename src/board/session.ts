@@ -1,27 +1,21 @@
-// Board sign-in and sign-out, and the signed-in landing page. The session cookie is
+// Board sign-in and sign-out. The session cookie is
 // HttpOnly, SameSite=Lax, and Secure when the request came over TLS; every form that
 // changes state carries a CSRF token (the session's own, or before sign-in a
 // double-submit cookie), checked in constant time.
 
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Auth } from '../api/auth.js';
 import { isAppError } from '../domain/errors.js';
 import { BOARD_SESSION_TTL_SECONDS, boardSession, signIn, signOut } from '../identity/board-sessions.js';
 import type { IdentityDeps } from '../identity/principal.js';
-import { errorLine, escape, page } from './html.js';
+import { SESSION_COOKIE, sameToken } from './guard.js';
+import { errorLine, page } from './html.js';
 
-export const SESSION_COOKIE = 'sb_session';
+export { SESSION_COOKIE };
 const LOGIN_CSRF_COOKIE = 'sb_login_csrf';
 
 type Form = { Body: Record<string, string | undefined> };
-
-function sameToken(a: string | undefined, b: string | undefined): boolean {
-  if (!a || !b) return false;
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
 
 function cookieOptions(request: FastifyRequest, maxAgeSeconds: number) {
   return {
@@ -79,20 +73,5 @@ export function sessionPages(app: FastifyInstance, deps: IdentityDeps, auth: Aut
     await signOut(deps, cookie);
     void reply.clearCookie(SESSION_COOKIE, { path: '/' });
     return reply.redirect('/login', 303);
-  });
-
-  app.get('/', async (request, reply) => {
-    const session = await boardSession(deps, request.cookies[SESSION_COOKIE]);
-    if (!session) return reply.redirect('/login', 303);
-    const { human } = session.principal;
-    void reply.type('text/html; charset=utf-8');
-    return page(
-      'Switchboard',
-      `<p>Signed in as <strong>${escape(human.email)}</strong> (${human.role}).</p>
-<p>The API is at <code>${escape(deps.publicUrl)}/api/v1</code>; the CLI signs in with
-<code>switchboard login --url ${escape(deps.publicUrl)}</code>.</p>
-<form method="post" action="/logout"><input type="hidden" name="csrf" value="${escape(session.csrf)}">
-<button type="submit">Sign out</button></form>`,
-    );
   });
 }

@@ -4,7 +4,7 @@
 import type { Queryable } from '../db/pool.js';
 import type { Todo } from '../domain/todo.js';
 import { translatePgError } from './pg-errors.js';
-import { NOTIFY_READY, closeAttemptSql, todoColumnsOf, withoutNotice } from './todo-sql.js';
+import { NOTIFY_BOARD, NOTIFY_READY, closeAttemptSql, todoColumnsOf, withoutNotice } from './todo-sql.js';
 
 const COLUMNS = todoColumnsOf('t');
 
@@ -27,7 +27,7 @@ export async function retryNow(db: Queryable, endpointId: string, id: string): P
   }
 }
 
-/** pending, claimed or failed → canceled; an open attempt closes as canceled. */
+/** pending, claimed or failed → canceled; an open attempt closes as canceled; boards hear it. */
 export async function cancel(db: Queryable, endpointId: string, id: string): Promise<Todo | null> {
   const res = await db.query<Todo>(
     `WITH r AS (
@@ -36,8 +36,8 @@ export async function cancel(db: Queryable, endpointId: string, id: string): Pro
        WHERE t.endpoint_id = $1 AND t.id = $2 AND t.state IN ('pending', 'claimed', 'failed') AND NOT t.synthetic
        RETURNING ${COLUMNS}),
      closed AS (${closeAttemptSql('r', 'canceled')})
-     SELECT * FROM r`,
+     SELECT r.*, ${NOTIFY_BOARD} AS notified FROM r`,
     [endpointId, id],
   );
-  return res.rows[0] ?? null;
+  return withoutNotice(res.rows[0]);
 }

@@ -47,6 +47,10 @@ export function withoutNotice<T>(row: (T & { notified?: unknown }) | undefined):
 export const NOTIFY_READY = `pg_notify('${CHANNEL}', json_build_object(
   'type', 'todo_ready', 'endpoint_id', r.endpoint_id, 'queue', r.queue)::text)`;
 
+/** pg_notify telling boards that a todo of row `r`'s endpoint changed without becoming ready. */
+export const NOTIFY_BOARD = `pg_notify('${CHANNEL}', json_build_object(
+  'type', 'board_changed', 'endpoint_id', r.endpoint_id)::text)`;
+
 /**
  * Closes the open attempt of each todo in CTE `src` (which yields endpoint_id, id and
  * claims) with the given outcome. `claims` is the seq of the latest attempt, so this is

@@ -1,0 +1,72 @@
+// HTML for endpoint cards: queues, verbs by family, live sessions (client, stream,
+// last seen), last seen, and the revoke / delete forms. Slots marked data-slot="…" are
+// where later parts land: "Run self-test" and its verdict and the unheard mark (seed
+// 004), the budget link (seed 000), notify hooks and presence (DESIGN §11).
+
+import type { SessionView } from '../endpoints/board.js';
+import type { EndpointView } from '../endpoints/manage.js';
+import { VERB_FAMILIES, type VerbFamily } from '../domain/verbs.js';
+import { csrfField, escape, isoTime, roughDuration } from './html.js';
+
+/** Families wholly granted, then single verbs granted outside a whole family. */
+export function verbSummary(verbs: readonly string[]): string {
+  const granted = new Set(verbs);
+  const families = (Object.keys(VERB_FAMILIES) as VerbFamily[]).filter((f) =>
+    VERB_FAMILIES[f].every((v) => granted.has(v)),
+  );
+  const covered = new Set<string>(families.flatMap((f) => [...VERB_FAMILIES[f]]));
+  const loose = verbs.filter((v) => !covered.has(v));
+  const items = [...families.map((f) => `<strong>${f}</strong>`), ...loose.map((v) => `<code>${escape(v)}</code>`)];
+  return items.length ? items.join(', ') : '<span class="note">none</span>';
+}
+
+function sessionRow(s: SessionView, now: Date): string {
+  const client = `<a href="/sessions/${escape(s.id)}">${escape(s.client_name ?? 'unknown')} ${escape(s.client_version ?? '')}</a>`;
+  const seen = `${roughDuration(now.getTime() - s.last_seen_at.getTime())} ago`;
+  return `<tr data-session="${escape(s.id)}"><td>${client} <span class="slot" data-slot="unheard"></span></td>
+<td>${s.stream_open ? 'open' : 'closed'}</td><td>${seen}</td></tr>`;
+}
+
+function sessionsTable(sessions: SessionView[], now: Date): string {
+  if (sessions.length === 0) return '<p class="note">No live sessions.</p>';
+  const head = '<th scope="col">Client</th><th scope="col">Stream</th><th scope="col">Last seen</th>';
+  const rows = sessions.map((s) => sessionRow(s, now)).join('');
+  return `<table><caption class="note">Sessions</caption><thead><tr>${head}</tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+function cardActions(e: EndpointView, csrf: string): string {
+  const post = (path: string, label: string, cls: string) =>
+    `<form method="post" action="/endpoints/${escape(e.slug)}/${path}" class="inline" hx-confirm="${label} ${escape(e.name)}? This cannot be undone.">${csrfField(csrf)}<button type="submit" class="${cls}">${label} <span class="sr">${escape(e.name)}</span></button></form>`;
+  return `<div class="actions">${e.state === 'active' ? post('revoke', 'Revoke', 'danger') : post('delete', 'Delete', 'danger')}
+<span class="slot" data-slot="self-test"></span><span class="slot" data-slot="budget-link"></span></div>`;
+}
+
+export function endpointCard(
+  view: { endpoint: EndpointView; sessions: SessionView[] },
+  csrf: string,
+  now: Date,
+): string {
+  const e = view.endpoint;
+  return `<article data-endpoint="${escape(e.slug)}" aria-labelledby="ep-${escape(e.id)}">
+<h2 id="ep-${escape(e.id)}"><a href="/endpoints/${escape(e.slug)}">${escape(e.name)}</a> <span class="chip ${e.state}">${e.state}</span></h2>
+<dl><dt>Slug</dt><dd><code>${escape(e.slug)}</code></dd>
+<dt>Queues</dt><dd>${e.queues.map((q) => `<code>${escape(q)}</code>`).join(', ')}</dd>
+<dt>Verbs</dt><dd>${verbSummary(e.verbs)}</dd>
+<dt>Last seen</dt><dd>${e.last_seen_at ? `${roughDuration(now.getTime() - e.last_seen_at.getTime())} ago` : 'never'}</dd>
+<dt>Created</dt><dd>${isoTime(e.created_at)}</dd><dt>Expires</dt><dd>${e.expires_at ? isoTime(e.expires_at) : 'never'}</dd></dl>
+${sessionsTable(view.sessions, now)}
+<div class="slot" data-slot="presence"></div><div class="slot" data-slot="hooks"></div>
+${cardActions(e, csrf)}</article>`;
+}
+
+/** The live fragment of the endpoints page. */
+export function endpointsFragment(
+  views: Array<{ endpoint: EndpointView; sessions: SessionView[] }>,
+  csrf: string,
+  now: Date,
+): string {
+  const body = views.length
+    ? `<div class="cards">${views.map((v) => endpointCard(v, csrf, now)).join('')}</div>`
+    : '<p>No endpoints yet.</p>';
+  return `<div id="endpoint-cards">${body}</div>`;
+}

@@ -1,0 +1,63 @@
+// The endpoints page: a card per endpoint (live over SSE), one endpoint's own page, and
+// the revoke and delete forms. Another human's endpoint answers 404 like an unknown one.
+
+import type { FastifyInstance } from 'fastify';
+import { endpointCards } from '../endpoints/board.js';
+import { deleteEndpoint, revokeEndpoint, showEndpoint } from '../endpoints/manage.js';
+import { isAppError } from '../domain/errors.js';
+import { chromeOf, html, notFoundPage, signedIn, signedInForm, type Form } from './guard.js';
+import { errorLine, page } from './html.js';
+import { endpointCard, endpointsFragment } from './endpoint-html.js';
+import type { BoardDeps } from './queues.js';
+
+type RefParams = { Params: { ref: string } };
+
+export function endpointPages(app: FastifyInstance, deps: BoardDeps): void {
+  app.get('/endpoints', async (request, reply) => {
+    const session = await signedIn(deps.identity, request, reply);
+    if (!session) return reply;
+    const now = deps.now();
+    const views = await endpointCards(deps.operator, session.principal.human.id, now);
+    const body = `<p><a href="/endpoints/new" class="button">Vend an endpoint</a></p>
+<div data-live="/board/events?view=endpoints">${endpointsFragment(views, session.csrf, now)}</div>`;
+    return html(reply, 200, page('Endpoints', body, chromeOf(session, 'endpoints')));
+  });
+
+  app.get<RefParams>('/endpoints/:ref', async (request, reply) => {
+    const session = await signedIn(deps.identity, request, reply);
+    if (!session) return reply;
+    try {
+      const view = await showEndpoint(deps.operator, session.principal.human.id, request.params.ref, deps.now());
+      const body = `<p><a href="/endpoints">All endpoints</a></p>${endpointCard(view, session.csrf, deps.now())}`;
+      return html(reply, 200, page(view.endpoint.name, body, chromeOf(session, 'endpoints')));
+    } catch (err) {
+      if (isAppError(err, 'not_found')) return notFoundPage(reply, session, 'endpoint');
+      throw err;
+    }
+  });
+
+  app.post<RefParams & { Body: Form }>('/endpoints/:ref/revoke', async (request, reply) => {
+    const session = await signedInForm(deps.identity, request, reply);
+    if (!session) return reply;
+    try {
+      await revokeEndpoint(deps.operator, session.principal.human.id, request.params.ref, deps.now());
+    } catch (err) {
+      if (isAppError(err, 'not_found')) return notFoundPage(reply, session, 'endpoint');
+      throw err;
+    }
+    return reply.redirect('/endpoints', 303);
+  });
+
+  app.post<RefParams & { Body: Form }>('/endpoints/:ref/delete', async (request, reply) => {
+    const session = await signedInForm(deps.identity, request, reply);
+    if (!session) return reply;
+    try {
+      await deleteEndpoint(deps.operator, session.principal.human.id, request.params.ref);
+    } catch (err) {
+      if (isAppError(err, 'not_found')) return notFoundPage(reply, session, 'endpoint');
+      if (!isAppError(err, 'conflict')) throw err;
+      return html(reply, 409, page('Not deleted', errorLine(err.message), chromeOf(session, 'endpoints')));
+    }
+    return reply.redirect('/endpoints', 303);
+  });
+}

@@ -1,0 +1,118 @@
+// What every signed-in board route does first: find the board session from its cookie
+// (or send the browser to /login), and for a state-changing form compare the form's
+// CSRF token with the session's in constant time. Also the board's answer for errors a
+// use case raises: the page again with the message, or 404 for what is not theirs.
+
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { boardSession, type BoardSession } from '../identity/board-sessions.js';
+import type { IdentityDeps, Principal } from '../identity/principal.js';
+import { errorLine, page, type Chrome } from './html.js';
+
+export const SESSION_COOKIE = 'sb_session';
+/** With auth off there is no sign-in: the CSRF token is a double-submit cookie instead. */
+const LOCAL_CSRF_COOKIE = 'sb_local_csrf';
+
+/** What the board needs to know who is asking. */
+export interface BoardIdentity extends IdentityDeps {
+  /** Set when SWITCHBOARD_AUTH=off: every request is this admin, without signing in. */
+  syntheticAdmin?: Principal | null;
+}
+
+export type Form = Record<string, string | string[] | undefined>;
+
+export function sameToken(a: unknown, b: string | undefined): boolean {
+  if (typeof a !== 'string' || !a || !b) return false;
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/**
+ * The caller's board session without answering anything: from the session cookie, or
+ * with auth off the synthetic admin, whose CSRF token lives in a cookie of its own (set
+ * when a reply is at hand), so a cross-site form still cannot act on a loopback server.
+ */
+export async function boardCaller(
+  deps: BoardIdentity,
+  request: FastifyRequest,
+  reply?: FastifyReply,
+): Promise<BoardSession | null> {
+  if (deps.syntheticAdmin) {
+    let csrf = request.cookies[LOCAL_CSRF_COOKIE];
+    if (!csrf && reply) {
+      csrf = randomBytes(18).toString('base64url');
+      void reply.setCookie(LOCAL_CSRF_COOKIE, csrf, { path: '/', httpOnly: true, sameSite: 'lax' });
+    }
+    return { principal: deps.syntheticAdmin, csrf: csrf ?? '' };
+  }
+  return boardSession(deps, request.cookies[SESSION_COOKIE]);
+}
+
+/** The board session, or null after sending a redirect to /login. */
+export async function signedIn(
+  deps: BoardIdentity,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<BoardSession | null> {
+  const session = await boardCaller(deps, request, reply);
+  if (!session) void reply.redirect('/login', 303);
+  return session;
+}
+
+export function chromeOf(session: BoardSession, current?: Chrome['current']): Chrome {
+  return { email: session.principal.human.email, csrf: session.csrf, ...(current ? { current } : {}) };
+}
+
+export function html(reply: FastifyReply, status: number, body: string) {
+  return reply.status(status).type('text/html; charset=utf-8').send(body);
+}
+
+/**
+ * The session of a state-changing form with a valid CSRF token; otherwise null after
+ * answering (redirect to /login, or 403 with a page that says the form expired).
+ */
+export async function signedInForm(
+  deps: BoardIdentity,
+  request: FastifyRequest<{ Body: Form }>,
+  reply: FastifyReply,
+): Promise<BoardSession | null> {
+  const session = await signedIn(deps, request, reply);
+  if (!session) return null;
+  if (!sameToken(request.body?.csrf, session.csrf)) {
+    void html(
+      reply,
+      403,
+      page(
+        'Form expired',
+        errorLine('The form expired or did not come from this board; reload and try again.'),
+        chromeOf(session),
+      ),
+    );
+    return null;
+  }
+  return session;
+}
+
+/** A form field as one string ('' when absent); repeated fields take the first. */
+export function field(form: Form | undefined, name: string): string {
+  const value = form?.[name];
+  return (Array.isArray(value) ? value[0] : value) ?? '';
+}
+
+/** A form field that may repeat (checkboxes), as a list. */
+export function fields(form: Form | undefined, name: string): string[] {
+  const value = form?.[name];
+  if (value === undefined) return [];
+  return Array.isArray(value) ? value : [value];
+}
+
+/** Only same-site paths are followed after an action; anything else goes home. */
+export function backTo(form: Form | undefined, fallback: string): string {
+  const back = field(form, 'back');
+  return /^\/(?![/\\])[\w\-./?=&%]*$/.test(back) ? back : fallback;
+}
+
+export function notFoundPage(reply: FastifyReply, session: BoardSession, what: string) {
+  return html(reply, 404, page('Not found', errorLine(`No such ${what}.`), chromeOf(session)));
+}

@@ -1,0 +1,51 @@
+// The board: every page and its live stream, registered in the board's own Fastify
+// context (the one that parses HTML forms). Sign-in and setup live beside it.
+
+import type { FastifyInstance } from 'fastify';
+import { assetRoutes } from './assets.js';
+import { endpointPages } from './endpoints.js';
+import { eventRoutes, type EventDeps } from './events.js';
+import { queuePages } from './queues.js';
+import { sessionPage } from './session-page.js';
+import { settingsPage, type SettingsView } from './settings.js';
+import { wizardPages } from './wizard.js';
+
+export type { EventDeps as BoardDeps } from './events.js';
+
+/**
+ * Only the board's own files run or style a page, nothing may frame it (its buttons
+ * revoke credentials), and forms post only back here: a title an agent wrote that slipped
+ * past escaping still could not run.
+ */
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  // htmx writes style attributes while it swaps; style elements still come only from here.
+  "style-src-attr 'unsafe-inline'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "object-src 'none'",
+].join('; ');
+
+/** The security headers of every board response in this context (pages, forms, files). */
+export function boardHeaders(app: FastifyInstance): void {
+  app.addHook('onSend', async (_request, reply) => {
+    void reply.header('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+    void reply.header('X-Frame-Options', 'DENY');
+    void reply.header('Referrer-Policy', 'same-origin');
+  });
+}
+
+export function boardPages(app: FastifyInstance, deps: EventDeps & { settings?: SettingsView }): void {
+  assetRoutes(app);
+  queuePages(app, deps);
+  endpointPages(app, deps);
+  wizardPages(app, deps);
+  sessionPage(app, deps);
+  settingsPage(app, deps);
+  eventRoutes(app, deps);
+}

@@ -1,0 +1,33 @@
+// A session's own page: which client, whether its notification stream is open, when it
+// was last seen. The message queue panel (seed 002) lands in its data-slot.
+
+import type { FastifyInstance } from 'fastify';
+import { sessionOfHuman } from '../endpoints/board.js';
+import { isAppError } from '../domain/errors.js';
+import { chromeOf, html, notFoundPage, signedIn } from './guard.js';
+import { escape, isoTime, page, roughDuration } from './html.js';
+import type { BoardDeps } from './queues.js';
+
+export function sessionPage(app: FastifyInstance, deps: BoardDeps): void {
+  app.get<{ Params: { id: string } }>('/sessions/:id', async (request, reply) => {
+    const session = await signedIn(deps.identity, request, reply);
+    if (!session) return reply;
+    const now = deps.now();
+    let view;
+    try {
+      view = await sessionOfHuman(deps.operator, session.principal.human.id, request.params.id, now);
+    } catch (err) {
+      if (isAppError(err, 'not_found')) return notFoundPage(reply, session, 'session');
+      throw err;
+    }
+    const { endpoint, session: s } = view;
+    const body = `<p><a href="/endpoints/${escape(endpoint.slug)}">${escape(endpoint.name)}</a></p>
+<dl><dt>Session</dt><dd><code>${escape(s.id)}</code></dd>
+<dt>Client</dt><dd>${escape(s.client_name ?? 'unknown')} ${escape(s.client_version ?? '')}</dd>
+<dt>Stream</dt><dd>${s.stream_open ? 'open' : 'closed'}</dd>
+<dt>Last seen</dt><dd>${roughDuration(now.getTime() - s.last_seen_at.getTime())} ago</dd>
+<dt>Opened</dt><dd>${isoTime(s.created_at)}</dd></dl>
+<section class="slot" data-slot="message-queue"></section>`;
+    return html(reply, 200, page(`Session of ${endpoint.name}`, body, chromeOf(session, 'endpoints')));
+  });
+}

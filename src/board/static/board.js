@@ -1,0 +1,79 @@
+// The board's only script, on top of htmx: error pages are swapped in like any other
+// (a form with a mistake shows its message), the todo drawer opens and closes, the
+// element marked data-live is kept fresh from the board's SSE stream, and times are
+// shown in the viewer's own zone (UTC stays in the tooltip). Everything here is an
+// enhancement: every page works without it.
+(function () {
+  'use strict';
+  htmx.config.responseHandling = [
+    { code: '204', swap: false },
+    { code: '...', swap: true },
+  ];
+  htmx.config.historyCacheSize = 0;
+
+  let source = null;
+  let sourceUrl = null;
+
+  function localizeTimes(root) {
+    for (const time of root.querySelectorAll('time[datetime]:not([data-local])')) {
+      const at = new Date(time.getAttribute('datetime'));
+      if (Number.isNaN(at.getTime())) continue;
+      time.setAttribute('title', time.textContent);
+      time.setAttribute('data-local', 'true');
+      time.textContent = at.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+    }
+  }
+
+  function replaceFragments(html) {
+    const template = document.createElement('template');
+    template.innerHTML = html;
+    const focusedId = document.activeElement && document.activeElement.id;
+    for (const fresh of Array.from(template.content.children)) {
+      const current = fresh.id && document.getElementById(fresh.id);
+      if (!current) continue;
+      current.replaceWith(fresh);
+      htmx.process(fresh);
+      localizeTimes(fresh);
+    }
+    const again = focusedId && document.getElementById(focusedId);
+    if (again && document.activeElement === document.body) again.focus();
+  }
+
+  function connect() {
+    const live = document.querySelector('[data-live]');
+    const url = live ? live.getAttribute('data-live') : null;
+    if (url === sourceUrl) return;
+    if (source) source.close();
+    source = null;
+    sourceUrl = url;
+    if (!url) return;
+    source = new EventSource(url);
+    source.addEventListener('fragment', (event) => replaceFragments(event.data));
+    source.addEventListener('open', () => document.documentElement.setAttribute('data-live-open', 'true'));
+  }
+
+  function closeDrawer() {
+    const drawer = document.getElementById('drawer');
+    if (drawer) drawer.innerHTML = '';
+  }
+
+  document.addEventListener('DOMContentLoaded', () => {
+    connect();
+    localizeTimes(document);
+  });
+  document.addEventListener('htmx:afterSettle', (event) => {
+    connect();
+    localizeTimes(document);
+    const drawer = document.getElementById('drawer');
+    if (drawer && event.target === drawer) {
+      const heading = drawer.querySelector('h2');
+      if (heading) heading.focus();
+    }
+  });
+  document.addEventListener('keydown', (event) => {
+    if (event.key === 'Escape') closeDrawer();
+  });
+  document.addEventListener('click', (event) => {
+    if (event.target.closest && event.target.closest('[data-close-drawer]')) closeDrawer();
+  });
+})();

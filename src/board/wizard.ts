@@ -1,0 +1,162 @@
+// The vend wizard, as full pages that work without JavaScript: name → queues → verb
+// families (admission and hooks unchecked, with their notes) → lifetime → confirm →
+// the one-time reveal of the credential, the .mcp.json block and the `claude mcp add`
+// line. Answers so far travel as hidden fields; each step is checked before the next is
+// shown, and nothing is written until the confirm step's form is posted.
+
+import type { FastifyInstance } from 'fastify';
+import { vendEndpoint } from '../endpoints/manage.js';
+import { isAppError } from '../domain/errors.js';
+import { QUEUE_NAME } from '../domain/todo.js';
+import { FAMILY_NOTES, VERB_FAMILIES, type VerbFamily } from '../domain/verbs.js';
+import type { BoardSession } from '../identity/board-sessions.js';
+import { chromeOf, field, fields, html, signedIn, signedInForm, type Form } from './guard.js';
+import { csrfField, errorLine, escape, page } from './html.js';
+import type { BoardDeps } from './queues.js';
+
+const STEPS = ['name', 'queues', 'verbs', 'lifetime', 'confirm'] as const;
+type Step = (typeof STEPS)[number];
+const FAMILIES = Object.keys(VERB_FAMILIES) as VerbFamily[];
+const DEFAULT_FAMILIES: VerbFamily[] = ['drain', 'create', 'messages'];
+/** Lifetimes offered, in days; 0 is "never expires". */
+const LIFETIMES: Record<string, { label: string; days: number }> = {
+  never: { label: 'Never expires', days: 0 },
+  '1d': { label: '1 day', days: 1 },
+  '7d': { label: '7 days', days: 7 },
+  '30d': { label: '30 days', days: 30 },
+  '90d': { label: '90 days', days: 90 },
+};
+
+interface Answers {
+  name: string;
+  queues: string;
+  /** False until the verbs step has been answered: then the defaults stand. */
+  verbsChosen: boolean;
+  verbs: string[];
+  lifetime: string;
+}
+
+function answersOf(form: Form | undefined): Answers {
+  const verbsChosen = field(form, 'verbs_chosen') === '1' || field(form, 'step') === 'verbs';
+  return {
+    name: field(form, 'name'),
+    queues: field(form, 'queues') || 'inbox',
+    verbsChosen,
+    verbs: verbsChosen ? fields(form, 'verbs').filter((v) => FAMILIES.includes(v as VerbFamily)) : DEFAULT_FAMILIES,
+    lifetime: Object.hasOwn(LIFETIMES, field(form, 'lifetime')) ? field(form, 'lifetime') : 'never',
+  };
+}
+
+const queueList = (text: string) => [...new Set(text.split(/[\s,]+/).filter(Boolean))];
+
+/** The first problem with the answers up to this step, or null. */
+function problem(step: Step, a: Answers): string | null {
+  const upTo = STEPS.indexOf(step);
+  if (upTo >= 0 && !a.name.trim()) return 'name: must not be empty';
+  if (upTo >= 0 && a.name.trim().length > 80) return 'name: must be at most 80 characters';
+  if (upTo >= 1) {
+    const queues = queueList(a.queues);
+    if (queues.length === 0) return 'queues: name at least one queue';
+    const bad = queues.find((q) => !QUEUE_NAME.test(q));
+    if (bad) return `queues: "${bad}" must match [a-z0-9][a-z0-9_-]{0,62}`;
+  }
+  return null;
+}
+
+function hidden(a: Answers, except: Step): string {
+  const h = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escape(value)}">`;
+  return [
+    except === 'name' ? '' : h('name', a.name),
+    except === 'queues' ? '' : h('queues', a.queues),
+    except === 'verbs' || !a.verbsChosen ? '' : h('verbs_chosen', '1') + a.verbs.map((v) => h('verbs', v)).join(''),
+    except === 'lifetime' ? '' : h('lifetime', a.lifetime),
+  ].join('');
+}
+
+function stepFields(step: Step, a: Answers): string {
+  if (step === 'name')
+    return `<label for="wiz-name">Name</label><input id="wiz-name" name="name" required maxlength="80" value="${escape(a.name)}" autofocus>`;
+  if (step === 'queues')
+    return `<label for="wiz-queues">Queues (separated by commas or spaces)</label><input id="wiz-queues" name="queues" value="${escape(a.queues)}" autofocus>`;
+  if (step === 'verbs')
+    return `<fieldset><legend>Verb families</legend>${FAMILIES.map(
+      (
+        f,
+      ) => `<label class="check"><input type="checkbox" name="verbs" value="${f}" id="wiz-verbs-${f}"${a.verbs.includes(f) ? ' checked' : ''}>
+<span><strong>${f}</strong> <span class="note">${VERB_FAMILIES[f].join(', ')}${FAMILY_NOTES[f] ? ` — ${escape(FAMILY_NOTES[f])}` : ''}</span></span></label>`,
+    ).join('')}</fieldset>`;
+  if (step === 'lifetime')
+    return `<fieldset><legend>Lifetime</legend>${Object.entries(LIFETIMES)
+      .map(
+        ([key, l]) =>
+          `<label class="check"><input type="radio" name="lifetime" value="${key}" id="wiz-life-${key}"${a.lifetime === key ? ' checked' : ''}> ${l.label}</label>`,
+      )
+      .join('')}</fieldset>`;
+  return `<dl><dt>Name</dt><dd>${escape(a.name)}</dd><dt>Queues</dt><dd>${queueList(a.queues).map(escape).join(', ')}</dd>
+<dt>Verb families</dt><dd>${a.verbs.join(', ') || 'none'}</dd><dt>Lifetime</dt><dd>${LIFETIMES[a.lifetime]?.label ?? ''}</dd></dl>`;
+}
+
+function stepPage(session: BoardSession, step: Step, a: Answers, error?: string | null): string {
+  const n = STEPS.indexOf(step);
+  const last = step === 'confirm';
+  const body = `<p class="note">Step ${n + 1} of ${STEPS.length}: ${step}</p>${errorLine(error ?? undefined)}
+<form method="post" action="${last ? '/endpoints' : '/endpoints/new'}">${csrfField(session.csrf)}
+<input type="hidden" name="step" value="${step}">${hidden(a, step)}${stepFields(step, a)}
+<div class="actions">${n > 0 ? '<button type="submit" name="go" value="back" formnovalidate>Back</button>' : ''}
+<button type="submit" class="primary" name="go" value="next">${last ? 'Vend endpoint' : 'Next'}</button></div></form>`;
+  return page('Vend an endpoint', body, chromeOf(session, 'endpoints'));
+}
+
+function reveal(session: BoardSession, vended: Awaited<ReturnType<typeof vendEndpoint>>): string {
+  const body = `<p role="status"><strong>${escape(vended.endpoint.slug)}</strong> is ready. The credential is shown <strong>only this once</strong>: copy it now.</p>
+<h2>Credential</h2><pre id="credential">${escape(vended.credential)}</pre>
+<h2><code>.mcp.json</code></h2><pre id="mcp-json">${escape(JSON.stringify(vended.mcp_json, null, 2))}</pre>
+<h2>Claude Code</h2><pre id="claude-mcp-add">${escape(vended.claude_mcp_add)}</pre>
+<p><a href="/endpoints/${escape(vended.endpoint.slug)}">Go to the endpoint</a> · <a href="/">Queues</a></p>`;
+  return page('Endpoint vended', body, chromeOf(session, 'endpoints'));
+}
+
+export function wizardPages(app: FastifyInstance, deps: BoardDeps): void {
+  app.get('/endpoints/new', async (request, reply) => {
+    const session = await signedIn(deps.identity, request, reply);
+    return session ? html(reply, 200, stepPage(session, 'name', answersOf(undefined))) : reply;
+  });
+
+  app.post<{ Body: Form }>('/endpoints/new', async (request, reply) => {
+    const session = await signedInForm(deps.identity, request, reply);
+    if (!session) return reply;
+    const form = request.body;
+    const from = STEPS.includes(field(form, 'step') as Step) ? (field(form, 'step') as Step) : 'name';
+    const answers = answersOf(form);
+    const back = field(form, 'go') === 'back';
+    const at = STEPS.indexOf(from);
+    if (back) return html(reply, 200, stepPage(session, STEPS[Math.max(0, at - 1)] ?? 'name', answers));
+    const error = problem(from, answers);
+    if (error) return html(reply, 400, stepPage(session, from, answers, error));
+    return html(reply, 200, stepPage(session, STEPS[Math.min(at + 1, STEPS.length - 1)] ?? 'confirm', answers));
+  });
+
+  app.post<{ Body: Form }>('/endpoints', async (request, reply) => {
+    const session = await signedInForm(deps.identity, request, reply);
+    if (!session) return reply;
+    const answers = answersOf(request.body);
+    if (field(request.body, 'go') === 'back') return html(reply, 200, stepPage(session, 'lifetime', answers));
+    const error = problem('confirm', answers);
+    if (error) return html(reply, 400, stepPage(session, 'confirm', answers, error));
+    const now = deps.now();
+    const days = LIFETIMES[answers.lifetime]?.days ?? 0;
+    const input = {
+      name: answers.name.trim(),
+      queues: queueList(answers.queues),
+      verbs: answers.verbs,
+      ...(days ? { expires_at: new Date(now.getTime() + days * 86_400_000).toISOString() } : {}),
+    };
+    try {
+      const vended = await vendEndpoint(deps.operator, session.principal.human.id, input, now);
+      return html(reply, 201, reveal(session, vended));
+    } catch (err) {
+      if (!isAppError(err, 'invalid_argument') && !isAppError(err, 'conflict')) throw err;
+      return html(reply, 400, stepPage(session, 'confirm', answers, err.message));
+    }
+  });
+}

@@ -1,0 +1,83 @@
+// What the board shows a human: their endpoints with each queue's lanes (counts and the
+// newest cards), and their endpoints with live sessions. Scoped by the owning human like
+// every other operator read; another human's endpoints never appear.
+
+import { notFound } from '../domain/errors.js';
+import { LANES, laneCards, laneCounts, liveFingerprint, type Lane, type LaneCard } from '../store/board-lanes.js';
+import { listLiveSessions, type McpSession } from '../store/sessions.js';
+import { listEndpoints, type EndpointDeps, type EndpointView } from './manage.js';
+
+export { LANES, type Lane, type LaneCard };
+
+/** Cards shown per lane: enough to see what moves, few enough to render every second. */
+export const CARDS_PER_LANE = 20;
+
+export interface QueueLanes {
+  queue: string;
+  lanes: Array<{ lane: Lane; count: number; cards: LaneCard[] }>;
+}
+
+export interface EndpointLanes {
+  endpoint: EndpointView;
+  queues: QueueLanes[];
+}
+
+/** Active endpoints of this human, each granted queue with its four lanes. */
+export async function queueLanes(deps: EndpointDeps, humanId: string, now: Date): Promise<EndpointLanes[]> {
+  const endpoints = (await listEndpoints(deps, humanId, now)).filter((e) => e.state === 'active');
+  const ids = endpoints.map((e) => e.id);
+  if (ids.length === 0) return [];
+  const [counts, cards] = await Promise.all([laneCounts(deps.db, ids), laneCards(deps.db, ids, CARDS_PER_LANE)]);
+  return endpoints.map((endpoint) => ({
+    endpoint,
+    queues: endpoint.queues.map((queue) => ({
+      queue,
+      lanes: LANES.map((lane) => ({
+        lane,
+        count: counts.find((c) => c.endpoint_id === endpoint.id && c.queue === queue && c.lane === lane)?.count ?? 0,
+        cards: cards.filter((c) => c.endpoint_id === endpoint.id && c.queue === queue && c.lane === lane),
+      })),
+    })),
+  }));
+}
+
+export type SessionView = Omit<McpSession, 'endpoint_id'>;
+
+/** Every endpoint of this human (revoked ones too, so they can be deleted) with live sessions. */
+export async function endpointCards(
+  deps: EndpointDeps,
+  humanId: string,
+  now: Date,
+): Promise<Array<{ endpoint: EndpointView; sessions: SessionView[] }>> {
+  const endpoints = await listEndpoints(deps, humanId, now);
+  return Promise.all(
+    endpoints.map(async (endpoint) => ({
+      endpoint,
+      sessions: (await listLiveSessions(deps.db, endpoint.id)).map(({ endpoint_id: _e, ...s }) => s),
+    })),
+  );
+}
+
+/** Changes whenever a lane of these endpoints could have changed; see liveFingerprint. */
+export function lanesFingerprint(deps: EndpointDeps, endpointIds: Set<string>): Promise<string> {
+  return liveFingerprint(deps.db, [...endpointIds]);
+}
+
+/** The ids of this human's endpoints: what a board event stream may hear about. */
+export async function ownedEndpointIds(deps: EndpointDeps, humanId: string, now: Date): Promise<Set<string>> {
+  return new Set((await listEndpoints(deps, humanId, now)).map((e) => e.id));
+}
+
+/** One live session of one of this human's endpoints; another human's answers not_found. */
+export async function sessionOfHuman(
+  deps: EndpointDeps,
+  humanId: string,
+  sessionId: string,
+  now: Date,
+): Promise<{ endpoint: EndpointView; session: SessionView }> {
+  for (const { endpoint, sessions } of await endpointCards(deps, humanId, now)) {
+    const session = sessions.find((s) => s.id === sessionId);
+    if (session) return { endpoint, session };
+  }
+  throw notFound('session', sessionId);
+}
