@@ -12,7 +12,9 @@ import { startEmbedded, type EmbeddedPostgres } from './db/embedded.js';
 import { loadMigrations, migrate } from './db/migrate.js';
 import { createPool, type Pool } from './db/pool.js';
 import { Doorbell } from './doorbell/pump.js';
+import { HookGuard } from './hooks/guard.js';
 import { Metrics } from './metrics/index.js';
+import { startHooksAndPresence } from './hooks/wiring.js';
 import { queueCollectors } from './metrics/queues.js';
 import { ensureSetupLink, localAdmin } from './identity/setup.js';
 import { reringSweep } from './sweeps/doorbell.js';
@@ -75,6 +77,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
     const syntheticAdmin = config.auth ? null : await localAdmin(identity);
     const setupUrl = config.auth ? await ensureSetupLink(identity) : null;
 
+    const hookGuard = new HookGuard(config.hooks);
     const version = versionInfo();
     const metrics = new Metrics();
     queueCollectors(metrics, pool);
@@ -93,11 +96,14 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
       instanceId,
       bus,
       onStreamOpen: (endpointId, sessionId) => void doorbell.attached(endpointId, sessionId),
+      hookGuard,
     });
     // The doorbell writes to the streams this app's MCP sessions hold.
     const doorbell = new Doorbell({ db: pool, instanceId, log, writer: app.mcpSessions });
     const unlisten = doorbell.listen(bus);
     closers.push(async () => unlisten());
+    const push = startHooksAndPresence({ db: pool, log, bus, doorbell, guard: hookGuard, metrics });
+    closers.push(() => push.stop());
 
     const sweeps = new SweepRunner({
       db: pool,
@@ -110,6 +116,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
         endpointExpirySweep(pool, config.sweeps.reaperIntervalMs),
         reringSweep(doorbell),
         idleSessionSweep(pool),
+        push.sweep,
       ],
     });
     await app.listen({ host: config.listen.host, port: config.listen.port });

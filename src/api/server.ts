@@ -12,6 +12,9 @@ import { mcpRoutes, type McpBus } from '../mcp/server.js';
 import type { Principal } from '../identity/principal.js';
 import { createAuth } from './auth.js';
 import { endpointRoutes, ingestRoutes } from './endpoint-routes.js';
+import { hookRoutes } from './hook-routes.js';
+import { presenceRoutes } from './presence-routes.js';
+import { HookGuard } from '../hooks/guard.js';
 import { errorBody, handleError } from './errors.js';
 import { healthRoutes, type HealthDeps } from './health.js';
 import { identityRoutes } from './identity-routes.js';
@@ -41,6 +44,8 @@ export interface HttpDeps extends HealthDeps {
   /** Told when an MCP notification stream opens on this instance (ring-on-attach). */
   onStreamOpen?: (endpointId: string, sessionId: string) => void;
   now?: () => Date;
+  /** The SSRF guard of notify hooks (configured allow-list); absent: https only, no private targets. */
+  hookGuard?: HookGuard;
 }
 
 export function buildHttp(deps: HttpDeps): FastifyInstance {
@@ -78,6 +83,9 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
   const counted = deps.metrics ? { metrics: deps.metrics } : {};
   endpointRoutes(app, { ...identity, defaultLeaseSeconds: deps.defaultLeaseSeconds, ...counted }, auth, now);
   ingestRoutes(app, { pool: deps.pool, defaultLeaseSeconds: deps.defaultLeaseSeconds, ...counted }, auth);
+  const hookGuard = deps.hookGuard ?? new HookGuard({ allowHttp: false, allowCidrs: [] });
+  hookRoutes(app, { ...identity, guard: hookGuard }, auth);
+  presenceRoutes(app, identity, auth);
   // HTML forms are parsed only in the board's own context: /api/v1 takes JSON alone, so
   // a cross-site form (no CORS preflight) can never drive the API.
   void app.register(async (board) => {
@@ -94,6 +102,7 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
     log: deps.log,
     ...(deps.bus ? { bus: deps.bus } : {}),
     ...(deps.onStreamOpen ? { onStreamOpen: deps.onStreamOpen } : {}),
+    hookGuard,
   });
   return app;
 }

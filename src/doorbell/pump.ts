@@ -102,15 +102,19 @@ export class Doorbell {
   }
 
   private async deliver(endpointId: string, todo: RungTodo): Promise<void> {
-    const params = ringParams(todo, newId('rg'));
     this.claimed += 1;
-    if (todo.instance === this.deps.instanceId) {
-      await this.write(todo.session_id, params);
+    await this.send(endpointId, todo, ringParams(todo, newId('rg')));
+  }
+
+  /** Writes a ring to a chosen session: here, or forwarded to the instance holding its stream. */
+  async send(endpointId: string, target: { session_id: string; instance: string }, params: ChannelParams) {
+    if (target.instance === this.deps.instanceId) {
+      await this.write(target.session_id, params);
     } else {
       await publishRing(this.deps.db, {
-        instance: todo.instance,
+        instance: target.instance,
         endpoint_id: endpointId,
-        session_id: todo.session_id,
+        session_id: target.session_id,
         params,
       });
     }

@@ -13,12 +13,14 @@ import type { TodoDeps } from '../todos/index.js';
 import type { VersionInfo } from '../version.js';
 import { toolError, toolResult, type ErrorLog } from './errors.js';
 import { toolsFor, verbFor, type VerbContext } from './verbs/index.js';
+import type { HookGuard } from '../hooks/guard.js';
 
 export interface ProtocolDeps {
   todos: TodoDeps;
   sessions: SessionDeps;
   version: VersionInfo;
   log: ErrorLog;
+  hookGuard?: HookGuard;
 }
 
 /** The endpoint this request authenticated as; set by the /mcp routes on every request. */
@@ -89,6 +91,7 @@ export async function callTool(
         queues: endpoint.queues,
         defaultLeaseSeconds: endpoint.default_lease_seconds,
       },
+      ...(deps.hookGuard ? { hookGuard: deps.hookGuard } : {}),
     };
     return toolResult(await verb.run(ctx, args ?? {}));
   } catch (err) {

@@ -7,14 +7,16 @@ import { AppError } from '../../domain/errors.js';
 import { allVerbs, SELF_VERBS } from '../../domain/verbs.js';
 import { createVerbs } from './create.js';
 import { drainVerbs } from './drain.js';
+import { hookVerbs } from './hooks.js';
 import { messageVerbs } from './messages.js';
+import { presenceVerbs } from './presence.js';
 import { selfVerbs } from './self.js';
 import type { Verb } from './types.js';
 
 export type { Verb, VerbContext } from './types.js';
 
 const VERBS: ReadonlyMap<string, Verb> = new Map(
-  [...drainVerbs, ...createVerbs, ...messageVerbs, ...selfVerbs].map((v) => [v.name, v]),
+  [...drainVerbs, ...createVerbs, ...messageVerbs, ...selfVerbs, ...hookVerbs, ...presenceVerbs].map((v) => [v.name, v]),
 );
 const SELF: ReadonlySet<string> = new Set(SELF_VERBS);
 const GRANTABLE: ReadonlySet<string> = new Set(allVerbs());
