@@ -22,6 +22,9 @@ CREATE TABLE notify_hooks (
   PRIMARY KEY (endpoint_id, id)
 );
 CREATE UNIQUE INDEX notify_hooks_id_idx ON notify_hooks (id);
+-- The ceiling's counter: taking a slot is a conditional UPDATE of the endpoint row, which
+-- concurrent creates cannot race past (a count in the insert statement could be).
+ALTER TABLE endpoints ADD COLUMN notify_hooks_used integer NOT NULL DEFAULT 0 CHECK (notify_hooks_used >= 0);
 
 -- The last ready transition a hook notification was decided for: a todo is due one when
 -- it became ready (updated_at) after this mark, and the deciding UPDATE is conditional on

@@ -14,7 +14,7 @@ import { createPool, type Pool } from './db/pool.js';
 import { Doorbell } from './doorbell/pump.js';
 import { HookGuard } from './hooks/guard.js';
 import { Metrics } from './metrics/index.js';
-import { startHooksAndPresence } from './hooks/wiring.js';
+import { startHooksAndPresence, type PushServices } from './hooks/wiring.js';
 import { queueCollectors } from './metrics/queues.js';
 import { ensureSetupLink, localAdmin } from './identity/setup.js';
 import { reringSweep } from './sweeps/doorbell.js';
@@ -49,6 +49,8 @@ export interface Server {
   pool: Pool;
   doorbell: Doorbell;
   metrics: Metrics;
+  /** Notify hook delivery and presence of this instance. */
+  push: PushServices;
   url: string;
   stop(): Promise<void>;
 }
@@ -137,7 +139,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
       log.info({ setup_url: setupUrl }, `no humans yet: open ${setupUrl} within 1 hour to create the first admin`);
     }
     if (syntheticAdmin) log.warn('SWITCHBOARD_AUTH=off: every request is treated as an admin (loopback only)');
-    return { app, pool, doorbell, metrics, url, stop: closeAll };
+    return { app, pool, doorbell, metrics, push, url, stop: closeAll };
   } catch (err) {
     await closeAll();
     throw err;

@@ -36,12 +36,14 @@ export async function insertNotifyHook(
     max: number;
   },
 ): Promise<NotifyHook | null> {
-  // The endpoint row lock serialises concurrent creates, so the count cannot be raced past.
+  // The slot is taken by a conditional UPDATE of the endpoint's count, re-checked after any
+  // concurrent create's row lock, so concurrent creates cannot pass the ceiling.
   const res = await db.query<NotifyHook>(
-    `WITH locked AS (SELECT id FROM endpoints WHERE id = $1 FOR UPDATE),
-     used AS (SELECT count(*) AS n FROM notify_hooks WHERE endpoint_id = $1)
+    `WITH slot AS (
+       UPDATE endpoints SET notify_hooks_used = notify_hooks_used + 1
+        WHERE id = $1 AND notify_hooks_used < $7 RETURNING id)
      INSERT INTO notify_hooks AS h (endpoint_id, id, url, queues, ignore_presence, secret)
-     SELECT $1, $2, $3, $4, $5, $6 FROM locked, used WHERE used.n < $7
+     SELECT slot.id, $2, $3, $4, $5, $6 FROM slot
      RETURNING ${COLUMNS}`,
     [a.endpointId, a.id, a.url, a.queues, a.ignorePresence, a.secret, a.max],
   );
@@ -71,7 +73,11 @@ export async function rotateNotifyHook(
 }
 
 export async function deleteNotifyHook(db: Queryable, endpointId: string, id: string): Promise<boolean> {
-  const res = await db.query('DELETE FROM notify_hooks WHERE endpoint_id = $1 AND id = $2', [endpointId, id]);
+  const res = await db.query(
+    `WITH gone AS (DELETE FROM notify_hooks WHERE endpoint_id = $1 AND id = $2 RETURNING endpoint_id)
+     UPDATE endpoints e SET notify_hooks_used = e.notify_hooks_used - 1 FROM gone WHERE e.id = gone.endpoint_id`,
+    [endpointId, id],
+  );
   return (res.rowCount ?? 0) > 0;
 }
 
@@ -126,7 +132,8 @@ export interface ReadyTransition {
  * sender-verified, non-synthetic todo whose latest ready transition (updated_at) has not
  * been decided yet, and returns it. Conditional on the mark under SKIP LOCKED, so of all
  * instances hearing the same todo_ready exactly one gets each transition. Only while the
- * endpoint has an enabled hook, and only transitions newer than `maxAgeSeconds`.
+ * endpoint has a hook (a transition while every hook is disabled or held is decided and
+ * skipped, not kept for later), and only transitions newer than `maxAgeSeconds`.
  */
 export async function claimReadyTransitions(
   db: Queryable,
@@ -139,7 +146,7 @@ export async function claimReadyTransitions(
           AND ${SENDER_VERIFIED}
           AND (t.hook_fired_at IS NULL OR t.hook_fired_at < t.updated_at)
           AND t.updated_at > now() - make_interval(secs => $4)
-          AND EXISTS (SELECT 1 FROM notify_hooks h WHERE h.endpoint_id = $1 AND h.enabled)
+          AND EXISTS (SELECT 1 FROM notify_hooks h WHERE h.endpoint_id = $1)
         ORDER BY t.updated_at LIMIT $3 FOR UPDATE SKIP LOCKED)
      UPDATE todos t SET hook_fired_at = t.updated_at
        FROM due WHERE t.endpoint_id = due.endpoint_id AND t.id = due.id

@@ -5,12 +5,7 @@ import { test } from 'node:test';
 import { Temporal } from 'temporal-polyfill';
 import { isAppError } from '../../src/domain/errors.js';
 import { nextShiftStart, parseShift, shiftStatus } from '../../src/presence/shift.js';
-import {
-  clockInChange,
-  clockOutChange,
-  effectivePresence,
-  type PresenceColumns,
-} from '../../src/presence/evaluate.js';
+import { clockInChange, clockOutChange, effectivePresence, type PresenceColumns } from '../../src/presence/evaluate.js';
 
 const at = (iso: string) => Temporal.Instant.from(iso);
 
@@ -93,7 +88,10 @@ test('malformed shifts are refused with invalid_argument naming shift', () => {
       `"${expr}" should be refused`,
     );
   }
-  assert.throws(() => parseShift(42), (err: unknown) => isAppError(err, 'invalid_argument'));
+  assert.throws(
+    () => parseShift(42),
+    (err: unknown) => isAppError(err, 'invalid_argument'),
+  );
 });
 
 test('the next shift start skips the window the instant is in', () => {
@@ -122,7 +120,11 @@ test('an unexpired override beats the shift, which beats the default in', () => 
   });
   const out = row({ shift, presence_override: 'out', override_until: d('2026-11-30T13:00:00Z'), override_by: 'agent' });
   assert.deepEqual(effectivePresence(out, now), { presence: 'out', source: 'agent', until: d('2026-11-30T13:00:00Z') });
-  assert.equal(effectivePresence(out, d('2026-11-30T13:00:00Z')).source, 'shift', 'an expired override no longer counts');
+  assert.equal(
+    effectivePresence(out, d('2026-11-30T13:00:00Z')).source,
+    'shift',
+    'an expired override no longer counts',
+  );
   const op = row({ presence_override: 'out', override_by: 'operator:hu_1' });
   assert.deepEqual(effectivePresence(op, now), { presence: 'out', source: 'operator', until: null });
 });
