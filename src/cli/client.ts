@@ -26,7 +26,7 @@ export class ApiError extends CliError {
 
 export interface ApiClient {
   readonly url: string;
-  request<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T>;
+  request<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T>;
 }
 
 export interface Target {

@@ -8,6 +8,8 @@ import { registerAuth } from './auth.js';
 import { registerEndpoint } from './endpoint.js';
 import { registerTodo } from './todo.js';
 import { registerWebhook } from './webhook.js';
+import { registerHook } from './hook.js';
+import { registerPresence } from './presence.js';
 import { EXIT } from './exit.js';
 
 export async function runCli(argv: string[]): Promise<void> {
@@ -23,6 +25,8 @@ export async function runCli(argv: string[]): Promise<void> {
   registerEndpoint(program);
   registerTodo(program);
   registerWebhook(program);
+  registerHook(program);
+  registerPresence(program);
   registerBridge(program);
   program
     .command('version')
