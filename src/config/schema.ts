@@ -70,9 +70,7 @@ const cidrList = z
       .filter(Boolean);
     const bad = entries.find((e) => {
       const [address, bits, extra] = e.split('/');
-      return (
-        extra !== undefined || !address || isIP(address) === 0 || (bits !== undefined && !/^\d{1,3}$/.test(bits))
-      );
+      return extra !== undefined || !address || isIP(address) === 0 || (bits !== undefined && !/^\d{1,3}$/.test(bits));
     });
     if (bad) {
       ctx.addIssue({ code: 'custom', message: `"${bad}" is not an IP address or CIDR (e.g. 10.0.0.0/8)` });

@@ -16,7 +16,10 @@ import type { Verb } from './types.js';
 export type { Verb, VerbContext } from './types.js';
 
 const VERBS: ReadonlyMap<string, Verb> = new Map(
-  [...drainVerbs, ...createVerbs, ...messageVerbs, ...selfVerbs, ...hookVerbs, ...presenceVerbs].map((v) => [v.name, v]),
+  [...drainVerbs, ...createVerbs, ...messageVerbs, ...selfVerbs, ...hookVerbs, ...presenceVerbs].map((v) => [
+    v.name,
+    v,
+  ]),
 );
 const SELF: ReadonlySet<string> = new Set(SELF_VERBS);
 const GRANTABLE: ReadonlySet<string> = new Set(allVerbs());
