@@ -118,7 +118,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
         endpointExpirySweep(pool, config.sweeps.reaperIntervalMs),
         reringSweep(doorbell),
         idleSessionSweep(pool),
-        push.sweep,
+        ...push.sweeps,
       ],
     });
     await app.listen({ host: config.listen.host, port: config.listen.port });

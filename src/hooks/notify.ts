@@ -13,6 +13,7 @@ import { neutralise } from '../doorbell/content.js';
 import {
   claimReadyTransitions,
   enabledHooks,
+  queuesWithUndecided,
   type HookTargetRow,
   type ReadyTransition,
 } from '../store/notify-hooks.js';
@@ -26,6 +27,10 @@ const MAX_AGE_SECONDS = 3_600;
 /** The body stays identifiers only and under 4 KiB. */
 export const MAX_BODY_BYTES = 4_096;
 const SUMMARY_CHARS = 200;
+/** The sweep leaves transitions this young to their todo_ready notice, still in flight. */
+const NOTICE_GRACE_SECONDS = 5;
+/** Queues the sweep catches up per tick; the rest wait for the next tick. */
+const SWEEP_PAIRS = 200;
 const LABEL_CHARS = 100;
 
 interface Bus {
@@ -88,6 +93,18 @@ export class NotifyHooks {
       this.deps.log.error({ err, endpoint: endpointId }, 'notify hook pass failed');
       return queued;
     }
+  }
+
+  /** The hook sweep: ready transitions whose todo_ready notice was lost. */
+  async sweep(): Promise<{ queued: number }> {
+    let queued = 0;
+    const pairs = await queuesWithUndecided(this.deps.db, {
+      limit: SWEEP_PAIRS,
+      minAgeSeconds: NOTICE_GRACE_SECONDS,
+      maxAgeSeconds: MAX_AGE_SECONDS,
+    });
+    for (const pair of pairs) queued += await this.ready(pair.endpoint_id, pair.queue);
+    return { queued };
   }
 
   private fan(endpointId: string, todo: ReadyTransition, hooks: HookTargetRow[]): number {

@@ -6,6 +6,7 @@ import type { Pool } from '../db/pool.js';
 import type { Metrics } from '../metrics/index.js';
 import { hookMetrics } from '../metrics/hooks.js';
 import { PresenceService, type DigestSender } from '../presence/digest.js';
+import { hookSweep } from '../sweeps/hooks.js';
 import { presenceSweep } from '../sweeps/presence.js';
 import type { Sweep } from '../sweeps/runner.js';
 import { HookDelivery } from './delivery.js';
@@ -20,7 +21,7 @@ export interface PushServices {
   delivery: HookDelivery;
   hooks: NotifyHooks;
   presence: PresenceService;
-  sweep: Sweep;
+  sweeps: Sweep[];
   stop(): Promise<void>;
 }
 
@@ -49,7 +50,7 @@ export function startHooksAndPresence(a: {
     delivery,
     hooks,
     presence,
-    sweep: presenceSweep(presence),
+    sweeps: [presenceSweep(presence), hookSweep(hooks)],
     async stop() {
       offs.forEach((off) => off());
       await delivery.stop();

@@ -176,3 +176,26 @@ export async function enabledHooks(db: Queryable, endpointId: string): Promise<H
   );
   return res.rows;
 }
+
+/**
+ * (endpoint, queue) pairs with ready transitions nobody decided although the endpoint has
+ * hooks: their todo_ready notice was lost (NOTIFY is a hint). For the hook sweep, which
+ * acts for the server across endpoints; transitions younger than `minAgeSeconds` are left
+ * to the notice still in flight.
+ */
+export async function queuesWithUndecided(
+  db: Queryable,
+  a: { limit: number; minAgeSeconds: number; maxAgeSeconds: number },
+): Promise<Array<{ endpoint_id: string; queue: string }>> {
+  const res = await db.query<{ endpoint_id: string; queue: string }>(
+    `SELECT DISTINCT t.endpoint_id, t.queue FROM todos t
+      WHERE t.state = 'pending' AND NOT t.synthetic AND ${SENDER_VERIFIED}
+        AND (t.hook_fired_at IS NULL OR t.hook_fired_at < t.updated_at)
+        AND t.updated_at > now() - make_interval(secs => $3)
+        AND t.updated_at < now() - make_interval(secs => $2)
+        AND EXISTS (SELECT 1 FROM notify_hooks h WHERE h.endpoint_id = t.endpoint_id)
+      LIMIT $1`,
+    [a.limit, a.minAgeSeconds, a.maxAgeSeconds],
+  );
+  return res.rows;
+}

@@ -52,7 +52,7 @@ export function selfSigned(names: string[]): { cert: string; key: string } {
 
 export async function receiver(tls: { cert: string; key: string }) {
   const received: Received[] = [];
-  let status: (r: Received) => number = () => 204;
+  let status: (r: Received) => number | Promise<number> = () => 204;
   const server = createServer(tls, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -65,8 +65,10 @@ export async function receiver(tls: { cert: string; key: string }) {
         json: JSON.parse(body) as Record<string, unknown>,
       };
       received.push(r);
-      res.statusCode = status(r);
-      res.end('ok');
+      void Promise.resolve(status(r)).then((code) => {
+        res.statusCode = code;
+        res.end('ok');
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -76,7 +78,7 @@ export async function receiver(tls: { cert: string; key: string }) {
   return {
     port,
     received,
-    respond(fn: (r: Received) => number) {
+    respond(fn: (r: Received) => number | Promise<number>) {
       status = fn;
     },
   };
