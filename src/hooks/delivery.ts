@@ -50,8 +50,12 @@ export interface DeliveryDeps {
   queueMax?: number;
 }
 
-const retryable = (r: SendResult) => 'error' in r || r.status === 408 || r.status === 429 || r.status >= 500;
-const delivered = (r: SendResult) => 'status' in r && r.status >= 200 && r.status < 300;
+/** A refusal by the SSRF guard: retrying within seconds would only be refused again. */
+type Attempted = SendResult | { error: string; refused: true };
+
+const retryable = (r: Attempted) =>
+  ('error' in r && !('refused' in r)) || ('status' in r && (r.status === 408 || r.status === 429 || r.status >= 500));
+const delivered = (r: Attempted) => 'status' in r && r.status >= 200 && r.status < 300;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class HookDelivery {
@@ -103,7 +107,7 @@ export class HookDelivery {
   }
 
   private async deliver(job: HookJob): Promise<void> {
-    let last: SendResult = { error: 'not attempted' };
+    let last: Attempted = { error: 'not attempted' };
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       if (attempt > 1) await sleep(this.backoff(attempt - 2));
       const result = await this.attempt(job, attempt);
@@ -130,7 +134,7 @@ export class HookDelivery {
   }
 
   /** One attempt; null when the hook is gone or disabled (nothing to record). */
-  private async attempt(job: HookJob, attempt: number): Promise<SendResult | null> {
+  private async attempt(job: HookJob, attempt: number): Promise<Attempted | null> {
     const hook = await hookForAttempt(this.deps.db, job.endpointId, job.hookId);
     if (!hook || !hook.enabled) return null;
     let target;
@@ -138,7 +142,7 @@ export class HookDelivery {
       target = await this.deps.guard.resolve(hook.url);
     } catch (err) {
       this.deps.metrics?.attempts.inc({ result: 'refused' });
-      return { error: isAppError(err) ? err.message : 'target refused' };
+      return { error: isAppError(err) ? err.message : 'target refused', refused: true };
     }
     const body = JSON.stringify({ ...job.body, attempt });
     const headers = {

@@ -64,6 +64,18 @@ const ROUTES: Route[] = [
   { method: 'GET', url: `/api/v1/endpoints/${ep.endpoint.slug}/webhooks` },
   { method: 'POST', url: `/api/v1/webhooks/${webhookId}/rotate` },
   { method: 'DELETE', url: `/api/v1/webhooks/${webhookId}` },
+  { method: 'GET', url: `/api/v1/endpoints/${ep.endpoint.slug}/notify-hooks` },
+  {
+    method: 'POST',
+    url: `/api/v1/endpoints/${ep.endpoint.slug}/notify-hooks`,
+    body: { url: 'https://93.184.216.34/' },
+  },
+  { method: 'POST', url: `/api/v1/endpoints/${ep.endpoint.slug}/notify-hooks/:id/rotate` },
+  { method: 'DELETE', url: `/api/v1/endpoints/${ep.endpoint.slug}/notify-hooks/:id` },
+  { method: 'GET', url: `/api/v1/endpoints/${ep.endpoint.slug}/presence` },
+  { method: 'PUT', url: `/api/v1/endpoints/${ep.endpoint.slug}/presence`, body: { presence: 'out' } },
+  { method: 'DELETE', url: `/api/v1/endpoints/${ep.endpoint.slug}/presence` },
+  { method: 'PUT', url: `/api/v1/endpoints/${ep.endpoint.slug}/shift`, body: { shift: null } },
 ];
 
 function call(route: Route, headers: Record<string, string>): Promise<Reply> {

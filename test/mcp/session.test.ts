@@ -69,16 +69,18 @@ test('the session is recorded with its client, instance and open stream', async 
   await until(async () => (await sessionRow(c.sessionId)).stream_open === false, 'the stream to be marked closed');
 });
 
-test('tools/list shows the granted verbs plus whoami, and nothing else', async () => {
+test('tools/list shows the granted verbs plus the self verbs, and nothing else', async () => {
   const only = await connect(a.url, (await vend(pool, { verbs: ['create'] })).credential);
   const names = (await only.client.listTools()).tools.map((t) => t.name).sort();
-  assert.deepEqual(names, ['create_todo', 'whoami']);
+  assert.deepEqual(names, ['clock_in', 'clock_out', 'create_todo', 'presence', 'whoami']);
 
   const basic = await connect(a.url, (await vend(pool)).credential);
   const tools = (await basic.client.listTools()).tools;
   assert.deepEqual(tools.map((t) => t.name).sort(), [
     'claim',
     'claim_next',
+    'clock_in',
+    'clock_out',
     'complete',
     'create_todo',
     'fail',
@@ -86,6 +88,7 @@ test('tools/list shows the granted verbs plus whoami, and nothing else', async (
     'heartbeat',
     'list_sessions',
     'list_todos',
+    'presence',
     'release',
     'whoami',
   ]);
