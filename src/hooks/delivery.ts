@@ -56,13 +56,14 @@ type Attempted = SendResult | { error: string; refused: true };
 const retryable = (r: Attempted) =>
   ('error' in r && !('refused' in r)) || ('status' in r && (r.status === 408 || r.status === 429 || r.status >= 500));
 const delivered = (r: Attempted) => 'status' in r && r.status >= 200 && r.status < 300;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class HookDelivery {
   private readonly queue: HookJob[] = [];
   private active = 0;
   private stopped = false;
   private idleWaiters: Array<() => void> = [];
+  /** Wakes backoff waits at shutdown, so stop() never waits out a retry schedule. */
+  private readonly wake = new AbortController();
   /** Notifications dropped because the queue was full. */
   dropped = 0;
 
@@ -89,6 +90,7 @@ export class HookDelivery {
   async stop(): Promise<void> {
     this.stopped = true;
     this.queue.length = 0;
+    this.wake.abort();
     await this.idle();
   }
 
@@ -109,7 +111,8 @@ export class HookDelivery {
   private async deliver(job: HookJob): Promise<void> {
     let last: Attempted = { error: 'not attempted' };
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-      if (attempt > 1) await sleep(this.backoff(attempt - 2));
+      if (attempt > 1) await this.sleep(this.backoff(attempt - 2));
+      if (this.stopped && attempt > 1) break;
       const result = await this.attempt(job, attempt);
       if (result === null) return;
       last = result;
@@ -156,6 +159,21 @@ export class HookDelivery {
     });
     this.deps.metrics?.attempts.inc({ result: 'error' in result ? 'network' : `${Math.floor(result.status / 100)}xx` });
     return result;
+  }
+
+  private sleep(ms: number): Promise<void> {
+    const signal = this.wake.signal;
+    return new Promise((resolve) => {
+      const onAbort = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
   }
 
   private backoff(index: number): number {

@@ -177,3 +177,22 @@ test('a clock-in digest sends one todos.backlog per hook and rings one streaming
   assert.deepEqual(got[0]!.json.queues, ['inbox']);
   assert.equal(got[0]!.json.reason, 'clock_in');
 });
+
+test('stopping delivery does not wait out the retry backoff', async () => {
+  const { v, push } = await setup('/stopping');
+  rx.respond((r) => (r.path === '/stopping' ? 503 : 204));
+  const slow = new HookDelivery({ db: pool, guard, log, ca: tls.cert, backoffMs: [60_000, 60_000] });
+  const hooks = new NotifyHooks({ db: pool, log, delivery: slow });
+  await push('stop me');
+  await hooks.ready(v.endpoint.id, 'inbox');
+  for (let i = 0; i < 200 && at('/stopping').length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+  const started = Date.now();
+  await slow.stop();
+  rx.respond(() => 204);
+  assert.ok(Date.now() - started < 5_000, 'stop returned without the minute of backoff');
+  assert.equal(at('/stopping').length, 1);
+  assert.equal(
+    slow.enqueue({ endpointId: v.endpoint.id, hookId: 'nh_x', messageId: 'msg_x', type: 'todo.ready', body: {} }),
+    false,
+  );
+});

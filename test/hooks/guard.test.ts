@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isAppError } from '../../src/domain/errors.js';
+import { parseConfig } from '../../src/config/index.js';
 import { HookGuard, type Resolver } from '../../src/hooks/guard.js';
 
 const refusedUrl = (err: unknown) => isAppError(err, 'invalid_argument') && err.details?.field === 'url';
@@ -87,4 +88,26 @@ test('a DNS-rebinding style hostname that resolves to loopback is refused, even 
   await assert.rejects(guard.resolve('https://mixed.example/hook'), refusedUrl);
   const target = await guard.resolve('https://ok.example/hook');
   assert.equal(target.address, '93.184.216.34', 'the delivery connects to the checked address');
+});
+
+test('the hook config reads the http flag and the CIDR allow-list, naming a bad variable', () => {
+  const good = parseConfig({
+    SWITCHBOARD_PUSH_ALLOW_HTTP: 'on',
+    SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS: '10.0.0.0/8, 127.0.0.1',
+  });
+  assert.ok(good.ok);
+  assert.deepEqual(good.config.hooks, { allowHttp: true, allowCidrs: ['10.0.0.0/8', '127.0.0.1'] });
+  const defaults = parseConfig({});
+  assert.ok(defaults.ok);
+  assert.deepEqual(defaults.config.hooks, { allowHttp: false, allowCidrs: [] });
+  const bad = parseConfig({ SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS: 'intranet', SWITCHBOARD_PUSH_ALLOW_HTTP: 'yes' });
+  assert.ok(!bad.ok);
+  assert.ok(
+    bad.problems.some((p) => p.startsWith('SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS:')),
+    bad.problems.join('; '),
+  );
+  assert.ok(
+    bad.problems.some((p) => p.startsWith('SWITCHBOARD_PUSH_ALLOW_HTTP:')),
+    bad.problems.join('; '),
+  );
 });
