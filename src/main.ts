@@ -104,7 +104,15 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
     const doorbell = new Doorbell({ db: pool, instanceId, log, writer: app.mcpSessions });
     const unlisten = doorbell.listen(bus);
     closers.push(async () => unlisten());
-    const push = startHooksAndPresence({ db: pool, log, bus, doorbell, guard: hookGuard, metrics });
+    const push = startHooksAndPresence({
+      db: pool,
+      log,
+      bus,
+      doorbell,
+      guard: hookGuard,
+      metrics,
+      version: version.version,
+    });
     closers.push(() => push.stop());
 
     const sweeps = new SweepRunner({

@@ -48,6 +48,8 @@ export interface DeliveryDeps {
   backoffMs?: number[];
   timeoutMs?: number;
   queueMax?: number;
+  /** The server version, for the user-agent. */
+  version?: string;
 }
 
 /** A refusal by the SSRF guard: retrying within seconds would only be refused again. */
@@ -151,7 +153,7 @@ export class HookDelivery {
     const headers = {
       ...signedHeaders(hook.secrets, job.messageId, Math.floor(Date.now() / 1000), body),
       'content-type': 'application/json',
-      'user-agent': 'switchboard',
+      'user-agent': this.deps.version ? `switchboard/${this.deps.version}` : 'switchboard',
     };
     const result = await send(target, headers, body, {
       timeoutMs: this.deps.timeoutMs ?? ATTEMPT_TIMEOUT_MS,

@@ -34,6 +34,7 @@ export function startHooksAndPresence(a: {
   metrics?: Metrics;
   ca?: string;
   backoffMs?: number[];
+  version?: string;
 }): PushServices {
   const delivery = new HookDelivery({
     db: a.db,
@@ -42,6 +43,7 @@ export function startHooksAndPresence(a: {
     ...(a.metrics ? { metrics: hookMetrics(a.metrics) } : {}),
     ...(a.ca ? { ca: a.ca } : {}),
     ...(a.backoffMs ? { backoffMs: a.backoffMs } : {}),
+    ...(a.version ? { version: a.version } : {}),
   });
   const hooks = new NotifyHooks({ db: a.db, log: a.log, delivery });
   const presence = new PresenceService({ db: a.db, log: a.log, doorbell: a.doorbell, hooks });

@@ -180,20 +180,23 @@ export async function enabledHooks(db: Queryable, endpointId: string): Promise<H
 /**
  * (endpoint, queue) pairs with ready transitions nobody decided although the endpoint has
  * hooks: their todo_ready notice was lost (NOTIFY is a hint). For the hook sweep, which
- * acts for the server across endpoints; transitions younger than `minAgeSeconds` are left
- * to the notice still in flight.
+ * acts for the server across endpoints, driven by the (small) hooks table so only the
+ * pending todos of endpoints with hooks are read; transitions younger than
+ * `minAgeSeconds` are left to the notice still in flight.
  */
 export async function queuesWithUndecided(
   db: Queryable,
   a: { limit: number; minAgeSeconds: number; maxAgeSeconds: number },
 ): Promise<Array<{ endpoint_id: string; queue: string }>> {
   const res = await db.query<{ endpoint_id: string; queue: string }>(
-    `SELECT DISTINCT t.endpoint_id, t.queue FROM todos t
-      WHERE t.state = 'pending' AND NOT t.synthetic AND ${SENDER_VERIFIED}
-        AND (t.hook_fired_at IS NULL OR t.hook_fired_at < t.updated_at)
-        AND t.updated_at > now() - make_interval(secs => $3)
-        AND t.updated_at < now() - make_interval(secs => $2)
-        AND EXISTS (SELECT 1 FROM notify_hooks h WHERE h.endpoint_id = t.endpoint_id)
+    `SELECT DISTINCT h.endpoint_id, q.queue
+       FROM (SELECT DISTINCT endpoint_id FROM notify_hooks) h
+       CROSS JOIN LATERAL (
+         SELECT DISTINCT t.queue FROM todos t
+          WHERE t.endpoint_id = h.endpoint_id AND t.state = 'pending' AND NOT t.synthetic AND ${SENDER_VERIFIED}
+            AND (t.hook_fired_at IS NULL OR t.hook_fired_at < t.updated_at)
+            AND t.updated_at > now() - make_interval(secs => $3)
+            AND t.updated_at < now() - make_interval(secs => $2)) q
       LIMIT $1`,
     [a.limit, a.minAgeSeconds, a.maxAgeSeconds],
   );
