@@ -5,7 +5,9 @@
 import type { Queryable } from '../db/pool.js';
 
 // merge: admission/synthetic — when issue 5 (admission budgets) lands, answer false for a
-// queue whose budget defers its pending work (the derived deferral of seed 000).
+// queue whose budget defers its pending work (the derived deferral of seed 000), e.g.
+// `!(await deferredQueues(db, endpointId)).some((d) => d.queue === queue)` with
+// deferredQueues from src/admission/status.ts. Read-only: it must not mark policies held.
 export async function isPushEligible(_db: Queryable, _endpointId: string, _queue: string): Promise<boolean> {
   return true;
 }

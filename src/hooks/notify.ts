@@ -22,8 +22,11 @@ import { isPushEligible } from './eligibility.js';
 
 /** Transitions claimed per statement; a burst drains in a few round trips. */
 const BATCH = 50;
-/** Older ready transitions are not announced: the hint would arrive long after the fact. */
-const MAX_AGE_SECONDS = 3_600;
+/**
+ * Older ready transitions are not announced. A week, the longest admission window: work
+ * held back by a deferred queue stays undecided and is announced when the queue reopens.
+ */
+const MAX_AGE_SECONDS = 7 * 86_400;
 /** The body stays identifiers only and under 4 KiB. */
 export const MAX_BODY_BYTES = 4_096;
 const SUMMARY_CHARS = 200;
@@ -64,7 +67,15 @@ export function readyBody(todo: ReadyTransition, slug: string): Record<string, u
 }
 
 export class NotifyHooks {
-  constructor(private readonly deps: { db: Pool; log: Logger; delivery: HookDelivery }) {}
+  constructor(
+    private readonly deps: {
+      db: Pool;
+      log: Logger;
+      delivery: HookDelivery;
+      /** Whether a queue's work may be pushed now (admission); default isPushEligible. */
+      eligible?: typeof isPushEligible;
+    },
+  ) {}
 
   listen(bus: Bus): () => void {
     return bus.subscribe('todo_ready', (e) => {
@@ -76,6 +87,9 @@ export class NotifyHooks {
   async ready(endpointId: string, queue: string): Promise<number> {
     let queued = 0;
     try {
+      // A deferred queue's transitions are left undecided: the admission reopen's
+      // todo_ready announces them when the budget admits work again (seed 000).
+      if (!(await (this.deps.eligible ?? isPushEligible)(this.deps.db, endpointId, queue))) return 0;
       for (;;) {
         const todos = await claimReadyTransitions(this.deps.db, {
           endpointId,
@@ -83,7 +97,7 @@ export class NotifyHooks {
           limit: BATCH,
           maxAgeSeconds: MAX_AGE_SECONDS,
         });
-        if (todos.length > 0 && (await isPushEligible(this.deps.db, endpointId, queue))) {
+        if (todos.length > 0) {
           const hooks = await enabledHooks(this.deps.db, endpointId);
           for (const todo of todos) queued += this.fan(endpointId, todo, hooks);
         }

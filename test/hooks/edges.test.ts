@@ -196,3 +196,25 @@ test('stopping delivery does not wait out the retry backoff', async () => {
     false,
   );
 });
+
+test('a deferred queue gets no notification, and its held transitions are announced when it reopens', async () => {
+  const { v, push } = await setup('/deferred');
+  let deferred = true;
+  // What admission (seed 000) answers for this queue; wired to the real budgets on merge.
+  const eligible = async () => !deferred;
+  const gated = new NotifyHooks({ db: pool, log, delivery: one.delivery, eligible });
+  await push('held one');
+  await push('held two');
+  await gated.ready(v.endpoint.id, 'inbox');
+  await one.delivery.idle();
+  assert.equal(at('/deferred').length, 0, 'nothing while deferred');
+  deferred = false;
+  await gated.ready(v.endpoint.id, 'inbox');
+  await one.delivery.idle();
+  assert.deepEqual(
+    at('/deferred')
+      .map((r) => r.json.summary)
+      .sort(),
+    ['held one', 'held two'],
+  );
+});
