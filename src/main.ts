@@ -13,7 +13,9 @@ import { loadMigrations, migrate } from './db/migrate.js';
 import { createPool, type Pool } from './db/pool.js';
 import { Doorbell } from './doorbell/pump.js';
 import { doorbellAcknowledgement, type Acknowledgement } from './doorbell/acknowledgement.js';
+import { HookGuard } from './hooks/guard.js';
 import { Metrics } from './metrics/index.js';
+import { startHooksAndPresence, type PushServices } from './hooks/wiring.js';
 import { queueCollectors } from './metrics/queues.js';
 import { CapacitySetting } from './messages/capacity.js';
 import type { MessageDeps } from './messages/context.js';
@@ -58,6 +60,8 @@ export interface Server {
   metrics: Metrics;
   messages: MessageDeps;
   pump: MessagePump;
+  /** Notify hook delivery and presence of this instance. */
+  push: PushServices;
   url: string;
   stop(): Promise<void>;
 }
@@ -86,6 +90,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
     const syntheticAdmin = config.auth ? null : await localAdmin(identity);
     const setupUrl = config.auth ? await ensureSetupLink(identity) : null;
 
+    const hookGuard = new HookGuard(config.hooks);
     const version = versionInfo();
     const metrics = new Metrics();
     queueCollectors(metrics, pool);
@@ -118,6 +123,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
       },
       onStreamClose: (endpointId, sessionId) => void pump.detached({ endpointId, sessionId }),
       messages,
+      hookGuard,
     });
     // The doorbell writes to the streams this app's MCP sessions hold.
     const doorbellAck = doorbellAcknowledgement({
@@ -145,6 +151,16 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
       unlistenPump();
       await pump.settle();
     });
+    const push = startHooksAndPresence({
+      db: pool,
+      log,
+      bus,
+      doorbell,
+      guard: hookGuard,
+      metrics,
+      version: version.version,
+    });
+    closers.push(() => push.stop());
 
     const sweeps = new SweepRunner({
       db: pool,
@@ -161,6 +177,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
         admissionRetentionSweep(pool, config.sweeps.retentionIntervalMs),
         ...doorbellAck.sweeps,
         messageRedeliverySweep(messages, config.messages.ackTimeoutMs),
+        ...push.sweeps,
       ],
     });
     await app.listen({ host: config.listen.host, port: config.listen.port });
@@ -181,7 +198,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
       log.info({ setup_url: setupUrl }, `no humans yet: open ${setupUrl} within 1 hour to create the first admin`);
     }
     if (syntheticAdmin) log.warn('SWITCHBOARD_AUTH=off: every request is treated as an admin (loopback only)');
-    return { app, pool, doorbell, doorbellAck, metrics, messages, pump, url, stop: closeAll };
+    return { app, pool, doorbell, doorbellAck, metrics, messages, pump, push, url, stop: closeAll };
   } catch (err) {
     await closeAll();
     throw err;

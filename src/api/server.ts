@@ -15,6 +15,9 @@ import { admissionRoutes } from './admission-routes.js';
 import { createAuth } from './auth.js';
 import { doorbellRoutes } from './doorbell-routes.js';
 import { endpointRoutes, ingestRoutes } from './endpoint-routes.js';
+import { hookRoutes } from './hook-routes.js';
+import { presenceRoutes } from './presence-routes.js';
+import { HookGuard } from '../hooks/guard.js';
 import { errorBody, handleError } from './errors.js';
 import { healthRoutes, type HealthDeps } from './health.js';
 import { identityRoutes } from './identity-routes.js';
@@ -56,6 +59,8 @@ export interface HttpDeps extends HealthDeps {
   /** Shown read-only on the board's settings page. */
   retentionMs?: number;
   now?: () => Date;
+  /** The SSRF guard of notify hooks (configured allow-list); absent: https only, no private targets. */
+  hookGuard?: HookGuard;
 }
 
 export function buildHttp(deps: HttpDeps): FastifyInstance {
@@ -102,6 +107,9 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
   };
   messageRoutes(app, messages, auth);
   wsRoutes(app, { ...identity, messages, syntheticAdmin: deps.syntheticAdmin, ...(deps.bus ? { bus: deps.bus } : {}) });
+  const hookGuard = deps.hookGuard ?? new HookGuard({ allowHttp: false, allowCidrs: [] });
+  hookRoutes(app, { ...identity, guard: hookGuard }, auth);
+  presenceRoutes(app, identity, auth);
   // HTML forms are parsed only in the board's own context: /api/v1 takes JSON alone, so
   // a cross-site form (no CORS preflight) can never drive the API.
   void app.register(async (board) => {
@@ -131,6 +139,7 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
     ...(deps.onStreamOpen ? { onStreamOpen: deps.onStreamOpen } : {}),
     ...(deps.onStreamClose ? { onStreamClose: deps.onStreamClose } : {}),
     messages,
+    hookGuard,
   });
   return app;
 }

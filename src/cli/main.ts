@@ -12,6 +12,8 @@ import { registerTodo } from './todo.js';
 import { registerWebhook } from './webhook.js';
 import { registerMessage } from './message.js';
 import { registerSettings } from './settings.js';
+import { registerHook } from './hook.js';
+import { registerPresence } from './presence.js';
 import { EXIT } from './exit.js';
 
 export async function runCli(argv: string[]): Promise<void> {
@@ -30,6 +32,8 @@ export async function runCli(argv: string[]): Promise<void> {
   registerWebhook(program);
   registerMessage(program);
   registerSettings(program);
+  registerHook(program);
+  registerPresence(program);
   registerBridge(program);
   registerDoctor(program);
   program

@@ -61,6 +61,25 @@ const databaseUrl = z
     message: 'must start with postgres:// or postgresql://',
   });
 
+const cidrList = z
+  .string()
+  .default('')
+  .transform((text, ctx) => {
+    const entries = text
+      .split(',')
+      .map((e) => e.trim())
+      .filter(Boolean);
+    const bad = entries.find((e) => {
+      const [address, bits, extra] = e.split('/');
+      return extra !== undefined || !address || isIP(address) === 0 || (bits !== undefined && !/^\d{1,3}$/.test(bits));
+    });
+    if (bad) {
+      ctx.addIssue({ code: 'custom', message: `"${bad}" is not an IP address or CIDR (e.g. 10.0.0.0/8)` });
+      return z.NEVER;
+    }
+    return entries;
+  });
+
 const SCHEMA = z.object({
   // Loopback by default: a fresh install must not be reachable from the network before
   // its first admin exists.
@@ -94,26 +113,7 @@ const SCHEMA = z.object({
   // Sign-in is on unless explicitly turned off; off is refused on a non-loopback address.
   SWITCHBOARD_AUTH: z.enum(['on', 'off']).default('on'),
   // Empty by default: X-Forwarded-For is believed only from proxies named here.
-  SWITCHBOARD_TRUST_PROXY: z
-    .string()
-    .default('')
-    .transform((text, ctx) => {
-      const entries = text
-        .split(',')
-        .map((e) => e.trim())
-        .filter(Boolean);
-      const bad = entries.find((e) => {
-        const [address, bits, extra] = e.split('/');
-        return (
-          extra !== undefined || !address || isIP(address) === 0 || (bits !== undefined && !/^\d{1,3}$/.test(bits))
-        );
-      });
-      if (bad) {
-        ctx.addIssue({ code: 'custom', message: `"${bad}" is not an IP address or CIDR (e.g. 10.0.0.0/8)` });
-        return z.NEVER;
-      }
-      return entries;
-    }),
+  SWITCHBOARD_TRUST_PROXY: cidrList,
   // Session message queue capacity (seed 002): a valid value locks the admin setting. Kept
   // as text: an invalid value is logged and ignored, never fatal (see messageConfig).
   SWITCHBOARD_QUEUE_MAX_PER_SESSION: z.string().optional(),
@@ -127,6 +127,11 @@ const SCHEMA = z.object({
   // Unset: /metrics is open (aggregates only, no ids). Set: a scraper's bearer; 32+
   // characters so it cannot be guessed, and no endpoint, API token or cookie opens it.
   SWITCHBOARD_METRICS_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
+  // Off: notify hooks are HTTPS only, so a signed notification is never readable on the wire.
+  SWITCHBOARD_PUSH_ALLOW_HTTP: z.enum(['on', 'off']).default('off'),
+  // Empty: hooks never reach loopback/private/link-local/multicast addresses (SSRF guard);
+  // list the CIDRs of internal receivers an operator trusts (e.g. 10.20.0.0/16).
+  SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS: cidrList,
   // Read by the CLI (src/config/cli.ts), never by the server: listed so that a shell with
   // them exported can still run `serve` without an unknown-variable error.
   SWITCHBOARD_URL: z.string().optional(),
@@ -149,6 +154,8 @@ export interface Config {
   metricsToken: string | null;
   todos: { defaultLeaseSeconds: number };
   sweeps: { reaperIntervalMs: number; retentionIntervalMs: number; retentionMs: number };
+  /** Notify hook targets: http allowed, and CIDRs exempt from the private-address refusal. */
+  hooks: { allowHttp: boolean; allowCidrs: string[] };
   doorbell: { ackWindowMs: number };
   messages: MessageConfig;
 }
@@ -229,6 +236,7 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
         },
         e.SWITCHBOARD_MESSAGE_ACK_TIMEOUT,
       ),
+      hooks: { allowHttp: e.SWITCHBOARD_PUSH_ALLOW_HTTP === 'on', allowCidrs: e.SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS },
     },
   };
 }

@@ -29,6 +29,9 @@ export const SELF_VERBS = [
   'get_doorbell_test',
   'next_message',
   'ack_message',
+  'clock_in',
+  'clock_out',
+  'presence',
 ] as const;
 
 export const FAMILY_NOTES: Partial<Record<VerbFamily, string>> = {

@@ -14,6 +14,7 @@ import type { TodoDeps } from '../todos/index.js';
 import type { VersionInfo } from '../version.js';
 import { toolError, toolResult, type ErrorLog } from './errors.js';
 import { toolsFor, verbFor, type VerbContext } from './verbs/index.js';
+import type { HookGuard } from '../hooks/guard.js';
 
 export interface ProtocolDeps {
   todos: TodoDeps;
@@ -21,6 +22,7 @@ export interface ProtocolDeps {
   messages: MessageDeps;
   version: VersionInfo;
   log: ErrorLog;
+  hookGuard?: HookGuard;
 }
 
 /** The endpoint this request authenticated as; set by the /mcp routes on every request. */
@@ -94,6 +96,7 @@ export async function callTool(
         queues: endpoint.queues,
         defaultLeaseSeconds: endpoint.default_lease_seconds,
       },
+      ...(deps.hookGuard ? { hookGuard: deps.hookGuard } : {}),
     };
     return toolResult(await verb.run(ctx, args ?? {}));
   } catch (err) {

@@ -17,6 +17,7 @@ import type { ErrorLog } from './errors.js';
 import { directCallOf } from './direct-call.js';
 import { authInfoFor, buildProtocol, callTool, type ProtocolDeps } from './protocol.js';
 import { SessionRegistry, type LocalSession } from './sessions.js';
+import type { HookGuard } from '../hooks/guard.js';
 
 /** The slice of the LISTEN/NOTIFY bus the MCP surface listens to. */
 export interface McpBus {
@@ -37,6 +38,7 @@ export interface McpDeps {
   instanceId: string;
   version: VersionInfo;
   log: ErrorLog;
+  hookGuard?: HookGuard;
 }
 
 /** JSON-RPC error codes the SDK uses for session problems, kept so clients see one dialect. */
@@ -178,7 +180,14 @@ export function mcpRoutes(app: FastifyInstance, deps: McpDeps): SessionRegistry 
     defaultLeaseSeconds: deps.defaultLeaseSeconds,
     ...(deps.metrics ? { metrics: deps.metrics } : {}),
   };
-  const protocol: ProtocolDeps = { todos, sessions, messages: deps.messages, version: deps.version, log: deps.log };
+  const protocol: ProtocolDeps = {
+    todos,
+    sessions,
+    messages: deps.messages,
+    version: deps.version,
+    log: deps.log,
+    ...(deps.hookGuard ? { hookGuard: deps.hookGuard } : {}),
+  };
   const registry = new SessionRegistry({
     sessions,
     log: deps.log,

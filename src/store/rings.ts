@@ -5,9 +5,10 @@
 
 import { CHANNEL } from '../db/bus.js';
 import type { Queryable } from '../db/pool.js';
+import { ENDPOINT_PRESENT } from './presence-sql.js';
 
 /** Only work whose sender is known rings: a human, an endpoint over MCP, or a token webhook. */
-const SENDER_VERIFIED = `(t.created_by_human_id IS NOT NULL OR t.created_by_endpoint_id IS NOT NULL
+export const SENDER_VERIFIED = `(t.created_by_human_id IS NOT NULL OR t.created_by_endpoint_id IS NOT NULL
   OR t.source = 'webhook')`;
 
 export interface RungTodo {
@@ -52,7 +53,7 @@ function dueSql(reason: RingReason, p: string): string {
 function targetSql(reason: RingReason): string {
   const which = reason.kind === 'attach' ? 'AND s.id = $4' : '';
   return `SELECT s.endpoint_id, s.id, s.instance FROM mcp_sessions s
-     WHERE s.endpoint_id = $1 AND s.closed_at IS NULL AND s.stream_open ${which}
+     WHERE s.endpoint_id = $1 AND s.closed_at IS NULL AND s.stream_open ${which} AND ${ENDPOINT_PRESENT}
      ORDER BY s.last_rung_at NULLS FIRST, s.id LIMIT 1`;
 }
 

@@ -92,6 +92,18 @@ const ROUTES: Route[] = [
   { method: 'DELETE', url: ENTRY },
   { method: 'GET', url: '/api/v1/settings/message-queue' },
   { method: 'PATCH', url: '/api/v1/settings/message-queue', body: { max_per_session: 10 } },
+  { method: 'GET', url: `/api/v1/endpoints/${ep.endpoint.slug}/notify-hooks` },
+  {
+    method: 'POST',
+    url: `/api/v1/endpoints/${ep.endpoint.slug}/notify-hooks`,
+    body: { url: 'https://93.184.216.34/' },
+  },
+  { method: 'POST', url: `/api/v1/endpoints/${ep.endpoint.slug}/notify-hooks/:id/rotate` },
+  { method: 'DELETE', url: `/api/v1/endpoints/${ep.endpoint.slug}/notify-hooks/:id` },
+  { method: 'GET', url: `/api/v1/endpoints/${ep.endpoint.slug}/presence` },
+  { method: 'PUT', url: `/api/v1/endpoints/${ep.endpoint.slug}/presence`, body: { presence: 'out' } },
+  { method: 'DELETE', url: `/api/v1/endpoints/${ep.endpoint.slug}/presence` },
+  { method: 'PUT', url: `/api/v1/endpoints/${ep.endpoint.slug}/shift`, body: { shift: null } },
 ];
 
 function call(route: Route, headers: Record<string, string>): Promise<Reply> {

@@ -9,17 +9,25 @@ import { admissionVerbs } from './admission.js';
 import { createVerbs } from './create.js';
 import { doorbellVerbs } from './doorbell.js';
 import { drainVerbs } from './drain.js';
+import { hookVerbs } from './hooks.js';
 import { messageVerbs } from './messages.js';
+import { presenceVerbs } from './presence.js';
 import { selfVerbs } from './self.js';
 import type { Verb } from './types.js';
 
 export type { Verb, VerbContext } from './types.js';
 
 const VERBS: ReadonlyMap<string, Verb> = new Map(
-  [...drainVerbs, ...admissionVerbs, ...createVerbs, ...messageVerbs, ...selfVerbs, ...doorbellVerbs].map((v) => [
-    v.name,
-    v,
-  ]),
+  [
+    ...drainVerbs,
+    ...admissionVerbs,
+    ...createVerbs,
+    ...messageVerbs,
+    ...selfVerbs,
+    ...doorbellVerbs,
+    ...hookVerbs,
+    ...presenceVerbs,
+  ].map((v) => [v.name, v]),
 );
 const SELF: ReadonlySet<string> = new Set(SELF_VERBS);
 const GRANTABLE: ReadonlySet<string> = new Set(allVerbs());

@@ -5,6 +5,7 @@
 import type { z } from 'zod/v4';
 import type { Endpoint } from '../../endpoints/credentials.js';
 import type { MessageDeps } from '../../messages/context.js';
+import type { HookGuard } from '../../hooks/guard.js';
 import type { SessionDeps } from '../../sessions/index.js';
 import type { Agent, TodoDeps } from '../../todos/index.js';
 
@@ -16,6 +17,8 @@ export interface VerbContext {
   endpoint: Endpoint;
   sessionId: string;
   agent: Agent;
+  /** The SSRF guard notify hooks are checked by (configured allow-list); absent: the strictest. */
+  hookGuard?: HookGuard;
 }
 
 export interface Verb {

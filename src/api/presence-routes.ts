@@ -1,0 +1,41 @@
+// /api/v1 routes for an endpoint's presence, as its owner steers it: read, set an override
+// (`{presence: "in"|"out", until?: RFC 3339|null}`, no 8 h cap), clear it, and set or clear
+// the shift. Another human's endpoint answers 404; a revoked one 409 on writes.
+
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../domain/errors.js';
+import { resolveEndpoint, type EndpointDeps } from '../endpoints/manage.js';
+import { clearPresence, presenceOf, setPresence, setShift } from '../presence/manage.js';
+import type { Auth } from './auth.js';
+
+type RefParams = { Params: { ref: string } };
+
+export function presenceRoutes(app: FastifyInstance, deps: EndpointDeps, auth: Auth): void {
+  const presence = { db: deps.db };
+  async function endpointId(humanId: string, ref: string, write: boolean): Promise<string> {
+    const endpoint = await resolveEndpoint(deps, humanId, ref);
+    if (endpoint.revoked_at) {
+      if (write) throw new AppError('conflict', `endpoint ${endpoint.slug} is revoked`);
+      throw new AppError('not_found', `endpoint ${ref} has no presence: it is revoked`, { id: ref });
+    }
+    return endpoint.id;
+  }
+
+  app.get<RefParams>('/api/v1/endpoints/:ref/presence', async (request, reply) => {
+    const { human } = await auth.authenticate(request, reply, 'human');
+    return presenceOf(presence, await endpointId(human.id, request.params.ref, false));
+  });
+  app.put<RefParams>('/api/v1/endpoints/:ref/presence', async (request, reply) => {
+    const { human } = await auth.authenticate(request, reply, 'human');
+    const id = await endpointId(human.id, request.params.ref, true);
+    return setPresence(presence, id, human.id, request.body);
+  });
+  app.delete<RefParams>('/api/v1/endpoints/:ref/presence', async (request, reply) => {
+    const { human } = await auth.authenticate(request, reply, 'human');
+    return clearPresence(presence, await endpointId(human.id, request.params.ref, true));
+  });
+  app.put<RefParams>('/api/v1/endpoints/:ref/shift', async (request, reply) => {
+    const { human } = await auth.authenticate(request, reply, 'human');
+    return setShift(presence, await endpointId(human.id, request.params.ref, true), request.body);
+  });
+}

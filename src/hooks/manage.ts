@@ -1,0 +1,143 @@
+// Notify hooks as their endpoint manages them (MCP verbs) or its owner does (API, CLI):
+// create (URL checked by the SSRF guard, signing secret shown once), list (health, no
+// secrets), rotate (new secret, the old one signs alongside for 24 h, re-enables),
+// delete. Another endpoint's hook id answers exactly like an unknown one.
+
+import { ulid } from 'ulid';
+import { z } from 'zod';
+import type { Queryable } from '../db/pool.js';
+import { AppError, invalidArgument, notFound } from '../domain/errors.js';
+import { parseInput, QUEUE_NAME } from '../domain/todo.js';
+import {
+  deleteNotifyHook,
+  insertNotifyHook,
+  listNotifyHooks,
+  rotateNotifyHook,
+  type NotifyHook,
+} from '../store/notify-hooks.js';
+import type { HookGuard } from './guard.js';
+import { newHookSecret } from './sign.js';
+
+/** Five per endpoint: enough for a cron runner, a chat relay and spares; each costs a POST per ready todo. */
+export const MAX_HOOKS = 5;
+/** How long the previous secret keeps signing after a rotation: a day to roll receivers. */
+export const ROTATION_GRACE_SECONDS = 24 * 3600;
+
+export interface HookDeps {
+  db: Queryable;
+  guard: HookGuard;
+}
+
+/** The endpoint a hook belongs to, as the caller was authorised for it. */
+export interface HookOwner {
+  id: string;
+  queues: string[];
+}
+
+export interface HookView {
+  hook_id: string;
+  url: string;
+  queues: string[];
+  ignore_presence: boolean;
+  enabled: boolean;
+  disabled_reason: string | null;
+  health: {
+    consecutive_failures: number;
+    last_attempt_at: string | null;
+    last_status: number | null;
+    last_error: string | null;
+  };
+  created_at: string;
+}
+
+export function hookView(h: NotifyHook): HookView {
+  return {
+    hook_id: h.id,
+    url: h.url,
+    queues: h.queues,
+    ignore_presence: h.ignore_presence,
+    enabled: h.enabled,
+    disabled_reason: h.disabled_reason,
+    health: {
+      consecutive_failures: h.consecutive_failures,
+      last_attempt_at: h.last_attempt_at?.toISOString() ?? null,
+      last_status: h.last_status,
+      last_error: h.last_error,
+    },
+    created_at: h.created_at.toISOString(),
+  };
+}
+
+const createInput = z
+  .object({
+    url: z.string(),
+    queues: z.array(z.string().regex(QUEUE_NAME, 'must match [a-z0-9][a-z0-9_-]{0,62}')).max(100).optional(),
+    ignore_presence: z.boolean().optional(),
+  })
+  .strict();
+const idInput = z.object({ hook_id: z.string().min(1).max(64) }).strict();
+const noArguments = z.object({}).strict();
+
+export async function createHook(
+  deps: HookDeps,
+  owner: HookOwner,
+  input: unknown,
+): Promise<HookView & { signing_secret: string }> {
+  const data = parseInput(createInput, input);
+  const outside = (data.queues ?? []).find((q) => !owner.queues.includes(q));
+  if (outside) throw invalidArgument('queues', `"${outside}" is not one of this endpoint's queues`);
+  await deps.guard.resolve(data.url);
+  const secret = newHookSecret();
+  const hook = await insertNotifyHook(deps.db, {
+    endpointId: owner.id,
+    id: `nh_${ulid()}`,
+    url: data.url,
+    queues: [...new Set(data.queues ?? [])].sort(),
+    ignorePresence: data.ignore_presence ?? false,
+    secret,
+    max: MAX_HOOKS,
+  });
+  if (!hook) {
+    throw new AppError('resource_exhausted', `this endpoint already has ${MAX_HOOKS} notify hooks; delete one first`, {
+      max: MAX_HOOKS,
+    });
+  }
+  return { ...hookView(hook), signing_secret: secret };
+}
+
+export async function listHooks(
+  deps: HookDeps,
+  owner: HookOwner,
+  input: unknown = {},
+): Promise<{ hooks: HookView[]; max: number; used: number }> {
+  parseInput(noArguments, input);
+  const hooks = (await listNotifyHooks(deps.db, owner.id)).map(hookView);
+  return { hooks, max: MAX_HOOKS, used: hooks.length };
+}
+
+export async function rotateHook(
+  deps: HookDeps,
+  owner: HookOwner,
+  input: unknown,
+): Promise<HookView & { signing_secret: string }> {
+  const { hook_id } = parseInput(idInput, input);
+  const secret = newHookSecret();
+  const hook = await rotateNotifyHook(deps.db, {
+    endpointId: owner.id,
+    id: hook_id,
+    secret,
+    graceSeconds: ROTATION_GRACE_SECONDS,
+  });
+  if (!hook) throw notFound('notify hook', hook_id);
+  return { ...hookView(hook), signing_secret: secret };
+}
+
+export async function deleteHook(
+  deps: HookDeps,
+  owner: HookOwner,
+  input: unknown,
+): Promise<{ hook_id: string; deleted: true }> {
+  const { hook_id } = parseInput(idInput, input);
+  if (!(await deleteNotifyHook(deps.db, owner.id, hook_id))) throw notFound('notify hook', hook_id);
+  return { hook_id, deleted: true };
+}

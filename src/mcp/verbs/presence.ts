@@ -1,0 +1,43 @@
+// Presence self verbs: need no grant and act only on the caller's endpoint. While the
+// endpoint is out it hears no doorbell and its notify hooks are held; pull, leases and
+// everything else work as always. Clocking in with waiting work sends one digest.
+
+import { z } from 'zod/v4';
+import { clockIn, clockOut, presenceOf } from '../../presence/manage.js';
+import { parseInput } from '../../domain/todo.js';
+import { z as z3 } from 'zod';
+import type { Verb } from './types.js';
+
+const noArguments = z3.object({}).strict();
+
+export const presenceVerbs: Verb[] = [
+  {
+    name: 'clock_in',
+    description:
+      'Mark this endpoint in (doorbells on). Off shift it lasts `for` (default 1h, at most 8h) or until the ' +
+      'shift starts; with work waiting, one digest doorbell summarises it.',
+    input: z.strictObject({
+      for: z.string().optional().describe('How long, e.g. "90m" or "2h" (1m–8h).'),
+    }),
+    run: (ctx, args) => clockIn({ db: ctx.todos.db }, ctx.endpoint.id, args),
+  },
+  {
+    name: 'clock_out',
+    description:
+      'Mark this endpoint out until its next shift starts (or until clock_in): no doorbells, hooks held. ' +
+      'Pull with claim_next still works.',
+    input: z.strictObject({}),
+    run: (ctx, args) => clockOut({ db: ctx.todos.db }, ctx.endpoint.id, args),
+  },
+  {
+    name: 'presence',
+    description:
+      'Whether this endpoint is in or out, why (agent, operator, shift, default), until when, its shift ' +
+      'and how many todos are pending.',
+    input: z.strictObject({}),
+    async run(ctx, args) {
+      parseInput(noArguments, args);
+      return presenceOf({ db: ctx.todos.db }, ctx.endpoint.id);
+    },
+  },
+];

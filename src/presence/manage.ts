@@ -1,0 +1,125 @@
+// Presence use cases: the self verbs (clock_in, clock_out, presence) acting on the
+// caller's endpoint, and the owning human's operator writes (presence override with no
+// 8 h cap, shift). Every write re-evaluates the effective presence at once and records a
+// change (so a clock_out silences the doorbell immediately, and a clock_in owes a digest);
+// time-driven changes (shift boundaries, override ends) are the presence sweep's.
+
+import { z } from 'zod';
+import { parseDuration } from '../config/duration.js';
+import type { Queryable } from '../db/pool.js';
+import { invalidArgument, notFound } from '../domain/errors.js';
+import { parseInput } from '../domain/todo.js';
+import { applyPresence, getPresenceRow, pendingCount, writeOverride, writeShift } from '../store/presence.js';
+import {
+  clockInChange,
+  clockOutChange,
+  DEFAULT_CLOCK_IN_SECONDS,
+  effectivePresence,
+  MAX_CLOCK_IN_SECONDS,
+  type OverrideChange,
+} from './evaluate.js';
+import { parseShift } from './shift.js';
+
+export interface PresenceDeps {
+  db: Queryable;
+}
+
+export interface PresenceView {
+  presence: 'in' | 'out';
+  source: 'agent' | 'operator' | 'shift' | 'default';
+  until: string | null;
+  shift: string | null;
+  pending: number;
+}
+
+async function current(deps: PresenceDeps, endpointId: string) {
+  const found = await getPresenceRow(deps.db, endpointId);
+  if (!found) throw notFound('endpoint', endpointId);
+  return found;
+}
+
+export async function presenceOf(deps: PresenceDeps, endpointId: string): Promise<PresenceView> {
+  const { row, now } = await current(deps, endpointId);
+  const effective = effectivePresence(row, now);
+  return {
+    presence: effective.presence,
+    source: effective.source,
+    until: effective.until?.toISOString() ?? null,
+    shift: row.shift,
+    pending: await pendingCount(deps.db, endpointId),
+  };
+}
+
+/** Re-evaluates after a write and records a change; answers the new view. */
+async function settle(deps: PresenceDeps, endpointId: string, reason: string): Promise<PresenceView> {
+  const view = await presenceOf(deps, endpointId);
+  await applyPresence(deps.db, { endpointId, presence: view.presence, reason });
+  return view;
+}
+
+async function writeChange(deps: PresenceDeps, endpointId: string, change: OverrideChange, by: string) {
+  if ('clear' in change) await writeOverride(deps.db, { endpointId, presence: null, until: null, by: null });
+  else await writeOverride(deps.db, { endpointId, ...change.set, by });
+}
+
+const clockInInput = z.object({ for: z.union([z.string(), z.number()]).optional() }).strict();
+const noArguments = z.object({}).strict();
+
+function forSeconds(value: string | number | undefined): number {
+  if (value === undefined) return DEFAULT_CLOCK_IN_SECONDS;
+  const seconds = typeof value === 'number' ? value : (parseDuration(value) ?? NaN) / 1000;
+  if (!Number.isFinite(seconds) || seconds < 60 || seconds > MAX_CLOCK_IN_SECONDS) {
+    throw invalidArgument('for', 'must be a duration from 1m to 8h, such as "90m" or "2h" (or seconds)');
+  }
+  return Math.round(seconds);
+}
+
+export async function clockIn(deps: PresenceDeps, endpointId: string, input: unknown): Promise<PresenceView> {
+  const data = parseInput(clockInInput, input);
+  const seconds = forSeconds(data.for);
+  const { row, now } = await current(deps, endpointId);
+  await writeChange(deps, endpointId, clockInChange(row.shift, now, seconds), 'agent');
+  return settle(deps, endpointId, 'clock_in');
+}
+
+export async function clockOut(deps: PresenceDeps, endpointId: string, input: unknown): Promise<PresenceView> {
+  parseInput(noArguments, input);
+  const { row, now } = await current(deps, endpointId);
+  await writeChange(deps, endpointId, clockOutChange(row.shift, now), 'agent');
+  return settle(deps, endpointId, 'clock_out');
+}
+
+const operatorInput = z
+  .object({ presence: z.enum(['in', 'out']), until: z.string().datetime({ offset: true }).nullable().optional() })
+  .strict();
+
+/** The owner sets an override (no 8 h cap); `until` null or absent: until cleared. */
+export async function setPresence(
+  deps: PresenceDeps,
+  endpointId: string,
+  humanId: string,
+  input: unknown,
+): Promise<PresenceView> {
+  const data = parseInput(operatorInput, input);
+  const { now } = await current(deps, endpointId);
+  const until = data.until ? new Date(data.until) : null;
+  if (until && until <= now) throw invalidArgument('until', 'must be in the future');
+  await writeOverride(deps.db, { endpointId, presence: data.presence, until, by: `operator:${humanId}` });
+  return settle(deps, endpointId, 'operator');
+}
+
+export async function clearPresence(deps: PresenceDeps, endpointId: string): Promise<PresenceView> {
+  await current(deps, endpointId);
+  await writeOverride(deps.db, { endpointId, presence: null, until: null, by: null });
+  return settle(deps, endpointId, 'operator');
+}
+
+const shiftInput = z.object({ shift: z.string().nullable() }).strict();
+
+export async function setShift(deps: PresenceDeps, endpointId: string, input: unknown): Promise<PresenceView> {
+  const data = parseInput(shiftInput, input);
+  if (data.shift !== null) parseShift(data.shift);
+  await current(deps, endpointId);
+  await writeShift(deps.db, endpointId, data.shift === null ? null : data.shift.trim());
+  return settle(deps, endpointId, 'shift_start');
+}

@@ -1,0 +1,113 @@
+// Pins the notify hook SSRF guard: URL shape, refused address ranges, the operator
+// allow-list, and that every resolved address is checked (a rebinding name is refused).
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { isAppError } from '../../src/domain/errors.js';
+import { parseConfig } from '../../src/config/index.js';
+import { HookGuard, type Resolver } from '../../src/hooks/guard.js';
+
+const refusedUrl = (err: unknown) => isAppError(err, 'invalid_argument') && err.details?.field === 'url';
+const fixed =
+  (table: Record<string, string[]>): Resolver =>
+  async (host) => {
+    const found = table[host];
+    if (!found) throw new Error(`ENOTFOUND ${host}`);
+    return found.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+  };
+
+test('only https URLs without credentials are accepted, http only when the operator allows it', () => {
+  const strict = new HookGuard({ allowHttp: false, allowCidrs: [] });
+  assert.equal(strict.checkUrl('https://hooks.example.com/x?y=1').hostname, 'hooks.example.com');
+  for (const bad of [
+    'http://hooks.example.com/',
+    'ftp://hooks.example.com/',
+    'https://user:pw@hooks.example.com/',
+    'not a url',
+    '',
+    `https://a.example/${'x'.repeat(2100)}`,
+  ]) {
+    assert.throws(() => strict.checkUrl(bad), refusedUrl, bad);
+  }
+  const relaxed = new HookGuard({ allowHttp: true, allowCidrs: [] });
+  assert.equal(relaxed.checkUrl('http://hooks.example.com/').protocol, 'http:');
+});
+
+test('loopback, private, link-local, CGNAT, ULA and multicast addresses are refused without the allow-list', () => {
+  const guard = new HookGuard({ allowHttp: false, allowCidrs: [] });
+  const refused = [
+    '127.0.0.1',
+    '10.1.2.3',
+    '172.16.0.1',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '224.0.0.1',
+    '::1',
+    'fe80::1',
+    'fd00::1',
+    'ff02::1',
+    '::ffff:127.0.0.1',
+    '::',
+  ];
+  for (const address of refused) assert.equal(guard.addressAllowed(address), false, address);
+  for (const address of ['93.184.216.34', '1.1.1.1', '2606:4700::1111'])
+    assert.equal(guard.addressAllowed(address), true, address);
+});
+
+test('an operator CIDR allow-list admits exactly the listed private ranges', () => {
+  const guard = new HookGuard({ allowHttp: false, allowCidrs: ['10.20.0.0/16', '127.0.0.1'] });
+  assert.equal(guard.addressAllowed('10.20.3.4'), true);
+  assert.equal(guard.addressAllowed('127.0.0.1'), true);
+  assert.equal(guard.addressAllowed('10.21.0.1'), false);
+  assert.equal(guard.addressAllowed('127.0.0.2'), false);
+});
+
+test('private and loopback targets are refused at resolution, by literal or by name', async () => {
+  const guard = new HookGuard({ allowHttp: false, allowCidrs: [] }, fixed({ 'intranet.example': ['10.0.0.5'] }));
+  await assert.rejects(guard.resolve('https://127.0.0.1:8443/hook'), refusedUrl);
+  await assert.rejects(guard.resolve('https://[::1]/hook'), refusedUrl);
+  await assert.rejects(guard.resolve('https://intranet.example/hook'), refusedUrl);
+  await assert.rejects(guard.resolve('https://unknown.example/hook'), refusedUrl);
+});
+
+test('a DNS-rebinding style hostname that resolves to loopback is refused, even beside a public address', async () => {
+  const guard = new HookGuard(
+    { allowHttp: false, allowCidrs: [] },
+    fixed({
+      'rebind.example': ['127.0.0.1'],
+      'mixed.example': ['93.184.216.34', '127.0.0.1'],
+      'ok.example': ['93.184.216.34'],
+    }),
+  );
+  await assert.rejects(
+    guard.resolve('https://rebind.example/hook'),
+    (err: unknown) => refusedUrl(err) && /127\.0\.0\.1/.test((err as Error).message),
+  );
+  await assert.rejects(guard.resolve('https://mixed.example/hook'), refusedUrl);
+  const target = await guard.resolve('https://ok.example/hook');
+  assert.equal(target.address, '93.184.216.34', 'the delivery connects to the checked address');
+});
+
+test('the hook config reads the http flag and the CIDR allow-list, naming a bad variable', () => {
+  const good = parseConfig({
+    SWITCHBOARD_PUSH_ALLOW_HTTP: 'on',
+    SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS: '10.0.0.0/8, 127.0.0.1',
+  });
+  assert.ok(good.ok);
+  assert.deepEqual(good.config.hooks, { allowHttp: true, allowCidrs: ['10.0.0.0/8', '127.0.0.1'] });
+  const defaults = parseConfig({});
+  assert.ok(defaults.ok);
+  assert.deepEqual(defaults.config.hooks, { allowHttp: false, allowCidrs: [] });
+  const bad = parseConfig({ SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS: 'intranet', SWITCHBOARD_PUSH_ALLOW_HTTP: 'yes' });
+  assert.ok(!bad.ok);
+  assert.ok(
+    bad.problems.some((p) => p.startsWith('SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS:')),
+    bad.problems.join('; '),
+  );
+  assert.ok(
+    bad.problems.some((p) => p.startsWith('SWITCHBOARD_PUSH_ALLOW_HTTP:')),
+    bad.problems.join('; '),
+  );
+});
