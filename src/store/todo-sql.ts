@@ -8,12 +8,15 @@ import { CHANNEL } from '../db/bus.js';
  * Claimable: pending; or claimed with a lapsed lease and attempts left (takeover without
  * waiting for the reaper); or failed with a due retry and attempts left. Over alias `t`.
  * Never a synthetic (self-test) todo: those are claimed by id only (store/doorbell-tests.ts).
- * `ready_at <= now()` is the index condition that goes with it (see 0001_init.sql).
+ * `ready_at <= …` is the index condition that goes with it (see 0001_init.sql).
+ * The instant is the statement's, not the transaction's (`now()`): a claim runs inside a
+ * transaction with its doorbell acknowledgement, and the budgeted path's admit statement
+ * comes after its probe, so work that became ready meanwhile must count as ready.
  */
-export const CLAIMABLE = `(t.ready_at <= now() AND NOT t.synthetic AND (
+export const CLAIMABLE = `(t.ready_at <= statement_timestamp() AND NOT t.synthetic AND (
     t.state = 'pending'
-    OR (t.state = 'claimed' AND t.lease_expires_at <= now() AND t.attempt < t.max_attempts)
-    OR (t.state = 'failed' AND t.next_retry_at <= now() AND t.attempt < t.max_attempts)))`;
+    OR (t.state = 'claimed' AND t.lease_expires_at <= statement_timestamp() AND t.attempt < t.max_attempts)
+    OR (t.state = 'failed' AND t.next_retry_at <= statement_timestamp() AND t.attempt < t.max_attempts)))`;
 
 /** The columns of a Todo (everything but the internal ready_at). */
 export const TODO_COLUMNS = `endpoint_id, id, queue, title, body, payload, kind, source,

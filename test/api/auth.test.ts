@@ -256,7 +256,9 @@ test('a workflow token gets 403 on every route but pushing todos and queueing me
   expectStatus(minted, 201);
   const before = await snapshot(h.pool);
   const refused: string[] = [];
-  for (const route of ROUTES.filter((r) => r !== PUSH && r !== QUEUE_ADD)) {
+  for (const [i, route] of ROUTES.filter((r) => r !== PUSH && r !== QUEUE_ADD).entries()) {
+    // A fresh app now and then: one credential's burst is smaller than the route table.
+    if (i > 0 && i % 20 === 0) await h.fresh();
     const res = await call(route, { authorization: `Bearer ${minted.body.secret}` });
     if (res.status !== 403 || res.body?.error?.code !== 'forbidden')
       refused.push(`${route.method} ${route.url} → ${res.status}`);

@@ -88,12 +88,26 @@ export async function testDatabase(label: string, poolSize = 10): Promise<TestDa
   return { name, url: urlFor(name), pool };
 }
 
+const drops: string[] = [];
+
+/**
+ * Drops the file's databases once everything else has ended. `after` hooks run in the
+ * order they were registered, so a drop registered there would run before the stop of a
+ * server started later in the file, pulling the database from under its background work;
+ * `beforeExit` comes only when the file's tests and hooks are all done.
+ */
 function registerDrop(name: string): void {
-  after(async () => {
-    if (process.exitCode) {
-      process.stderr.write(`kept database ${name} (a test failed)\n`);
-      return;
-    }
-    await withAdmin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  drops.push(name);
+  if (drops.length > 1) return;
+  process.once('beforeExit', () => {
+    void (async () => {
+      for (const db of drops) {
+        if (process.exitCode) {
+          process.stderr.write(`kept database ${db} (a test failed)\n`);
+          continue;
+        }
+        await withAdmin((c) => c.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`));
+      }
+    })();
   });
 }
