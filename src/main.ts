@@ -16,6 +16,7 @@ import { doorbellAcknowledgement, type Acknowledgement } from './doorbell/acknow
 import { HookGuard } from './hooks/guard.js';
 import { Metrics } from './metrics/index.js';
 import { startHooksAndPresence, type PushServices } from './hooks/wiring.js';
+import { messageMetrics } from './metrics/messages.js';
 import { queueCollectors } from './metrics/queues.js';
 import { CapacitySetting } from './messages/capacity.js';
 import type { MessageDeps } from './messages/context.js';
@@ -93,6 +94,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
     const hookGuard = new HookGuard(config.hooks);
     const version = versionInfo();
     const metrics = new Metrics();
+    messageMetrics(metrics);
     queueCollectors(metrics, pool);
     registerAdmissionCollector(metrics, pool);
     // The queue capacity is resolved (env > persisted > default) before the first admission.

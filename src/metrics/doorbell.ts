@@ -8,7 +8,7 @@
 import { Counter, Gauge } from 'prom-client';
 import type { Queryable } from '../db/pool.js';
 import { countUnheardSessions } from '../store/doorbell-rings.js';
-import type { Metrics } from './index.js';
+import { Metrics } from './index.js';
 
 export interface RingCounted {
   kind: string;
@@ -52,6 +52,11 @@ export class DoorbellMetrics {
       'Ring records the ring writer dropped (the doorbell itself was delivered): overflow or a failed insert.',
       ['reason'],
     );
+    // Self-test rings count in none, so their kind never appears.
+    metrics.zero(this.rings, Metrics.combinations({ kind: ['todo', 'digest'] }));
+    metrics.zero(this.unheard, Metrics.combinations({ kind: ['todo', 'digest'] }));
+    metrics.zero(this.acknowledged, Metrics.combinations({ kind: ['todo', 'digest'], via: ['claim', 'ack'] }));
+    metrics.zero(this.dropped, Metrics.combinations({ reason: ['overflow', 'error'] }));
   }
 
   sent(rings: RingCounted[]): void {

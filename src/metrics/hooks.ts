@@ -3,7 +3,7 @@
 // endpoint or todo id is ever a label.
 
 import type { Counter } from 'prom-client';
-import type { Metrics } from './index.js';
+import { Metrics } from './index.js';
 
 export interface HookMetrics {
   /** outcome: delivered | failed | dropped (queue full). */
@@ -14,7 +14,7 @@ export interface HookMetrics {
 }
 
 export function hookMetrics(metrics: Metrics): HookMetrics {
-  return {
+  const m: HookMetrics = {
     notifications: metrics.counter(
       'switchboard_notify_hook_notifications_total',
       'Notify hook notifications by type (todo.ready, todos.backlog) and outcome (delivered, failed, dropped).',
@@ -31,4 +31,11 @@ export function hookMetrics(metrics: Metrics): HookMetrics {
       ['reason'],
     ),
   };
+  metrics.zero(
+    m.notifications,
+    Metrics.combinations({ type: ['todo.ready', 'todos.backlog'], outcome: ['delivered', 'failed', 'dropped'] }),
+  );
+  metrics.zero(m.attempts, Metrics.combinations({ result: ['2xx', '3xx', '4xx', '5xx', 'network', 'refused'] }));
+  metrics.zero(m.disabled, [{ reason: 'consecutive_failures' }]);
+  return m;
 }

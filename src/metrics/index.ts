@@ -78,6 +78,22 @@ export class Metrics {
     });
   }
 
+  /**
+   * Creates these label sets at 0, so every series exists from the start: `increase()`
+   * and alerts on a counter that has never moved need a sample to compare with.
+   */
+  zero<L extends string>(counter: Counter<L>, labelSets: Array<Partial<Record<L, string>>>): void {
+    for (const labels of labelSets) counter.inc(labels, 0);
+  }
+
+  /** Every combination of the given label values, for `zero`. */
+  static combinations<L extends string>(values: Record<L, string[]>): Array<Record<L, string>> {
+    return Object.entries<string[]>(values).reduce<Array<Record<string, string>>>(
+      (sets, [label, options]) => sets.flatMap((set) => options.map((o) => ({ ...set, [label]: o }))),
+      [{}],
+    ) as Array<Record<L, string>>;
+  }
+
   /** The `queue` label for a queue name: itself while under the cap, else `other`. */
   queueLabel(queue: string): string {
     if (this.#queues.has(queue)) return queue;

@@ -3,7 +3,7 @@
 // counters), so every part of one process counts into the same series.
 
 import type { Counter } from 'prom-client';
-import type { Metrics } from './index.js';
+import { Metrics } from './index.js';
 
 export type RemoveAction = 'remove' | 'clear';
 
@@ -48,6 +48,9 @@ export function messageMetrics(metrics: Metrics): MessageMetrics {
       ['reason'],
     ),
   };
+  metrics.zero(m.added, Metrics.combinations({ queued_by: ['user', 'agent', 'workflow', 'server'] }));
+  metrics.zero(m.removed, Metrics.combinations({ action: ['remove', 'clear'] }));
+  metrics.zero(m.rejected, [{ reason: 'queue_full' }]);
   built.set(metrics, m);
   return m;
 }

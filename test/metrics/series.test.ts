@@ -4,17 +4,28 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { Metrics } from '../../src/metrics/index.js';
-import { queueCollectors } from '../../src/metrics/queues.js';
+import { after } from 'node:test';
+import { pino } from 'pino';
+import { setPolicy } from '../../src/admission/service.js';
+import { parseConfig } from '../../src/config/index.js';
+import { startServer } from '../../src/main.js';
 import { reaperSweep } from '../../src/sweeps/todos.js';
 import { testDatabase } from '../helpers/db.js';
-import { connect, ok, startApp, vend } from '../mcp/harness.js';
+import { agent, tool, verdictOf } from '../doorbell/world.js';
+import { connect, fails, ok, vend } from '../mcp/harness.js';
 
-const { pool } = await testDatabase('metrics_series');
-const metrics = new Metrics();
-queueCollectors(metrics, pool);
+const { pool, url } = await testDatabase('metrics_series');
 const token = 't'.repeat(32);
-const app = await startApp(pool, 'instance-a', undefined, { metrics, metricsToken: token });
+const parsed = parseConfig({
+  SWITCHBOARD_DATABASE_URL: url,
+  SWITCHBOARD_LISTEN: '127.0.0.1:0',
+  SWITCHBOARD_METRICS_TOKEN: token,
+});
+assert.ok(parsed.ok);
+const server = await startServer(parsed.config, pino({ level: 'silent' }));
+after(() => server.stop());
+const { metrics } = server;
+const app = { url: server.url };
 
 /** The documented series: name → label names, from the table in docs/metrics.md. */
 function documented(): Map<string, string[]> {
@@ -34,7 +45,7 @@ function scraped(text: string): Map<string, Set<string>> {
 }
 
 test('every documented series appears with its labels after the matching actions', async () => {
-  const { credential } = await vend(pool, { queues: ['inbox'] });
+  const { humanId, endpoint, credential } = await vend(pool, { queues: ['inbox', 'budgeted'] });
   const agent = await connect(app.url, credential);
   const create = async (extra: Record<string, unknown> = {}) =>
     (await ok(agent, 'create_todo', { queue: 'inbox', title: 'work', ...extra })).todo.id as string;
@@ -54,6 +65,14 @@ test('every documented series appears with its labels after the matching actions
   await ok(agent, 'claim', { id: lapsed });
   await pool.query(`UPDATE todos SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [lapsed]);
   await reaperSweep(pool, 1000, metrics).run();
+  // A budget of one claim an hour: one charged claim, then a refusal.
+  await setPolicy({ db: pool }, { humanId, endpointId: null }, endpoint.id, 'budgeted', {
+    max_claims_per_window: 1,
+    window: { period: 'hour', tz: 'UTC', start: '00:00' },
+  });
+  const budgeted = [await create({ queue: 'budgeted' }), await create({ queue: 'budgeted' })];
+  await ok(agent, 'claim', { id: budgeted[0] });
+  await fails(agent, 'claim', { id: budgeted[1] }, 'deferred');
 
   const res = await fetch(`${app.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
   assert.equal(res.status, 200);
@@ -70,11 +89,33 @@ test('every documented series appears with its labels after the matching actions
     );
   }
   const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1]);
-  assert.equal(value(/^switchboard_todos_created_total (\d+)$/m), 5);
+  assert.equal(value(/^switchboard_todos_created_total (\d+)$/m), 7);
   assert.equal(value(/^switchboard_todos_claimed_total\{queue="inbox"\} (\d+)$/m), 4);
-  assert.equal(value(/^switchboard_todo_attempts_total (\d+)$/m), 4);
+  assert.equal(value(/^switchboard_todo_attempts_total (\d+)$/m), 5);
+  assert.equal(value(/^switchboard_admission_charged_total\{queue="budgeted"\} (\d+)$/m), 1);
+  assert.equal(value(/^switchboard_admission_refused_total\{queue="budgeted",reason="window_exhausted"\} (\d+)$/m), 1);
+  assert.equal(value(/^switchboard_admission_window_used\{queue="budgeted"\} (\d+)$/m), 1);
   assert.equal(value(/^switchboard_todos_dead_lettered_total (\d+)$/m), 1);
   assert.equal(value(/^switchboard_lease_expirations_total (\d+)$/m), 1);
   assert.equal(value(/^switchboard_queue_todos\{queue="inbox",state="pending"\} (\d+)$/m), 3);
+  assert.ok(value(/^switchboard_doorbell_rings_total\{kind="todo"\} (\d+)$/m) >= 1, 'the session heard rings');
   assert.equal(value(/^switchboard_queue_todos\{queue="inbox",state="canceled"\} (\d+)$/m), 0);
+});
+
+test('a doorbell self-test, rung, claimed and reported, changes no series', async () => {
+  const { credential } = await vend(pool, { queues: ['inbox'] });
+  const listener = await agent(pool, app.url, credential, { name: 'claude-code', claimOnRing: true });
+  const scrape = async () => {
+    const res = await fetch(`${app.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+    // Ages grow with the clock: compared by series only, every other value exactly.
+    return (await res.text())
+      .split('\n')
+      .filter((l) => l.startsWith('switchboard_'))
+      .map((l) => (l.startsWith('switchboard_queue_oldest_pending_seconds') ? l.split(' ')[0] : l));
+  };
+  const before = await scrape();
+  const start = await tool(listener, 'test_doorbell', {});
+  const report = await verdictOf(() => tool(listener, 'get_doorbell_test', { test_id: start.test_id }));
+  assert.equal(report.verdict, 'pass', 'the self-test really rang and was claimed');
+  assert.deepEqual(await scrape(), before);
 });
