@@ -91,7 +91,7 @@ export class Metrics {
     return Object.entries<string[]>(values).reduce<Array<Record<string, string>>>(
       (sets, [label, options]) => sets.flatMap((set) => options.map((o) => ({ ...set, [label]: o }))),
       [{}],
-    ) as Array<Record<L, string>>;
+    );
   }
 
   /** The `queue` label for a queue name: itself while under the cap, else `other`. */

@@ -2,6 +2,7 @@
 // requeued, redirects are not followed, overflow is dropped and counted, lost notices are
 // caught by the sweep, outcomes are counted, and a clock-in digest sends one backlog.
 
+import { clearPolicy, setPolicy } from '../../src/admission/service.js';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { pino } from 'pino';
@@ -199,16 +200,16 @@ test('stopping delivery does not wait out the retry backoff', async () => {
 
 test('a deferred queue gets no notification, and its held transitions are announced when it reopens', async () => {
   const { v, push } = await setup('/deferred');
-  let deferred = true;
-  // What admission (seed 000) answers for this queue; wired to the real budgets on merge.
-  const eligible = async () => !deferred;
-  const gated = new NotifyHooks({ db: pool, log, delivery: one.delivery, eligible });
+  const who = { humanId: v.humanId, endpointId: null };
+  // A real budget: max_in_flight 0 pauses the queue (seed 000), so its work is deferred.
+  await setPolicy({ db: pool }, who, v.endpoint.id, 'inbox', { max_in_flight: 0 });
+  const gated = new NotifyHooks({ db: pool, log, delivery: one.delivery });
   await push('held one');
   await push('held two');
   await gated.ready(v.endpoint.id, 'inbox');
   await one.delivery.idle();
   assert.equal(at('/deferred').length, 0, 'nothing while deferred');
-  deferred = false;
+  await clearPolicy({ db: pool }, who, v.endpoint.id, 'inbox');
   await gated.ready(v.endpoint.id, 'inbox');
   await one.delivery.idle();
   assert.deepEqual(
