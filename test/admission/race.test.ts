@@ -5,30 +5,18 @@
 // intervals must never show more claims in flight than the cap.
 
 import assert from 'node:assert/strict';
-import { after, test } from 'node:test';
-import { pino } from 'pino';
+import { test } from 'node:test';
 import { clearPolicy, setPolicy } from '../../src/admission/service.js';
-import { parseConfig } from '../../src/config/index.js';
-import { startServer, type Server } from '../../src/main.js';
+import type { Server } from '../../src/main.js';
 import { testDatabase } from '../helpers/db.js';
+import { startTestServer } from '../helpers/server.js';
 import { barrier } from '../helpers/fixtures.js';
 import { call, connect, vend, type Connected } from '../mcp/harness.js';
 import { attemptRows, windowUsed } from './fixtures.js';
 
 const { pool, url } = await testDatabase('admission_race');
 
-async function server(name: string): Promise<Server> {
-  const parsed = parseConfig({
-    SWITCHBOARD_DATABASE_URL: url,
-    SWITCHBOARD_LISTEN: '127.0.0.1:0',
-    SWITCHBOARD_INSTANCE_ID: name,
-    SWITCHBOARD_DB_POOL_SIZE: '8',
-  });
-  assert.ok(parsed.ok);
-  const started = await startServer(parsed.config, pino({ level: 'silent' }));
-  after(() => started.stop());
-  return started;
-}
+const server = (name: string): Promise<Server> => startTestServer(url, name, { SWITCHBOARD_DB_POOL_SIZE: '8' });
 
 const servers = [await server('race-a'), await server('race-b'), await server('race-c')];
 const SESSIONS_PER_SERVER = 10;

@@ -6,27 +6,15 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { pino } from 'pino';
-import { parseConfig } from '../../src/config/index.js';
-import { startServer, type Server } from '../../src/main.js';
+import type { Server } from '../../src/main.js';
 import { createTodo } from '../../src/todos/index.js';
 import { testDatabase } from '../helpers/db.js';
+import { startTestServer } from '../helpers/server.js';
 import { vend } from '../mcp/harness.js';
 
 const { pool, url } = await testDatabase('doorbell');
 
-async function server(name: string): Promise<Server> {
-  const parsed = parseConfig({
-    SWITCHBOARD_DATABASE_URL: url,
-    SWITCHBOARD_LISTEN: '127.0.0.1:0',
-    SWITCHBOARD_INSTANCE_ID: name,
-    SWITCHBOARD_DB_POOL_SIZE: '4',
-  });
-  assert.ok(parsed.ok);
-  const started = await startServer(parsed.config, pino({ level: 'silent' }));
-  after(() => started.stop());
-  return started;
-}
+const server = (name: string): Promise<Server> => startTestServer(url, name);
 
 const a = await server('instance-a');
 const b = await server('instance-b');

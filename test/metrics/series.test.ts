@@ -4,26 +4,16 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { after } from 'node:test';
-import { pino } from 'pino';
 import { setPolicy } from '../../src/admission/service.js';
-import { parseConfig } from '../../src/config/index.js';
-import { startServer } from '../../src/main.js';
 import { reaperSweep } from '../../src/sweeps/todos.js';
 import { testDatabase } from '../helpers/db.js';
+import { startTestServer } from '../helpers/server.js';
 import { agent, tool, verdictOf } from '../doorbell/world.js';
 import { connect, fails, ok, vend } from '../mcp/harness.js';
 
 const { pool, url } = await testDatabase('metrics_series');
 const token = 't'.repeat(32);
-const parsed = parseConfig({
-  SWITCHBOARD_DATABASE_URL: url,
-  SWITCHBOARD_LISTEN: '127.0.0.1:0',
-  SWITCHBOARD_METRICS_TOKEN: token,
-});
-assert.ok(parsed.ok);
-const server = await startServer(parsed.config, pino({ level: 'silent' }));
-after(() => server.stop());
+const server = await startTestServer(url, 'metrics', { SWITCHBOARD_METRICS_TOKEN: token });
 const { metrics } = server;
 const app = { url: server.url };
 
