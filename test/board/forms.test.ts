@@ -35,14 +35,14 @@ async function request(method: 'GET' | 'POST', path: string, cookie: string, for
   return { status: res.status, text: await res.text() };
 }
 
-const counts = async () =>
+const counts = async (): Promise<Record<string, number>> =>
   (
-    await db.pool.query(
+    await db.pool.query<Record<string, number>>(
       `SELECT (SELECT count(*) FROM admission_policies)::int AS policies, (SELECT count(*) FROM doorbell_tests)::int AS tests,
               (SELECT count(*) FROM queued_messages)::int AS messages, (SELECT count(*) FROM settings)::int AS settings,
               (SELECT count(*) FROM endpoints WHERE presence_override IS NOT NULL)::int AS overrides`,
     )
-  ).rows[0];
+  ).rows[0] ?? {};
 
 function forms(p: { slug: string; sessionId: string }): Array<[string, Record<string, string>]> {
   return [
