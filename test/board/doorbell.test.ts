@@ -13,7 +13,7 @@ import { pushTodo } from '../../src/endpoints/todos.js';
 import { createHook } from '../../src/hooks/manage.js';
 import { HookGuard } from '../../src/hooks/guard.js';
 import { testDatabase } from '../helpers/db.js';
-import { agent, endpointOf, expireTest, server, until } from '../doorbell/world.js';
+import { agent, endpointOf, expireTest, server, tool, until } from '../doorbell/world.js';
 import { human, launchBrowser, screenshot, signedInPage } from './harness.js';
 
 // Top level, not in a hook: each registers the file's own `after` clean-up.
@@ -34,25 +34,31 @@ test('Run self-test against a listening client shows pass live, and the drawer l
   assert.equal(await page.locator('[data-hints]').count(), 0, 'a pass has no hints');
   await screenshot(page, 'self-test-pass');
 
+  // A quiet client of a second endpoint: its ring stays open until it claims by hand.
+  const quietEp = await endpointOf(db.pool, who.id, 'Quiet');
+  const quiet = await agent(db.pool, url, quietEp.credential);
   const { todo } = await pushTodo(
     { db: db.pool, publicUrl: 'http://switchboard.test', defaultLeaseSeconds: 300 },
     who.id,
-    ep.slug,
+    quietEp.slug,
     { queue: 'inbox', title: 'ring me' },
     new Date(),
   );
   await until(
-    async () =>
-      (await db.pool.query(`SELECT 1 FROM doorbell_rings WHERE todo_id = $1 AND acked_at IS NOT NULL`, [todo.id]))
-        .rowCount === 1,
-    'the ring to be heard by a claim',
+    async () => (await db.pool.query(`SELECT 1 FROM doorbell_rings WHERE todo_id = $1`, [todo.id])).rowCount === 1,
+    'the ring to be recorded',
+    20_000,
   );
   await page.goto('/');
   await page.locator(`[data-todo="${todo.id}"] a`).click();
   const ring = page.locator('#drawer [data-slot="rings"] tr[data-ring]');
   await ring.waitFor();
-  assert.equal(await ring.getAttribute('data-ring-state'), 'heard');
-  assert.match((await ring.textContent()) ?? '', /claim at/);
+  assert.equal(await ring.getAttribute('data-ring-state'), 'open');
+  assert.match((await ring.textContent()) ?? '', /delivered, no answer yet/);
+  await tool(quiet, 'claim', { id: todo.id });
+  await page.locator('#drawer [data-close-drawer]').click();
+  await page.locator(`[data-todo="${todo.id}"] a`).click();
+  await page.locator('#drawer tr[data-ring][data-ring-state="heard"]').filter({ hasText: 'claim at' }).waitFor();
   assert.deepEqual(errors, []);
 });
 

@@ -143,7 +143,7 @@ test('an admin saves the capacity; a member sees it read-only; a full queue says
   await page.getByRole('button', { name: 'Save capacity' }).click();
   await page.locator('[data-setting="capacity-source"]').filter({ hasText: 'setting' }).waitFor();
   assert.equal(await page.locator('[data-setting="capacity-effective"]').textContent(), '2');
-  await screenshot(page, 'settings');
+  await screenshot(page, 'settings-admin');
   // The refused save answered 400 on purpose; nothing else may complain.
   assert.deepEqual(
     errors.filter((e) => !e.includes('status of 400')),
