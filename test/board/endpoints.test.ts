@@ -153,6 +153,9 @@ test('every form control on the board pages has a label, and every button a name
   }
   await page.getByRole('link', { name: 'Labels' }).click();
   seen['endpoint page'] = await unlabeled();
+  await page.getByRole('link', { name: 'Budget of inbox' }).click();
+  await page.getByRole('button', { name: 'Save budget' }).waitFor();
+  seen['budget editor'] = await unlabeled();
   for (const [where, list] of Object.entries(seen)) assert.deepEqual(list, [], `unlabeled on ${where}`);
 });
 

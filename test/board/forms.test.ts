@@ -8,7 +8,8 @@ import { test } from 'node:test';
 import { vendEndpoint } from '../../src/endpoints/manage.js';
 import { signIn } from '../../src/identity/board-sessions.js';
 import { testDatabase } from '../helpers/db.js';
-import { connect } from '../mcp/harness.js';
+import { CapacitySetting } from '../../src/messages/capacity.js';
+import { connect, startApp } from '../mcp/harness.js';
 import { PASSWORD, human, startBoard } from './harness.js';
 
 // Top level, not in a hook: each registers the file's own `after` clean-up.
@@ -91,4 +92,28 @@ test("another human's budget, self-test, presence and message queue answer 404, 
   const member = await request('POST', '/settings/message-queue', me.cookie, { csrf: me.csrf, max_per_session: '3' });
   assert.equal(member.status, 403, 'a member cannot save the capacity');
   assert.deepEqual(await counts(), before);
+});
+
+test('when the environment locks the capacity, settings shows it disabled naming the variable, and a save is refused', async () => {
+  const admin = await human(db, 'admin');
+  const session = await signIn(deps, admin.email, PASSWORD);
+  const messages = { db: db.pool, capacity: new CapacitySetting({ db: db.pool, envCapacity: 4 }) };
+  const locked = await startApp(db.pool, 'board-forms-locked', undefined, { messages });
+  const cookie = `sb_session=${session.cookie}`;
+  const get = await fetch(`${locked.url}/settings`, { headers: { cookie } });
+  const text = await get.text();
+  assert.match(text, /data-setting="capacity-source">environment</);
+  assert.match(text, /data-setting="capacity-effective">4</);
+  assert.match(text, /id="mq-max"[^>]* disabled/);
+  assert.match(text, /Locked: set by <code>SWITCHBOARD_QUEUE_MAX_PER_SESSION<\/code>/);
+  assert.doesNotMatch(text, /Save capacity/);
+  const save = await fetch(`${locked.url}/settings/message-queue`, {
+    method: 'POST',
+    headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ csrf: session.csrf, max_per_session: '9' }).toString(),
+    redirect: 'manual',
+  });
+  assert.equal(save.status, 409);
+  assert.match(await save.text(), /SWITCHBOARD_QUEUE_MAX_PER_SESSION/);
+  assert.equal((await messages.capacity.snapshot()).effective, 4);
 });
