@@ -9,7 +9,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Browser } from 'playwright-core';
+import { pino } from 'pino';
 import { pushTodo } from '../../src/endpoints/todos.js';
+import { unheardSweep } from '../../src/sweeps/unheard.js';
 import { createHook } from '../../src/hooks/manage.js';
 import { HookGuard } from '../../src/hooks/guard.js';
 import { testDatabase } from '../helpers/db.js';
@@ -21,6 +23,7 @@ const db = await testDatabase('board_doorbell');
 const s = await server(db.url, 'board-doorbell');
 const url = s.url;
 const browser: Browser = await launchBrowser();
+const todoDeps = { db: db.pool, publicUrl: 'http://switchboard.test', defaultLeaseSeconds: 300 };
 
 test('Run self-test against a listening client shows pass live, and the drawer lists the rings it heard', async () => {
   const who = await human(db);
@@ -37,13 +40,7 @@ test('Run self-test against a listening client shows pass live, and the drawer l
   // A quiet client of a second endpoint: its ring stays open until it claims by hand.
   const quietEp = await endpointOf(db.pool, who.id, 'Quiet');
   const quiet = await agent(db.pool, url, quietEp.credential);
-  const { todo } = await pushTodo(
-    { db: db.pool, publicUrl: 'http://switchboard.test', defaultLeaseSeconds: 300 },
-    who.id,
-    quietEp.slug,
-    { queue: 'inbox', title: 'ring me' },
-    new Date(),
-  );
+  const { todo } = await pushTodo(todoDeps, who.id, quietEp.slug, { queue: 'inbox', title: 'ring me' }, new Date());
   await until(
     async () => (await db.pool.query(`SELECT 1 FROM doorbell_rings WHERE todo_id = $1`, [todo.id])).rowCount === 1,
     'the ring to be recorded',
@@ -78,8 +75,19 @@ test('without JavaScript, a client that hears nothing turns the refreshing resul
   assert.match((await page.locator('[data-hints]').textContent()) ?? '', /--dangerously-load-development-channels/);
   await screenshot(page, 'self-test-unheard');
 
-  // The per-session mark (three unheard rings in a row, set by the sweep) shows on the card.
-  await db.pool.query(`UPDATE mcp_sessions SET unheard = true WHERE id = $1`, [deaf.sessionId]);
+  // Three more rings go unanswered past the ack window (moved in SQL); the unheard sweep
+  // marks the session, and the card shows it.
+  for (const title of ['one', 'two', 'three']) {
+    await pushTodo(todoDeps, who.id, ep.slug, { queue: 'inbox', title }, new Date());
+  }
+  await until(async () => deaf.heard.length >= 4, 'three todo rings to be delivered', 20_000);
+  await page.goto(`/endpoints/${ep.slug}`);
+  assert.equal(await page.locator('[data-slot="unheard"]').count(), 0, 'no mark while the window is open');
+  await db.pool.query(
+    `UPDATE doorbell_rings SET sent_at = sent_at - interval '1 hour' WHERE endpoint_id = $1 AND acked_at IS NULL`,
+    [ep.id],
+  );
+  await unheardSweep({ db: db.pool, log: pino({ level: 'silent' }), ackWindowMs: 15 * 60_000 }).run();
   await page.goto(`/endpoints/${ep.slug}`);
   await page
     .locator(`tr[data-session="${deaf.sessionId}"] [data-slot="unheard"]`)
