@@ -43,6 +43,16 @@ export default tseslint.config(
   {
     // The board's one browser script.
     files: ['src/board/static/*.js'],
-    languageOptions: { globals: { document: 'readonly', htmx: 'readonly', EventSource: 'readonly' } },
+    languageOptions: {
+      globals: {
+        document: 'readonly',
+        htmx: 'readonly',
+        EventSource: 'readonly',
+        WebSocket: 'readonly',
+        fetch: 'readonly',
+        location: 'readonly',
+        setTimeout: 'readonly',
+      },
+    },
   },
 );

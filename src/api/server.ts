@@ -126,6 +126,7 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
       log: deps.log,
       ...(deps.bus ? { bus: deps.bus } : {}),
       settings: deps.retentionMs === undefined ? {} : { retentionMs: deps.retentionMs },
+      messages,
     });
   });
   mcpRoutes(app, {

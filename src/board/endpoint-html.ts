@@ -6,6 +6,7 @@
 import type { SessionView } from '../endpoints/board.js';
 import type { EndpointView } from '../endpoints/manage.js';
 import { VERB_FAMILIES, type VerbFamily } from '../domain/verbs.js';
+import { budgetLinks, hooksSection, presenceSection, selfTestButton, type CardExtras } from './endpoint-extras.js';
 import { csrfField, escape, isoTime, roughDuration } from './html.js';
 
 /** Families wholly granted, then single verbs granted outside a whole family. */
@@ -23,7 +24,7 @@ export function verbSummary(verbs: readonly string[]): string {
 function sessionRow(s: SessionView, now: Date): string {
   const client = `<a href="/sessions/${escape(s.id)}">${escape(s.client_name ?? 'unknown')} ${escape(s.client_version ?? '')}</a>`;
   const seen = `${roughDuration(now.getTime() - s.last_seen_at.getTime())} ago`;
-  return `<tr data-session="${escape(s.id)}"><td>${client} <span class="slot" data-slot="unheard"></span></td>
+  return `<tr data-session="${escape(s.id)}"><td>${client} ${s.unheard ? '<span class="chip warn" data-slot="unheard" title="its last doorbells were delivered and none was heard">unheard</span>' : ''}</td>
 <td>${s.stream_open ? 'open' : 'closed'}</td><td>${seen}</td></tr>`;
 }
 
@@ -38,15 +39,16 @@ function cardActions(e: EndpointView, csrf: string): string {
   const post = (path: string, label: string, cls: string) =>
     `<form method="post" action="/endpoints/${escape(e.slug)}/${path}" class="inline" hx-confirm="${label} ${escape(e.name)}? This cannot be undone.">${csrfField(csrf)}<button type="submit" class="${cls}">${label} <span class="sr">${escape(e.name)}</span></button></form>`;
   return `<div class="actions">${e.state === 'active' ? post('revoke', 'Revoke', 'danger') : post('delete', 'Delete', 'danger')}
-<span class="slot" data-slot="self-test"></span><span class="slot" data-slot="budget-link"></span></div>`;
+${selfTestButton(e, csrf)}${budgetLinks(e)}</div>`;
 }
 
 export function endpointCard(
-  view: { endpoint: EndpointView; sessions: SessionView[] },
+  view: { endpoint: EndpointView; sessions: SessionView[]; extras?: CardExtras },
   csrf: string,
   now: Date,
 ): string {
   const e = view.endpoint;
+  const extras = view.extras ?? { hooks: [], presence: null };
   return `<article data-endpoint="${escape(e.slug)}" aria-labelledby="ep-${escape(e.id)}">
 <h2 id="ep-${escape(e.id)}"><a href="/endpoints/${escape(e.slug)}">${escape(e.name)}</a> <span class="chip ${e.state}">${e.state}</span></h2>
 <dl><dt>Slug</dt><dd><code>${escape(e.slug)}</code></dd>
@@ -55,13 +57,13 @@ export function endpointCard(
 <dt>Last seen</dt><dd>${e.last_seen_at ? `${roughDuration(now.getTime() - e.last_seen_at.getTime())} ago` : 'never'}</dd>
 <dt>Created</dt><dd>${isoTime(e.created_at)}</dd><dt>Expires</dt><dd>${e.expires_at ? isoTime(e.expires_at) : 'never'}</dd></dl>
 ${sessionsTable(view.sessions, now)}
-<div class="slot" data-slot="presence"></div><div class="slot" data-slot="hooks"></div>
+${presenceSection(e, extras.presence, csrf)}${hooksSection(extras.hooks)}
 ${cardActions(e, csrf)}</article>`;
 }
 
 /** The live fragment of the endpoints page. */
 export function endpointsFragment(
-  views: Array<{ endpoint: EndpointView; sessions: SessionView[] }>,
+  views: Array<{ endpoint: EndpointView; sessions: SessionView[]; extras?: CardExtras }>,
   csrf: string,
   now: Date,
 ): string {

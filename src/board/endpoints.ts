@@ -7,6 +7,7 @@ import { deleteEndpoint, revokeEndpoint, showEndpoint } from '../endpoints/manag
 import { isAppError } from '../domain/errors.js';
 import { chromeOf, html, notFoundPage, signedIn, signedInForm, type Form } from './guard.js';
 import { errorLine, page } from './html.js';
+import { withExtras } from './endpoint-extras.js';
 import { endpointCard, endpointsFragment } from './endpoint-html.js';
 import type { BoardDeps } from './queues.js';
 
@@ -17,7 +18,10 @@ export function endpointPages(app: FastifyInstance, deps: BoardDeps): void {
     const session = await signedIn(deps.identity, request, reply);
     if (!session) return reply;
     const now = deps.now();
-    const views = await endpointCards(deps.operator, session.principal.human.id, now);
+    const views = await withExtras(
+      deps.operator.db,
+      await endpointCards(deps.operator, session.principal.human.id, now),
+    );
     const body = `<p><a href="/endpoints/new" class="button">Vend an endpoint</a></p>
 <div data-live="/board/events?view=endpoints">${endpointsFragment(views, session.csrf, now)}</div>`;
     return html(reply, 200, page('Endpoints', body, chromeOf(session, 'endpoints')));
@@ -27,7 +31,9 @@ export function endpointPages(app: FastifyInstance, deps: BoardDeps): void {
     const session = await signedIn(deps.identity, request, reply);
     if (!session) return reply;
     try {
-      const view = await showEndpoint(deps.operator, session.principal.human.id, request.params.ref, deps.now());
+      const shown = await showEndpoint(deps.operator, session.principal.human.id, request.params.ref, deps.now());
+      const [view] = await withExtras(deps.operator.db, [shown]);
+      if (!view) return notFoundPage(reply, session, 'endpoint');
       const body = `<p><a href="/endpoints">All endpoints</a></p>${endpointCard(view, session.csrf, deps.now())}`;
       return html(reply, 200, page(view.endpoint.name, body, chromeOf(session, 'endpoints')));
     } catch (err) {

@@ -11,8 +11,10 @@
 // board session: signing out ends the stream.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { budgetsOfHuman } from '../admission/board.js';
 import { endpointCards, lanesFingerprint, ownedEndpointIds, queueLanes } from '../endpoints/board.js';
 import type { BoardSession } from '../identity/board-sessions.js';
+import { withExtras } from './endpoint-extras.js';
 import { endpointsFragment } from './endpoint-html.js';
 import { boardCaller } from './guard.js';
 import { lanesFragment } from './queue-html.js';
@@ -91,8 +93,15 @@ class BoardStream {
   private async render(): Promise<string> {
     const humanId = this.session.principal.human.id;
     const now = this.deps.now();
-    if (this.view === 'queues') return lanesFragment(await queueLanes(this.deps.operator, humanId, now), now);
-    return endpointsFragment(await endpointCards(this.deps.operator, humanId, now), this.session.csrf, now);
+    if (this.view === 'queues') {
+      const [lanes, budgets] = await Promise.all([
+        queueLanes(this.deps.operator, humanId, now),
+        budgetsOfHuman(this.deps.operator, humanId),
+      ]);
+      return lanesFragment(lanes, now, budgets);
+    }
+    const views = await withExtras(this.deps.operator.db, await endpointCards(this.deps.operator, humanId, now));
+    return endpointsFragment(views, this.session.csrf, now);
   }
 
   private async refresh(): Promise<void> {
@@ -124,7 +133,12 @@ class BoardStream {
       if (!(await boardCaller(this.deps.identity, this.request))) return this.end();
       this.owned = await ownedEndpointIds(this.deps.operator, this.session.principal.human.id, this.deps.now());
       if (this.view === 'queues') {
-        const fingerprint = await lanesFingerprint(this.deps.operator, this.owned);
+        // Budgets move without a lane moving (a window rolls over, a policy is edited).
+        const [lanes, budgets] = await Promise.all([
+          lanesFingerprint(this.deps.operator, this.owned),
+          budgetsOfHuman(this.deps.operator, this.session.principal.human.id),
+        ]);
+        const fingerprint = `${lanes}|${JSON.stringify([...budgets])}`;
         const stale = Date.now() - this.renderedAt >= STALE_MS;
         if (fingerprint === this.fingerprint && !stale) return;
         this.fingerprint = fingerprint;

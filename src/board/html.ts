@@ -25,7 +25,7 @@ export function page(title: string, body: string, chrome?: Chrome): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escape(title)} · Switchboard</title>
 <meta name="htmx-config" content='{"includeIndicatorStyles":false}'>
-<link rel="stylesheet" href="/board/static/board.css">
+<link rel="icon" href="data:,"><link rel="stylesheet" href="/board/static/board.css">
 <script src="/board/static/htmx.min.js" defer></script><script src="/board/static/board.js" defer></script></head>
 <body hx-boost="true"><a class="skip" href="#main">Skip to content</a>${chrome ? nav(chrome) : ''}
 <main id="main"><h1>${escape(title)}</h1>${body}</main><div id="drawer" aria-live="polite"></div></body></html>`;

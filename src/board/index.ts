@@ -3,6 +3,10 @@
 
 import type { FastifyInstance } from 'fastify';
 import { assetRoutes } from './assets.js';
+import { budgetPages } from './budgets.js';
+import { endpointActions } from './endpoint-actions.js';
+import { messagePages } from './messages.js';
+import type { MessageDeps } from '../messages/context.js';
 import { endpointPages } from './endpoints.js';
 import { eventRoutes, type EventDeps } from './events.js';
 import { queuePages } from './queues.js';
@@ -40,12 +44,18 @@ export function boardHeaders(app: FastifyInstance): void {
   });
 }
 
-export function boardPages(app: FastifyInstance, deps: EventDeps & { settings?: SettingsView }): void {
+export function boardPages(
+  app: FastifyInstance,
+  deps: EventDeps & { settings?: SettingsView; messages?: MessageDeps },
+): void {
   assetRoutes(app);
   queuePages(app, deps);
   endpointPages(app, deps);
+  budgetPages(app, deps);
+  endpointActions(app, deps);
   wizardPages(app, deps);
   sessionPage(app, deps);
+  messagePages(app, deps);
   settingsPage(app, deps);
   eventRoutes(app, deps);
 }

@@ -6,6 +6,10 @@
 
 import type { EndpointLanes, LaneCard, QueueLanes } from '../endpoints/board.js';
 import type { Todo, TodoAttempt } from '../domain/todo.js';
+import { budgetKey } from '../admission/board.js';
+import type { QueueStatus } from '../admission/status.js';
+import type { RingView } from '../doorbell/todo-rings.js';
+import { budgetStrip, deferredChip } from './budget-html.js';
 import { csrfField, escape, isoTime, roughDuration } from './html.js';
 
 const LIVE_STATES = new Set(['pending', 'claimed', 'failed']);
@@ -25,35 +29,40 @@ function cardMeta(
   return parts.join(' · ');
 }
 
-function card(c: LaneCard, now: Date): string {
+function card(c: LaneCard, now: Date, budget?: QueueStatus): string {
   const chip = c.state === 'canceled' ? ' <span class="chip canceled">canceled</span>' : '';
   return `<li class="card" data-todo="${escape(c.id)}" data-state="${c.state}">
 <a id="card-${escape(c.id)}" href="/todos/${escape(c.id)}" hx-get="/todos/${escape(c.id)}" hx-target="#drawer" hx-push-url="false">${escape(c.title)}</a>${chip}
-<div class="meta">${cardMeta(c, now)}</div><span class="slot" data-slot="deferred-chip"></span></li>`;
+<div class="meta">${cardMeta(c, now)}</div>${deferredChip(budget, c.state)}</li>`;
 }
 
-function queueSection(endpointId: string, q: QueueLanes, now: Date): string {
+export type Budgets = Map<string, QueueStatus>;
+
+function queueSection(endpoint: { id: string; slug: string }, q: QueueLanes, now: Date, budgets: Budgets): string {
+  const endpointId = endpoint.id;
+  const budget = budgets.get(budgetKey(endpointId, q.queue));
+  const href = `/endpoints/${escape(endpoint.slug)}/budgets/${escape(q.queue)}`;
   const lanes = q.lanes
     .map(
       (l) => `<section class="lane" data-lane="${l.lane}" aria-label="${escape(q.queue)} ${l.lane}">
 <h4>${l.lane} <span class="count" data-count="${l.count}">${l.count}</span></h4>
-<ol>${l.cards.map((c) => card(c, now)).join('')}</ol>${l.count > l.cards.length ? `<p class="note">and ${l.count - l.cards.length} more</p>` : ''}</section>`,
+<ol>${l.cards.map((c) => card(c, now, budget)).join('')}</ol>${l.count > l.cards.length ? `<p class="note">and ${l.count - l.cards.length} more</p>` : ''}</section>`,
     )
     .join('');
   return `<section class="queue" data-queue="${escape(q.queue)}" id="queue-${escape(endpointId)}-${escape(q.queue)}">
-<div class="queue-head"><h3>${escape(q.queue)}</h3><div class="slot" data-slot="budget-strip"></div></div>
+<div class="queue-head"><h3>${escape(q.queue)}</h3>${budgetStrip(budget, href)}</div>
 <div class="lanes">${lanes}</div></section>`;
 }
 
 /** The live fragment: every endpoint's queues and lanes. */
-export function lanesFragment(endpoints: EndpointLanes[], now: Date): string {
+export function lanesFragment(endpoints: EndpointLanes[], now: Date, budgets: Budgets = new Map()): string {
   const body =
     endpoints.length === 0
       ? '<p>No active endpoints yet. <a href="/endpoints/new">Vend one</a> to get a queue.</p>'
       : endpoints
           .map(
             ({ endpoint, queues }) => `<section class="endpoint" data-endpoint="${escape(endpoint.slug)}">
-<h2>${escape(endpoint.name)} <code>${escape(endpoint.slug)}</code></h2>${queues.map((q) => queueSection(endpoint.id, q, now)).join('')}</section>`,
+<h2>${escape(endpoint.name)} <code>${escape(endpoint.slug)}</code></h2>${queues.map((q) => queueSection(endpoint, q, now, budgets)).join('')}</section>`,
           )
           .join('');
   return `<div id="lanes">${body}</div>`;
@@ -112,14 +121,31 @@ function actions(todo: Todo, csrf: string, back: string): string {
   return out.length ? `<div class="actions">${out.join('')}</div>` : '';
 }
 
+const RING_STATES: Record<RingView['state'], string> = {
+  open: 'delivered, no answer yet',
+  heard: 'heard',
+  heard_late: 'heard late',
+  unheard: 'unheard',
+};
+
+function ringsSection(rings: RingView[] | undefined): string {
+  if (!rings || rings.length === 0) {
+    return '<section class="slot" data-slot="rings"><h3>Rings</h3><p class="note">No doorbell rings.</p></section>';
+  }
+  const rows = rings
+    .map(
+      (r) =>
+        `<tr data-ring="${escape(r.id)}" data-ring-state="${r.state}"><td>${isoTime(r.sent_at)}</td><td><code>${escape(r.session_id)}</code></td><td>${RING_STATES[r.state]}</td><td>${r.ack_via ? `${escape(r.ack_via)}${r.acked_at ? ` at ${isoTime(r.acked_at)}` : ''}` : '—'}</td></tr>`,
+    )
+    .join('');
+  return `<section class="slot" data-slot="rings"><h3>Rings</h3><table><thead><tr><th scope="col">Sent</th><th scope="col">Session</th><th scope="col">State</th><th scope="col">Ack via</th></tr></thead><tbody>${rows}</tbody></table></section>`;
+}
+
+type TodoView = { todo: Todo; attempts: TodoAttempt[]; rings?: RingView[] };
+
 /** The todo's details and actions; `back` is where an action returns to. */
-export function todoDetail(
-  view: { todo: Todo; attempts: TodoAttempt[] },
-  csrf: string,
-  back: string,
-  now: Date,
-): string {
-  const { todo, attempts } = view;
+export function todoDetail(view: TodoView, csrf: string, back: string, now: Date): string {
+  const { todo, attempts, rings } = view;
   const when = (d: Date | null) => (d ? isoTime(d) : '—');
   return `<dl>
 <dt>Id</dt><dd><code>${escape(todo.id)}</code></dd><dt>Queue</dt><dd>${escape(todo.queue)}</dd>
@@ -132,10 +158,10 @@ ${actions(todo, csrf, back)}
 <h3>Body</h3>${todo.body ? `<pre>${escape(todo.body)}</pre>` : '<p class="note">none</p>'}
 <h3>Payload</h3>${json(todo.payload)}<h3>Result</h3>${json(todo.result)}
 <h3>Attempts</h3>${attemptsTable(attempts)}
-<section class="slot" data-slot="rings"></section>`;
+${ringsSection(rings)}`;
 }
 
-export function drawer(view: { todo: Todo; attempts: TodoAttempt[] }, csrf: string, now: Date): string {
+export function drawer(view: TodoView, csrf: string, now: Date): string {
   return `<section aria-labelledby="drawer-title"><button type="button" data-close-drawer>Close</button>
 <h2 id="drawer-title" tabindex="-1">${escape(view.todo.title)}</h2>
 <p><a href="/todos/${escape(view.todo.id)}">Open as a page</a></p>${todoDetail(view, csrf, '/', now)}</section>`;

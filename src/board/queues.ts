@@ -4,9 +4,11 @@
 // a mistake re-renders the page with the message and the values typed so far.
 
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { budgetsOfHuman } from '../admission/board.js';
 import { queueLanes } from '../endpoints/board.js';
 import { cancelTodo, pushTodo, retryTodo, showTodo, type OperatorDeps } from '../endpoints/todos.js';
 import { isAppError } from '../domain/errors.js';
+import { todoRings } from '../doorbell/todo-rings.js';
 import type { BoardSession } from '../identity/board-sessions.js';
 import {
   backTo,
@@ -39,9 +41,12 @@ async function home(
   values?: PushValues,
 ) {
   const now = deps.now();
-  const lanes = await queueLanes(deps.operator, session.principal.human.id, now);
+  const [lanes, budgets] = await Promise.all([
+    queueLanes(deps.operator, session.principal.human.id, now),
+    budgetsOfHuman(deps.operator, session.principal.human.id),
+  ]);
   const body = `${errorLine(error)}${pushForm(lanes, session.csrf, values)}
-<div data-live="/board/events?view=queues">${lanesFragment(lanes, now)}</div>`;
+<div data-live="/board/events?view=queues">${lanesFragment(lanes, now, budgets)}</div>`;
   return html(reply, status, page('Queues', body, chromeOf(session, 'queues')));
 }
 
@@ -92,7 +97,8 @@ export function queuePages(app: FastifyInstance, deps: BoardDeps): void {
     if (!session) return reply;
     let view;
     try {
-      view = await showTodo(deps.operator, session.principal.human.id, request.params.id);
+      const shown = await showTodo(deps.operator, session.principal.human.id, request.params.id);
+      view = { ...shown, rings: await todoRings(deps.operator.db, shown.todo.endpoint_id, shown.todo.id) };
     } catch (err) {
       if (isAppError(err, 'not_found')) return notFoundPage(reply, session, 'todo');
       throw err;

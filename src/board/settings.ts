@@ -1,9 +1,11 @@
 // The settings page: what this install is configured with, readable by every signed-in
-// human. Today that is retention (from SWITCHBOARD_RETENTION, so read-only here); the
-// message queue capacity control (seed 002: admins write, members read, locked when the
-// environment sets it) lands in its data-slot.
+// human. Retention (from SWITCHBOARD_RETENTION, so read-only here) and the message queue
+// capacity (seed 002: admins write, members read, locked when the environment sets it).
 
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { BoardSession } from '../identity/board-sessions.js';
+import type { MessageDeps } from '../messages/context.js';
+import { capacityPages, capacitySection } from './capacity.js';
 import { chromeOf, html, signedIn } from './guard.js';
 import { page } from './html.js';
 import type { BoardDeps } from './queues.js';
@@ -18,19 +20,34 @@ function days(ms: number): string {
   return Number.isInteger(d) ? `${d} days` : `${Math.round(ms / 3_600_000)} hours`;
 }
 
-export function settingsPage(app: FastifyInstance, deps: BoardDeps & { settings?: SettingsView }): void {
-  app.get('/settings', async (request, reply) => {
-    const session = await signedIn(deps.identity, request, reply);
-    if (!session) return reply;
-    const retention = deps.settings?.retentionMs;
-    const body = `<section aria-labelledby="retention"><h2 id="retention">Retention</h2>
+type Deps = BoardDeps & { settings?: SettingsView; messages?: MessageDeps };
+
+async function settingsBody(deps: Deps, session: BoardSession, capacity?: { error: string; typed: string }) {
+  const retention = deps.settings?.retentionMs;
+  const queue = deps.messages
+    ? capacitySection(await deps.messages.capacity.snapshot(), session, capacity?.error, capacity?.typed)
+    : '';
+  return `<section aria-labelledby="retention"><h2 id="retention">Retention</h2>
 ${
   retention === undefined
     ? '<p class="note">Not reported by this server.</p>'
     : `<p>Finished todos (done, canceled, dead-lettered) are deleted after <strong data-setting="retention">${days(retention)}</strong>; live todos never are.</p>`
 }
 <p class="note">Set by <code>SWITCHBOARD_RETENTION</code> in the server's environment: read-only here.</p></section>
-<section class="slot" data-slot="message-queue-capacity"></section>`;
-    return html(reply, 200, page('Settings', body, chromeOf(session, 'settings')));
+${queue}`;
+}
+
+export function settingsPage(app: FastifyInstance, deps: Deps): void {
+  const render = async (
+    reply: FastifyReply,
+    session: BoardSession,
+    status: number,
+    capacity?: { error: string; typed: string },
+  ) =>
+    html(reply, status, page('Settings', await settingsBody(deps, session, capacity), chromeOf(session, 'settings')));
+  app.get('/settings', async (request, reply) => {
+    const session = await signedIn(deps.identity, request, reply);
+    return session ? render(reply, session, 200) : reply;
   });
+  capacityPages(app, deps, render);
 }

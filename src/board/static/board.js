@@ -52,6 +52,60 @@
     source.addEventListener('open', () => document.documentElement.setAttribute('data-live-open', 'true'));
   }
 
+  // The session page's message queue: subscribed over /ws (the board cookie signs the
+  // socket in); every change re-reads the panel's HTML, keeping what is being typed.
+  let socket = null;
+  let socketSession = null;
+
+  async function refreshQueue() {
+    const panel = document.getElementById('message-queue');
+    if (!panel) return;
+    const response = await fetch(panel.getAttribute('data-fragment'), { credentials: 'same-origin' });
+    if (!response.ok) return;
+    const typing = document.getElementById('mq-add');
+    const typed = typing ? typing.value : '';
+    replaceFragments(await response.text());
+    const box = document.getElementById('mq-add');
+    if (box && typed && !box.value) box.value = typed;
+  }
+
+  function connectQueue() {
+    const panel = document.getElementById('message-queue');
+    const sessionId = panel ? panel.getAttribute('data-session-id') : null;
+    if (sessionId === socketSession) return;
+    if (socket) socket.close();
+    socket = null;
+    socketSession = sessionId;
+    if (!sessionId) return;
+    const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`);
+    socket = ws;
+    ws.addEventListener('open', () =>
+      ws.send(
+        JSON.stringify({
+          id: 'subscribe',
+          type: 'request',
+          action: 'message.queue.subscribe',
+          payload: { session_id: sessionId },
+        }),
+      ),
+    );
+    ws.addEventListener('message', (event) => {
+      const frame = JSON.parse(event.data);
+      if (frame.type === 'response' && frame.id === 'subscribe') {
+        document.documentElement.setAttribute('data-queue-live', 'true');
+        void refreshQueue();
+      }
+      if (frame.type === 'notification' && frame.action === 'message.queue.status_changed') void refreshQueue();
+    });
+    ws.addEventListener('close', () => {
+      if (socket !== ws) return;
+      document.documentElement.removeAttribute('data-queue-live');
+      socket = null;
+      socketSession = null;
+      setTimeout(connectQueue, 2000);
+    });
+  }
+
   function closeDrawer() {
     const drawer = document.getElementById('drawer');
     if (drawer) drawer.innerHTML = '';
@@ -59,10 +113,12 @@
 
   document.addEventListener('DOMContentLoaded', () => {
     connect();
+    connectQueue();
     localizeTimes(document);
   });
   document.addEventListener('htmx:afterSettle', (event) => {
     connect();
+    connectQueue();
     localizeTimes(document);
     const drawer = document.getElementById('drawer');
     if (drawer && event.target === drawer) {

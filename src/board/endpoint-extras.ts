@@ -1,0 +1,78 @@
+// The parts of an endpoint card that come from other areas: its notify hooks with their
+// health (last status, last error, consecutive failures; DESIGN §11), its presence (in
+// or out, from which source, until when) with clock in / clock out for the owner, the
+// budget links of its queues (seed 000) and "Run self-test" (seed 004). Read through the
+// hooks and presence use cases, one endpoint at a time.
+
+import type { EndpointView } from '../endpoints/manage.js';
+import { HookGuard } from '../hooks/guard.js';
+import { listHooks, type HookView } from '../hooks/manage.js';
+import { presenceOf, type PresenceView } from '../presence/manage.js';
+import type { Queryable } from '../db/pool.js';
+import { csrfField, escape, isoTime } from './html.js';
+
+export interface CardExtras {
+  hooks: HookView[];
+  presence: PresenceView | null;
+}
+
+/** listHooks reads; it never resolves a URL, so the strictest guard is enough here. */
+const READ_GUARD = new HookGuard({ allowHttp: false, allowCidrs: [] });
+
+export async function cardExtras(db: Queryable, endpoint: EndpointView): Promise<CardExtras> {
+  if (endpoint.state !== 'active') return { hooks: [], presence: null };
+  const [hooks, presence] = await Promise.all([
+    listHooks({ db, guard: READ_GUARD }, { id: endpoint.id, queues: endpoint.queues }),
+    presenceOf({ db }, endpoint.id),
+  ]);
+  return { hooks: hooks.hooks, presence };
+}
+
+export function presenceSection(e: EndpointView, p: PresenceView | null, csrf: string): string {
+  if (!p) return '<div class="slot" data-slot="presence"></div>';
+  const until = p.until ? ` until ${isoTime(new Date(p.until))}` : '';
+  const button = (presence: 'in' | 'out', label: string) =>
+    `<form method="post" action="/endpoints/${escape(e.slug)}/presence" class="inline">${csrfField(csrf)}<input type="hidden" name="presence" value="${presence}"><button type="submit">${label} <span class="sr">${escape(e.name)}</span></button></form>`;
+  return `<div class="slot presence" data-slot="presence" data-presence="${p.presence}"><strong>Presence</strong>
+<span class="chip ${p.presence === 'in' ? 'open' : 'deferred'}">${p.presence}</span> <span class="note">from ${escape(p.source)}${until}</span>
+${p.presence === 'in' ? button('out', 'Clock out') : button('in', 'Clock in')}</div>`;
+}
+
+function hookRow(h: HookView): string {
+  const health = h.health;
+  const status = health.last_status === null ? '—' : String(health.last_status);
+  const state = h.enabled ? 'enabled' : `disabled${h.disabled_reason ? `: ${escape(h.disabled_reason)}` : ''}`;
+  return `<tr data-hook="${escape(h.hook_id)}"><td><code>${escape(h.url)}</code></td><td>${state}</td>
+<td data-hook-field="last_status">${status}</td><td data-hook-field="last_error">${escape(health.last_error ?? '—')}</td>
+<td data-hook-field="failures">${health.consecutive_failures}</td></tr>`;
+}
+
+export function hooksSection(hooks: HookView[]): string {
+  if (hooks.length === 0) return '<div class="slot" data-slot="hooks"><p class="note">No notify hooks.</p></div>';
+  const head = ['URL', 'State', 'Last status', 'Last error', 'Failures in a row']
+    .map((h) => `<th scope="col">${h}</th>`)
+    .join('');
+  return `<div class="slot" data-slot="hooks"><table><caption class="note">Notify hooks</caption><thead><tr>${head}</tr></thead>
+<tbody>${hooks.map(hookRow).join('')}</tbody></table></div>`;
+}
+
+export function budgetLinks(e: EndpointView): string {
+  if (e.state !== 'active') return '<span class="slot" data-slot="budget-link"></span>';
+  const links = e.queues.map(
+    (q) => `<a href="/endpoints/${escape(e.slug)}/budgets/${escape(q)}">Budget of ${escape(q)}</a>`,
+  );
+  return `<span class="slot" data-slot="budget-link">${links.join(' ')}</span>`;
+}
+
+export function selfTestButton(e: EndpointView, csrf: string): string {
+  if (e.state !== 'active') return '<span class="slot" data-slot="self-test"></span>';
+  return `<form method="post" action="/endpoints/${escape(e.slug)}/self-test" class="inline slot" data-slot="self-test">${csrfField(csrf)}<button type="submit">Run self-test <span class="sr">${escape(e.name)}</span></button></form>`;
+}
+
+/** The cards' views with their extras read. */
+export function withExtras<T extends { endpoint: EndpointView }>(
+  db: Queryable,
+  views: T[],
+): Promise<Array<T & { extras: CardExtras }>> {
+  return Promise.all(views.map(async (v) => ({ ...v, extras: await cardExtras(db, v.endpoint) })));
+}
