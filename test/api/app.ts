@@ -49,6 +49,8 @@ export interface Person {
 export class Harness {
   private current: FastifyInstance | null = null;
   private readonly log = pino({ level: 'silent' });
+  /** When set, the app's clock stands still here (rate-limit tests: a slow machine must not refill a bucket). */
+  frozenAt: Date | null = null;
 
   constructor(
     readonly pool: Pool,
@@ -72,6 +74,7 @@ export class Harness {
       publicUrl: PUBLIC_URL,
       defaultLeaseSeconds: DEFAULT_LEASE_SECONDS,
       syntheticAdmin: this.syntheticAdmin,
+      now: () => this.frozenAt ?? new Date(),
     });
   }
 

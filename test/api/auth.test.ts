@@ -1,7 +1,7 @@
 // Pins who may call each /api/v1 route: 401 for a missing, bad, revoked or expired credential, 403 by role and token kind, and the rate limits.
 
 import assert from 'node:assert/strict';
-import { beforeEach, test } from 'node:test';
+import { beforeEach, test, type TestContext } from 'node:test';
 import { newId } from '../../src/domain/ids.js';
 import { insertSession } from '../../src/store/sessions.js';
 import {
@@ -20,6 +20,14 @@ import {
 const h = await apiHarness('api_auth');
 const { admin, member, other } = await makePeople(h);
 beforeEach(() => h.fresh());
+
+/** Rate-limit tests count requests, not seconds: the clock stands still so a slow machine refills nothing. */
+function freezeClock(t: TestContext): void {
+  h.frozenAt = new Date();
+  t.after(() => {
+    h.frozenAt = null;
+  });
+}
 
 // Real targets for every route, all the member's, so a route that skipped its check would act.
 const ep = await vend(h, member);
@@ -273,7 +281,8 @@ test('an admin’s workflow token is no admin: 403 on /api/v1/humans', async () 
   expectError(await h.get('/api/v1/humans', { token: minted.body.secret }), 403, 'forbidden');
 });
 
-test('the 11th rapid sign-in from one address answers 429 with Retry-After (burst 10)', async () => {
+test('the 11th rapid sign-in from one address answers 429 with Retry-After (burst 10)', async (t) => {
+  freezeClock(t);
   const answers: Reply[] = [];
   for (let i = 0; i < 11; i++) {
     answers.push(
@@ -302,7 +311,8 @@ test('the 11th rapid sign-in from one address answers 429 with Retry-After (burs
   expectStatus(elsewhere, 201);
 });
 
-test('the sign-in limit cannot be dodged by sending a different X-Forwarded-For each time', async () => {
+test('the sign-in limit cannot be dodged by sending a different X-Forwarded-For each time', async (t) => {
+  freezeClock(t);
   const statuses: number[] = [];
   for (let i = 0; i < 12; i++) {
     const res = await h.post('/api/v1/auth/login', {
@@ -315,7 +325,8 @@ test('the sign-in limit cannot be dodged by sending a different X-Forwarded-For 
   assert.ok(statuses.includes(429), `a guesser on one connection rotating X-Forwarded-For got ${statuses.join(', ')}`);
 });
 
-test('a flood from one address is cut off at the per-address burst before any credential check', async () => {
+test('a flood from one address is cut off at the per-address burst before any credential check', async (t) => {
+  freezeClock(t);
   const statuses: number[] = [];
   for (let i = 0; i < 200; i++)
     statuses.push((await h.get('/api/v1/whoami', { remoteAddress: '198.51.100.10' })).status);
@@ -325,7 +336,8 @@ test('a flood from one address is cut off at the per-address burst before any cr
   if (limited.status === 429) assert.ok(limited.headers['retry-after']);
 });
 
-test('one busy credential is cut off at its burst of 40 while another human is not', async () => {
+test('one busy credential is cut off at its burst of 40 while another human is not', async (t) => {
+  freezeClock(t);
   const statuses: number[] = [];
   for (let i = 0; i < 120; i++) {
     statuses.push((await h.get('/api/v1/tokens', { token: member.token, remoteAddress: `192.0.2.${i + 1}` })).status);
