@@ -133,13 +133,14 @@ async function peerDatabase(benchUrl: string, suffix: string): Promise<{ url: st
 }
 
 async function graphileSystem(benchUrl: string): Promise<System> {
-  // graphile-worker formats an info line for every successful job unless this is set when
-  // it loads; its docs suggest it for throughput. Set before the dynamic import.
+  // graphile-worker formats an info line for every successful job unless NO_LOG_SUCCESS is
+  // set when it loads (dist/worker.js); with the silent logger below that line would only be
+  // built and dropped, so it is skipped. Set before the dynamic import.
   process.env.NO_LOG_SUCCESS = '1';
   const gw = await import('graphile-worker');
   const db = await peerDatabase(benchUrl, 'gw');
   const logger = new gw.Logger(() => (level, message) => {
-    if (level === 'error') process.stderr.write(`graphile-worker: ${message}\n`);
+    if (String(level) === 'error') process.stderr.write(`graphile-worker: ${message}\n`);
   });
   // graphile-worker's own advice: pool size max(10, concurrency + 2). It holds one
   // connection for LISTEN, and completes a job while its worker fetches the next.
@@ -182,6 +183,9 @@ async function graphileSystem(benchUrl: string): Promise<System> {
             },
           },
           crontab: '',
+          // Unbatched, spelled out (these are the defaults): each worker fetches its own
+          // job (no local queue) and each completion is its own statement.
+          preset: { worker: { localQueue: { size: -1 }, completeJobBatchDelay: -1, failJobBatchDelay: -1 } },
         });
         await done;
         // A job's completion (a DELETE) is sent without the worker waiting for it, so the
