@@ -285,6 +285,8 @@ export async function runPeersBench(): Promise<void> {
   const systems: System[] = [];
   try {
     const mem = `${(totalmem() / 2 ** 30).toFixed(1)} GiB`;
+    // bench/db.ts's server label asks for the version but reads the wrong column; read it here.
+    const version = (await pool.query<{ server_version: string }>('SHOW server_version')).rows[0]?.server_version;
     const load = () =>
       loadavg()
         .map((l) => l.toFixed(2))
@@ -292,7 +294,8 @@ export async function runPeersBench(): Promise<void> {
     process.stdout.write(
       `peers bench: ${WORKERS} workers, ${TODOS} jobs a run (${SINGLE} enqueued one by one, the rest in bulk), ` +
         `${ROUNDS} runs each, on ${db.server}\n` +
-        `machine: ${cpus().length} vCPUs, ${mem}, Node ${process.version}; load average ${load()}\n` +
+        `machine: ${cpus().length} vCPUs, ${mem}, Node ${process.version}, PostgreSQL ${version ?? '?'}; ` +
+        `load average ${load()}\n` +
         `peers: graphile-worker ${await peerVersion('graphile-worker')}, pg-boss ${await peerVersion('pg-boss')}\n`,
     );
     systems.push(await switchboardSystem(pool), await graphileSystem(db.url));
