@@ -4,6 +4,7 @@ import { runAdmissionBench } from './admission.js';
 import { runClaimBench } from './claim.js';
 import { runDoorbellBench } from './doorbell.js';
 import { runMcpBench } from './mcp.js';
+import { runPeersBench } from './peers.js';
 import { runSessionsBench } from './sessions.js';
 
 const BENCHES: Record<string, () => Promise<void>> = {
@@ -11,6 +12,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   claim: runClaimBench,
   doorbell: runDoorbellBench,
   mcp: runMcpBench,
+  peers: runPeersBench,
   sessions: runSessionsBench,
 };
 
