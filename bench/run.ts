@@ -3,14 +3,18 @@
 import { runAdmissionBench } from './admission.js';
 import { runClaimBench } from './claim.js';
 import { runDoorbellBench } from './doorbell.js';
+import { runEmbeddedBench } from './embedded.js';
 import { runMcpBench } from './mcp.js';
+import { runScaleBench } from './scale.js';
 import { runSessionsBench } from './sessions.js';
 
 const BENCHES: Record<string, () => Promise<void>> = {
   admission: runAdmissionBench,
   claim: runClaimBench,
   doorbell: runDoorbellBench,
+  embedded: runEmbeddedBench,
   mcp: runMcpBench,
+  scale: runScaleBench,
   sessions: runSessionsBench,
 };
 

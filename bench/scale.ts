@@ -1,0 +1,263 @@
+// claim_next latency with 10,000 and with 1,000,000 pending todos on one endpoint, on one
+// database in one run.
+//
+// Rows are bulk-loaded straight into `todos`, shaped as the create use case writes them
+// (store/todos.ts insertTodo): a `td_` ULID minted at the row's creation instant, queue
+// `inbox`, a title, empty body, created by a human, max_attempts 5, and ready_at =
+// created_at = updated_at, one millisecond apart, oldest first. Then VACUUM ANALYZE.
+//
+// Each measurement: a warm-up, then a fixed number of claims through the use case
+// (todos/claim.ts claimNext: input parsing, the claim statement inside its transaction
+// with the doorbell acknowledgement), each followed by complete; only claimNext is timed.
+// One worker for the latency figure, then 16 workers for a loaded figure.
+// Order: 10k alone in the table; then 1M loaded on a second endpoint and measured; then
+// the 10k endpoint again, now beside the 1M rows. The endpoint measured is topped up to
+// its size before each measurement. Ratios: 1M ÷ the first 10k figure.
+// Target: 1M p50 and p99 (one worker) within 1.5× of 10k's.
+//
+// Also printed: the shared buffers one claim statement touches at each size (EXPLAIN
+// (ANALYZE, BUFFERS), rolled back; noise-free, unlike latencies), and what the reads
+// that scale with the table cost at each size: the metrics scrape's queue collectors and
+// the board's lane reads (those run per scrape / per board poll, never per claim).
+
+import { randomBytes } from 'node:crypto';
+import { loadavg } from 'node:os';
+import { monotonicFactory } from 'ulid';
+import { createPool, type Pool } from '../src/db/pool.js';
+import { newId } from '../src/domain/ids.js';
+import { laneCards, laneCounts, liveFingerprint } from '../src/store/board-lanes.js';
+import { nextSql } from '../src/store/claims.js';
+import { insertEndpoint } from '../src/store/endpoints.js';
+import { insertHuman } from '../src/store/humans.js';
+import { oldestPendingAges, queueStateCounts } from '../src/store/queue-stats.js';
+import { claimNext, complete, type Agent } from '../src/todos/index.js';
+import { benchDatabase, median } from './db.js';
+
+const SMALL = Number(process.env.BENCH_SCALE_SMALL ?? 10_000);
+const LARGE = Number(process.env.BENCH_SCALE_LARGE ?? 1_000_000);
+const CLAIMS = Number(process.env.BENCH_SCALE_CLAIMS ?? 2_000);
+const WARM_UP = Number(process.env.BENCH_SCALE_WARM_UP ?? 300);
+const WORKERS = 16;
+/** Rows per INSERT of the bulk load. */
+const BATCH = 50_000;
+const TARGET = 1.5;
+
+interface Bench {
+  pool: Pool;
+  humanId: string;
+}
+
+async function newEndpoint(b: Bench): Promise<string> {
+  const tag = randomBytes(4).toString('hex');
+  const endpoint = await insertEndpoint(b.pool, {
+    id: newId('ep'),
+    humanId: b.humanId,
+    name: `scale-${tag}`,
+    slug: `scale-${tag}`,
+    queues: ['inbox'],
+    verbs: [],
+    defaultLeaseSeconds: null,
+    expiresAt: null,
+  });
+  return endpoint.id;
+}
+
+/**
+ * `count` pending todos on the endpoint's inbox, created one millisecond apart and ending
+ * now (so the oldest is claimed first, and every row is ready), with ids minted for each
+ * row's instant as newId('td') would have minted them.
+ */
+async function load(b: Bench, endpointId: string, count: number): Promise<void> {
+  const ulid = monotonicFactory();
+  const { rows } = await b.pool.query<{ now: Date }>('SELECT now()');
+  const end = (rows[0]?.now ?? new Date()).getTime();
+  const start = end - count;
+  for (let from = 0; from < count; from += BATCH) {
+    const ids: string[] = [];
+    const offsets: number[] = [];
+    for (let i = from; i < Math.min(count, from + BATCH); i++) {
+      ids.push(`td_${ulid(start + i)}`);
+      offsets.push(i);
+    }
+    await b.pool.query(
+      `INSERT INTO todos (endpoint_id, id, queue, title, body, payload, kind, source, created_by_human_id,
+         created_by_endpoint_id, idempotency_key, max_attempts, ready_at, created_at, updated_at)
+       SELECT $1, r.id, 'inbox', 'scale ' || r.i, '', NULL, NULL, NULL, $2, NULL, NULL, 5, r.at, r.at, r.at
+         FROM (SELECT u.id, u.i, to_timestamp(($3::bigint + u.i) / 1000.0) AS at
+                 FROM unnest($4::text[], $5::int[]) AS u(id, i)) r`,
+      [endpointId, b.humanId, start, ids, offsets],
+    );
+  }
+}
+
+async function pendingOf(b: Bench, endpointId: string): Promise<number> {
+  const { rows } = await b.pool.query<{ n: number }>(
+    `SELECT count(*) AS n FROM todos WHERE endpoint_id = $1 AND state = 'pending'`,
+    [endpointId],
+  );
+  return rows[0]?.n ?? 0;
+}
+
+/** Brings the endpoint back to `size` pending todos (new ones at the back of the queue). */
+async function topUp(b: Bench, endpointId: string, size: number): Promise<void> {
+  const missing = size - (await pendingOf(b, endpointId));
+  if (missing > 0) await load(b, endpointId, missing);
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+interface Latency {
+  p50: number;
+  p99: number;
+  n: number;
+}
+
+function latency(samples: number[]): Latency {
+  const sorted = [...samples].sort((a, c) => a - c);
+  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), n: sorted.length };
+}
+
+/** `claims` claimNext → complete cycles over `workers` workers; the claimNext latencies in ms. */
+async function cycles(b: Bench, endpointId: string, claims: number, workers: number): Promise<number[]> {
+  const deps = { db: b.pool, defaultLeaseSeconds: 300 };
+  const samples: number[] = [];
+  let left = claims;
+  await Promise.all(
+    Array.from({ length: workers }, async (_, w) => {
+      const agent: Agent = { endpointId, sessionId: `scale-${w}`, queues: ['inbox'], defaultLeaseSeconds: null };
+      while (left > 0) {
+        left -= 1;
+        const started = process.hrtime.bigint();
+        const r = await claimNext(deps, agent, {});
+        samples.push(Number(process.hrtime.bigint() - started) / 1e6);
+        if (!('todo' in r)) throw new Error('the queue ran empty during the measurement');
+        await complete(deps, agent, { id: r.todo.id, result: { ok: true } });
+      }
+    }),
+  );
+  return samples;
+}
+
+interface Measured {
+  one: Latency;
+  many: Latency;
+  buffers: number;
+}
+
+/** Shared buffers (hit + read) the claim statement touches once, from EXPLAIN (ANALYZE, BUFFERS), rolled back. */
+async function claimBuffers(b: Bench, endpointId: string, print: boolean): Promise<number> {
+  const client = await b.pool.connect();
+  try {
+    await client.query('BEGIN');
+    const res = await client.query<{ 'QUERY PLAN': string }>(
+      `EXPLAIN (ANALYZE, BUFFERS) ${nextSql('t.queue = ($2::text[])[1]')}`,
+      [endpointId, ['inbox'], 'scale-explain', 300],
+    );
+    const plan = res.rows.map((r) => r['QUERY PLAN']);
+    if (print) process.stdout.write(`${plan.map((l) => `    ${l}`).join('\n')}\n`);
+    // The top node's Buffers line counts everything below it.
+    const line = plan.find((l) => /Buffers: shared/.test(l)) ?? '';
+    const hit = Number(/hit=(\d+)/.exec(line)?.[1] ?? 0);
+    const read = Number(/read=(\d+)/.exec(line)?.[1] ?? 0);
+    return hit + read;
+  } finally {
+    await client.query('ROLLBACK');
+    client.release();
+  }
+}
+
+async function measure(b: Bench, label: string, endpointId: string, size: number): Promise<Measured> {
+  await topUp(b, endpointId, size);
+  await cycles(b, endpointId, WARM_UP, 1);
+  await topUp(b, endpointId, size);
+  const one = latency(await cycles(b, endpointId, CLAIMS, 1));
+  await topUp(b, endpointId, size);
+  await cycles(b, endpointId, WARM_UP, WORKERS);
+  const many = latency(await cycles(b, endpointId, CLAIMS, WORKERS));
+  const buffers = await claimBuffers(b, endpointId, process.env.BENCH_SCALE_EXPLAIN === '1');
+  process.stdout.write(
+    `  ${label.padEnd(26)} 1 worker p50 ${one.p50.toFixed(2)} ms p99 ${one.p99.toFixed(2)} ms | ` +
+      `${WORKERS} workers p50 ${many.p50.toFixed(2)} ms p99 ${many.p99.toFixed(2)} ms | ` +
+      `claim statement ${buffers} buffers | load ${loadavg()[0]?.toFixed(1)}\n`,
+  );
+  return { one, many, buffers };
+}
+
+/** Median of 3 timings of each read that scans by table size (run per scrape or per board poll, not per claim). */
+async function scanReads(b: Bench, endpointId: string): Promise<string> {
+  const reads: Record<string, () => Promise<unknown>> = {
+    'metrics queue counts': () => queueStateCounts(b.pool),
+    'metrics oldest pending': () => oldestPendingAges(b.pool),
+    'board fingerprint (poll)': () => liveFingerprint(b.pool, [endpointId]),
+    'board lane counts': () => laneCounts(b.pool, [endpointId]),
+    'board lane cards': () => laneCards(b.pool, [endpointId], 20),
+  };
+  const out: string[] = [];
+  for (const [name, read] of Object.entries(reads)) {
+    const times: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const started = process.hrtime.bigint();
+      await read();
+      times.push(Number(process.hrtime.bigint() - started) / 1e6);
+    }
+    out.push(`${name} ${median(times).toFixed(1)} ms`);
+  }
+  return out.join(', ');
+}
+
+const ratio = (a: number, c: number) => a / c;
+const verdict = (r: number) => (r <= TARGET ? 'met' : 'NOT met');
+
+export async function runScaleBench(): Promise<void> {
+  const db = await benchDatabase();
+  const pool = createPool({ url: db.url, max: WORKERS + 1 });
+  try {
+    const human = await insertHuman(pool, {
+      id: newId('hu'),
+      email: `scale-${randomBytes(4).toString('hex')}@example.test`,
+      displayName: 'scale',
+      role: 'admin',
+    });
+    const b: Bench = { pool, humanId: human.id };
+    process.stdout.write(
+      `scale bench: claimNext latency at ${SMALL} and ${LARGE} pending todos on one endpoint, ` +
+        `${CLAIMS} claims (after ${WARM_UP} warm-up) with 1 and with ${WORKERS} workers, on ${db.server}\n`,
+    );
+    const small = await newEndpoint(b);
+    await load(b, small, SMALL);
+    await pool.query('VACUUM ANALYZE todos');
+    const base = await measure(b, `${SMALL} pending`, small, SMALL);
+    const smallReads = await scanReads(b, small);
+
+    const large = await newEndpoint(b);
+    const loading = Date.now();
+    await load(b, large, LARGE);
+    await pool.query('VACUUM ANALYZE todos');
+    process.stdout.write(
+      `  loaded ${LARGE} todos in ${((Date.now() - loading) / 1000).toFixed(1)} s (with VACUUM ANALYZE)\n`,
+    );
+    const big = await measure(b, `${LARGE} pending`, large, LARGE);
+    const bigReads = await scanReads(b, large);
+    const again = await measure(b, `${SMALL} pending, beside 1M`, small, SMALL);
+
+    const p50 = ratio(big.one.p50, base.one.p50);
+    const p99 = ratio(big.one.p99, base.one.p99);
+    process.stdout.write(
+      `scan reads at ${SMALL}: ${smallReads}\n` +
+        `scan reads at ${LARGE}: ${bigReads}\n` +
+        `ratio 1M ÷ 10k, 1 worker:  p50 ${p50.toFixed(2)}, p99 ${p99.toFixed(2)} ` +
+        `(target ≤ ${TARGET}: ${verdict(Math.max(p50, p99))})\n` +
+        `ratio 1M ÷ 10k, ${WORKERS} workers: p50 ${ratio(big.many.p50, base.many.p50).toFixed(2)}, ` +
+        `p99 ${ratio(big.many.p99, base.many.p99).toFixed(2)}\n` +
+        `ratio 1M ÷ 10k beside 1M, 1 worker: p50 ${ratio(big.one.p50, again.one.p50).toFixed(2)}, ` +
+        `p99 ${ratio(big.one.p99, again.one.p99).toFixed(2)}\n` +
+        `claim statement buffers: ${base.buffers} at 10k, ${big.buffers} at 1M, ${again.buffers} at 10k beside 1M\n`,
+    );
+  } finally {
+    await pool.end();
+    await db.close();
+  }
+}
