@@ -1,24 +1,26 @@
-// claim_next latency with 10,000 and with 1,000,000 pending todos on one endpoint, on one
-// database in one run.
+// claim_next latency with 10,000 and with 1,000,000 pending todos on one endpoint, in one
+// run on one PostgreSQL server.
 //
-// Rows are bulk-loaded straight into `todos`, shaped as the create use case writes them
-// (store/todos.ts insertTodo): a `td_` ULID minted at the row's creation instant, queue
-// `inbox`, a title, empty body, created by a human, max_attempts 5, and ready_at =
-// created_at = updated_at, one millisecond apart, oldest first. Then VACUUM ANALYZE.
+// Each size has a database of its own on the same server (benchDatabase twice), so the
+// 10k figure comes from a table that really holds 10k todos. Rows are bulk-loaded
+// straight into `todos`, shaped as the create use case writes them (store/todos.ts
+// insertTodo): a `td_` ULID minted for the row's creation instant, queue `inbox`, a
+// title, empty body, created by a human, max_attempts 5, and ready_at = created_at =
+// updated_at, one millisecond apart, oldest first. Then VACUUM ANALYZE.
 //
-// Each measurement: a warm-up, then a fixed number of claims through the use case
-// (todos/claim.ts claimNext: input parsing, the claim statement inside its transaction
-// with the doorbell acknowledgement), each followed by complete; only claimNext is timed.
-// One worker for the latency figure, then 16 workers for a loaded figure.
-// Order: 10k alone in the table; then 1M loaded on a second endpoint and measured; then
-// the 10k endpoint again, now beside the 1M rows. The endpoint measured is topped up to
-// its size before each measurement. Ratios: 1M ÷ the first 10k figure.
-// Target: 1M p50 and p99 (one worker) within 1.5× of 10k's.
+// Measurement: claims through the use case (todos/claim.ts claimNext: input parsing, the
+// claim statement inside its transaction with the doorbell acknowledgement), each
+// followed by complete; only claimNext is timed. Rounds alternate the two sizes (and
+// which goes first), so drift in a shared machine hits both alike; in each round, per
+// size: top up to the size, a warm-up, BENCH_SCALE_CLAIMS ÷ rounds claims by one worker
+// (the latency figure), then as many by 16 workers (a loaded figure). p50/p99 are over
+// all rounds' samples of a size; the ratio is 1M ÷ 10k of those. Target: the one-worker
+// 1M p50 and p99 within 1.5× of 10k's.
 //
 // Also printed: the shared buffers one claim statement touches at each size (EXPLAIN
-// (ANALYZE, BUFFERS), rolled back; noise-free, unlike latencies), and what the reads
-// that scale with the table cost at each size: the metrics scrape's queue collectors and
-// the board's lane reads (those run per scrape / per board poll, never per claim).
+// (ANALYZE, BUFFERS), rolled back; a count, so no noise), and the cost at each size of
+// the reads that scan by table size: the metrics scrape's queue collectors and the
+// board's lane reads (per scrape and per board poll, never per claim).
 
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
@@ -31,12 +33,15 @@ import { insertEndpoint } from '../src/store/endpoints.js';
 import { insertHuman } from '../src/store/humans.js';
 import { oldestPendingAges, queueStateCounts } from '../src/store/queue-stats.js';
 import { claimNext, complete, type Agent } from '../src/todos/index.js';
-import { benchDatabase, median } from './db.js';
+import { benchDatabase, median, type BenchDatabase } from './db.js';
 
 const SMALL = Number(process.env.BENCH_SCALE_SMALL ?? 10_000);
 const LARGE = Number(process.env.BENCH_SCALE_LARGE ?? 1_000_000);
+/** Timed claims per size and worker count, spread over the rounds. */
 const CLAIMS = Number(process.env.BENCH_SCALE_CLAIMS ?? 2_000);
-const WARM_UP = Number(process.env.BENCH_SCALE_WARM_UP ?? 300);
+const ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 4);
+/** Unmeasured claims before each timed batch. */
+const WARM_UP = Number(process.env.BENCH_SCALE_WARM_UP ?? 100);
 const WORKERS = 16;
 /** Rows per INSERT of the bulk load. */
 const BATCH = 50_000;
@@ -141,12 +146,6 @@ async function cycles(b: Bench, endpointId: string, claims: number, workers: num
   return samples;
 }
 
-interface Measured {
-  one: Latency;
-  many: Latency;
-  buffers: number;
-}
-
 /** Shared buffers (hit + read) the claim statement touches once, from EXPLAIN (ANALYZE, BUFFERS), rolled back. */
 async function claimBuffers(b: Bench, endpointId: string, print: boolean): Promise<number> {
   const client = await b.pool.connect();
@@ -169,29 +168,12 @@ async function claimBuffers(b: Bench, endpointId: string, print: boolean): Promi
   }
 }
 
-async function measure(b: Bench, label: string, endpointId: string, size: number): Promise<Measured> {
-  await topUp(b, endpointId, size);
-  await cycles(b, endpointId, WARM_UP, 1);
-  await topUp(b, endpointId, size);
-  const one = latency(await cycles(b, endpointId, CLAIMS, 1));
-  await topUp(b, endpointId, size);
-  await cycles(b, endpointId, WARM_UP, WORKERS);
-  const many = latency(await cycles(b, endpointId, CLAIMS, WORKERS));
-  const buffers = await claimBuffers(b, endpointId, process.env.BENCH_SCALE_EXPLAIN === '1');
-  process.stdout.write(
-    `  ${label.padEnd(26)} 1 worker p50 ${one.p50.toFixed(2)} ms p99 ${one.p99.toFixed(2)} ms | ` +
-      `${WORKERS} workers p50 ${many.p50.toFixed(2)} ms p99 ${many.p99.toFixed(2)} ms | ` +
-      `claim statement ${buffers} buffers | load ${loadavg()[0]?.toFixed(1)}\n`,
-  );
-  return { one, many, buffers };
-}
-
 /** Median of 3 timings of each read that scans by table size (run per scrape or per board poll, not per claim). */
 async function scanReads(b: Bench, endpointId: string): Promise<string> {
   const reads: Record<string, () => Promise<unknown>> = {
     'metrics queue counts': () => queueStateCounts(b.pool),
     'metrics oldest pending': () => oldestPendingAges(b.pool),
-    'board fingerprint (poll)': () => liveFingerprint(b.pool, [endpointId]),
+    'board fingerprint (each poll)': () => liveFingerprint(b.pool, [endpointId]),
     'board lane counts': () => laneCounts(b.pool, [endpointId]),
     'board lane cards': () => laneCards(b.pool, [endpointId], 20),
   };
@@ -208,12 +190,20 @@ async function scanReads(b: Bench, endpointId: string): Promise<string> {
   return out.join(', ');
 }
 
-const ratio = (a: number, c: number) => a / c;
-const verdict = (r: number) => (r <= TARGET ? 'met' : 'NOT met');
+/** One size: its own database, loaded, and the samples gathered over the rounds. */
+interface Side {
+  label: string;
+  size: number;
+  db: BenchDatabase;
+  b: Bench;
+  endpointId: string;
+  one: number[];
+  many: number[];
+}
 
-export async function runScaleBench(): Promise<void> {
+async function setUp(label: string, size: number): Promise<Side> {
   const db = await benchDatabase();
-  const pool = createPool({ url: db.url, max: WORKERS + 1 });
+  const pool = createPool({ url: db.url, max: WORKERS });
   try {
     const human = await insertHuman(pool, {
       id: newId('hu'),
@@ -222,42 +212,88 @@ export async function runScaleBench(): Promise<void> {
       role: 'admin',
     });
     const b: Bench = { pool, humanId: human.id };
-    process.stdout.write(
-      `scale bench: claimNext latency at ${SMALL} and ${LARGE} pending todos on one endpoint, ` +
-        `${CLAIMS} claims (after ${WARM_UP} warm-up) with 1 and with ${WORKERS} workers, on ${db.server}\n`,
-    );
-    const small = await newEndpoint(b);
-    await load(b, small, SMALL);
-    await pool.query('VACUUM ANALYZE todos');
-    const base = await measure(b, `${SMALL} pending`, small, SMALL);
-    const smallReads = await scanReads(b, small);
-
-    const large = await newEndpoint(b);
-    const loading = Date.now();
-    await load(b, large, LARGE);
+    const endpointId = await newEndpoint(b);
+    const started = Date.now();
+    await load(b, endpointId, size);
     await pool.query('VACUUM ANALYZE todos');
     process.stdout.write(
-      `  loaded ${LARGE} todos in ${((Date.now() - loading) / 1000).toFixed(1)} s (with VACUUM ANALYZE)\n`,
+      `  ${label}: loaded ${size} todos in ${((Date.now() - started) / 1000).toFixed(1)} s (with VACUUM ANALYZE)\n`,
     );
-    const big = await measure(b, `${LARGE} pending`, large, LARGE);
-    const bigReads = await scanReads(b, large);
-    const again = await measure(b, `${SMALL} pending, beside 1M`, small, SMALL);
-
-    const p50 = ratio(big.one.p50, base.one.p50);
-    const p99 = ratio(big.one.p99, base.one.p99);
-    process.stdout.write(
-      `scan reads at ${SMALL}: ${smallReads}\n` +
-        `scan reads at ${LARGE}: ${bigReads}\n` +
-        `ratio 1M ÷ 10k, 1 worker:  p50 ${p50.toFixed(2)}, p99 ${p99.toFixed(2)} ` +
-        `(target ≤ ${TARGET}: ${verdict(Math.max(p50, p99))})\n` +
-        `ratio 1M ÷ 10k, ${WORKERS} workers: p50 ${ratio(big.many.p50, base.many.p50).toFixed(2)}, ` +
-        `p99 ${ratio(big.many.p99, base.many.p99).toFixed(2)}\n` +
-        `ratio 1M ÷ 10k beside 1M, 1 worker: p50 ${ratio(big.one.p50, again.one.p50).toFixed(2)}, ` +
-        `p99 ${ratio(big.one.p99, again.one.p99).toFixed(2)}\n` +
-        `claim statement buffers: ${base.buffers} at 10k, ${big.buffers} at 1M, ${again.buffers} at 10k beside 1M\n`,
-    );
-  } finally {
+    return { label, size, db, b, endpointId, one: [], many: [] };
+  } catch (err) {
     await pool.end();
     await db.close();
+    throw err;
+  }
+}
+
+async function round(side: Side, claims: number): Promise<{ one: Latency; many: Latency }> {
+  const { b, endpointId, size } = side;
+  await topUp(b, endpointId, size);
+  await cycles(b, endpointId, WARM_UP, 1);
+  await topUp(b, endpointId, size);
+  const one = await cycles(b, endpointId, claims, 1);
+  await topUp(b, endpointId, size);
+  await cycles(b, endpointId, WARM_UP, WORKERS);
+  const many = await cycles(b, endpointId, claims, WORKERS);
+  side.one.push(...one);
+  side.many.push(...many);
+  return { one: latency(one), many: latency(many) };
+}
+
+const fmt = (l: Latency) => `p50 ${l.p50.toFixed(2)} ms p99 ${l.p99.toFixed(2)} ms`;
+const verdict = (r: number) => (r <= TARGET ? 'met' : 'NOT met');
+
+export async function runScaleBench(): Promise<void> {
+  const sides: Side[] = [];
+  try {
+    const perRound = Math.ceil(CLAIMS / ROUNDS);
+    process.stdout.write(
+      `scale bench: claimNext latency at ${SMALL} and ${LARGE} pending todos on one endpoint, ` +
+        `${ROUNDS} rounds of ${perRound} claims (after ${WARM_UP} warm-up) with 1 and with ${WORKERS} workers\n`,
+    );
+    const small = await setUp('small', SMALL);
+    sides.push(small);
+    const large = await setUp('large', LARGE);
+    sides.push(large);
+    process.stdout.write(`  on ${small.db.server}\n`);
+    for (let r = 1; r <= ROUNDS; r++) {
+      const order = r % 2 ? [small, large] : [large, small];
+      const lines: string[] = [];
+      for (const side of order) {
+        const got = await round(side, perRound);
+        lines.push(`${side.size}: 1 worker ${fmt(got.one)}, ${WORKERS} workers ${fmt(got.many)}`);
+      }
+      process.stdout.write(`  round ${r} (load ${loadavg()[0]?.toFixed(1)}): ${lines.join(' | ')}\n`);
+    }
+    const explain = process.env.BENCH_SCALE_EXPLAIN === '1';
+    const buffers = [];
+    const reads = [];
+    for (const side of sides) {
+      buffers.push(await claimBuffers(side.b, side.endpointId, explain));
+      reads.push(await scanReads(side.b, side.endpointId));
+    }
+    const [s1, l1, sm, lm] = [latency(small.one), latency(large.one), latency(small.many), latency(large.many)];
+    const p50 = l1.p50 / s1.p50;
+    const p99 = l1.p99 / s1.p99;
+    process.stdout.write(
+      `${String(SMALL).padEnd(8)} 1 worker ${fmt(s1)}   ${WORKERS} workers ${fmt(sm)}   (n ${s1.n} / ${sm.n})\n` +
+        `${String(LARGE).padEnd(8)} 1 worker ${fmt(l1)}   ${WORKERS} workers ${fmt(lm)}   (n ${l1.n} / ${lm.n})\n` +
+        `ratio ${LARGE} ÷ ${SMALL}, 1 worker:  p50 ${p50.toFixed(2)}, p99 ${p99.toFixed(2)} ` +
+        `(target ≤ ${TARGET}: ${verdict(Math.max(p50, p99))})\n` +
+        `ratio ${LARGE} ÷ ${SMALL}, ${WORKERS} workers: p50 ${(lm.p50 / sm.p50).toFixed(2)}, ` +
+        `p99 ${(lm.p99 / sm.p99).toFixed(2)}\n` +
+        `claim statement shared buffers: ${buffers[0]} at ${SMALL}, ${buffers[1]} at ${LARGE}\n` +
+        `scan reads at ${SMALL}: ${reads[0]}\n` +
+        `scan reads at ${LARGE}: ${reads[1]}\n` +
+        `load average at the end: ${loadavg()
+          .map((l) => l.toFixed(1))
+          .join(' ')}\n`,
+    );
+  } finally {
+    for (const side of sides) {
+      await side.b.pool.end();
+      await side.db.close();
+    }
   }
 }
