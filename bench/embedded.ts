@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import { startEmbedded, type EmbeddedPostgres } from '../src/db/embedded.js';
 import { createPool } from '../src/db/pool.js';
 import { seedTodos, timed, WORKERS } from './claim.js';
+import { backendCpuUsed, readCpuSeconds } from './cpu.js';
 import { median, vendBenchEndpoint } from './db.js';
 import { openSession } from './mcp-client.js';
 import { readRssKiB, startServe, type ServeChild } from './serve.js';
@@ -73,6 +74,16 @@ async function memory(serve: ServeChild, postmaster: number): Promise<Memory> {
     pgPss += await pssKiB(pid);
   }
   return { serveRss: await serve.rssKiB(), pgRss, pgPss, pgProcesses: pids.length };
+}
+
+/** CPU seconds of each embedded PostgreSQL process, by pid. */
+async function postgresCpu(postmaster: number): Promise<Map<number, number>> {
+  const seen = new Map<number, number>();
+  for (const pid of await postgresPids(postmaster)) {
+    const seconds = await readCpuSeconds(pid);
+    if (seconds !== null) seen.set(pid, seconds);
+  }
+  return seen;
 }
 
 const mb = (kib: number) => (kib / 1024).toFixed(1);
@@ -152,6 +163,8 @@ async function underLoad(serve: ServeChild, dataDir: string, postmaster: number)
       }
     })();
     let rate = 0;
+    const serveCpu = await serve.cpuSeconds();
+    const pgCpu = await postgresCpu(postmaster);
     try {
       rate = await timed(
         sessions.map((session) => async () => {
@@ -171,7 +184,9 @@ async function underLoad(serve: ServeChild, dataDir: string, postmaster: number)
       await sampler;
       await Promise.all(sessions.map((s) => s.end()));
     }
-    return { rate, peak: peakOf(samples), median: medianOf(samples), samples: samples.length };
+    const serveMs = (((await serve.cpuSeconds()) - serveCpu) * 1000) / TODOS;
+    const pgMs = ((backendCpuUsed(pgCpu, await postgresCpu(postmaster)) ?? NaN) * 1000) / TODOS;
+    return { rate, serveMs, pgMs, peak: peakOf(samples), median: medianOf(samples), samples: samples.length };
   } finally {
     await pool.end();
   }
@@ -242,8 +257,9 @@ export async function runEmbeddedBench(): Promise<void> {
         `ratio ${ratio(median(warm), median(baseWarm))}\n` +
         `idle         ${describe(medianOf(idle))}\n` +
         `under load   peak: ${describe(load.peak)}\n` +
-        `             median: ${describe(load.median)} (${load.samples} samples, ${load.rate.toFixed(0)} cycles/s, ` +
-        `load ${loadavg()[0]?.toFixed(1)})\n`,
+        `             median: ${describe(load.median)} (${load.samples} samples)\n` +
+        `             ${load.rate.toFixed(0)} cycles/s; cpu ms/cycle: serve ${load.serveMs.toFixed(2)}, ` +
+        `postgres ${load.pgMs.toFixed(2)} (load ${loadavg()[0]?.toFixed(1)})\n`,
     );
   } finally {
     if (live) await stopServe(live.serve, live.dir);
