@@ -33,6 +33,7 @@ import { insertEndpoint } from '../src/store/endpoints.js';
 import { insertHuman } from '../src/store/humans.js';
 import { oldestPendingAges, queueStateCounts } from '../src/store/queue-stats.js';
 import { claimNext, complete, type Agent } from '../src/todos/index.js';
+import { backendCpu, backendCpuUsed } from './cpu.js';
 import { benchDatabase, median, type BenchDatabase } from './db.js';
 
 const SMALL = Number(process.env.BENCH_SCALE_SMALL ?? 10_000);
@@ -196,9 +197,14 @@ interface Side {
   size: number;
   db: BenchDatabase;
   b: Bench;
+  /** A connection of its own that reads the backends' CPU (the workers' pool would hide the one it ran on). */
+  monitor: Pool;
   endpointId: string;
   one: number[];
   many: number[];
+  /** PostgreSQL CPU seconds the timed one-worker and 16-worker cycles cost (null when not local). */
+  cpuOne: number | null;
+  cpuMany: number | null;
 }
 
 async function setUp(label: string, size: number): Promise<Side> {
@@ -219,7 +225,8 @@ async function setUp(label: string, size: number): Promise<Side> {
     process.stdout.write(
       `  ${label}: loaded ${size} todos in ${((Date.now() - started) / 1000).toFixed(1)} s (with VACUUM ANALYZE)\n`,
     );
-    return { label, size, db, b, endpointId, one: [], many: [] };
+    const monitor = createPool({ url: db.url, max: 1 });
+    return { label, size, db, b, monitor, endpointId, one: [], many: [], cpuOne: 0, cpuMany: 0 };
   } catch (err) {
     await pool.end();
     await db.close();
@@ -232,14 +239,27 @@ async function round(side: Side, claims: number): Promise<{ one: Latency; many: 
   await topUp(b, endpointId, size);
   await cycles(b, endpointId, WARM_UP, 1);
   await topUp(b, endpointId, size);
+  let cpu = await backendCpu(side.monitor);
   const one = await cycles(b, endpointId, claims, 1);
+  side.cpuOne = addCpu(side.cpuOne, cpu, await backendCpu(side.monitor));
   await topUp(b, endpointId, size);
   await cycles(b, endpointId, WARM_UP, WORKERS);
+  cpu = await backendCpu(side.monitor);
   const many = await cycles(b, endpointId, claims, WORKERS);
+  side.cpuMany = addCpu(side.cpuMany, cpu, await backendCpu(side.monitor));
   side.one.push(...one);
   side.many.push(...many);
   return { one: latency(one), many: latency(many) };
 }
+
+function addCpu(total: number | null, before: Map<number, number> | null, after: Map<number, number> | null) {
+  const used = backendCpuUsed(before, after);
+  return total === null || used === null ? null : total + used;
+}
+
+/** PostgreSQL CPU ms per claim → complete cycle. */
+const perCycle = (seconds: number | null, cycles: number) =>
+  seconds === null ? 'n/a' : `${((seconds * 1000) / cycles).toFixed(3)}`;
 
 const fmt = (l: Latency) => `p50 ${l.p50.toFixed(2)} ms p99 ${l.p99.toFixed(2)} ms`;
 const verdict = (r: number) => (r <= TARGET ? 'met' : 'NOT met');
@@ -283,6 +303,9 @@ export async function runScaleBench(): Promise<void> {
         `(target ≤ ${TARGET}: ${verdict(Math.max(p50, p99))})\n` +
         `ratio ${LARGE} ÷ ${SMALL}, ${WORKERS} workers: p50 ${(lm.p50 / sm.p50).toFixed(2)}, ` +
         `p99 ${(lm.p99 / sm.p99).toFixed(2)}\n` +
+        `postgres cpu ms/cycle, 1 worker: ${perCycle(small.cpuOne, s1.n)} at ${SMALL}, ` +
+        `${perCycle(large.cpuOne, l1.n)} at ${LARGE}; ${WORKERS} workers: ${perCycle(small.cpuMany, sm.n)} at ` +
+        `${SMALL}, ${perCycle(large.cpuMany, lm.n)} at ${LARGE}\n` +
         `claim statement shared buffers: ${buffers[0]} at ${SMALL}, ${buffers[1]} at ${LARGE}\n` +
         `scan reads at ${SMALL}: ${reads[0]}\n` +
         `scan reads at ${LARGE}: ${reads[1]}\n` +
@@ -292,6 +315,7 @@ export async function runScaleBench(): Promise<void> {
     );
   } finally {
     for (const side of sides) {
+      await side.monitor.end();
       await side.b.pool.end();
       await side.db.close();
     }
