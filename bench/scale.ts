@@ -17,7 +17,8 @@
 // all rounds' samples of a size; the ratio is 1M ÷ 10k of those. Target: the one-worker
 // 1M p50 and p99 within 1.5× of 10k's.
 //
-// Also printed: the shared buffers one claim statement touches at each size (EXPLAIN
+// Also printed: PostgreSQL's CPU per cycle at each size (bench/cpu.ts, from /proc), the
+// shared buffers one claim statement touches at each size (EXPLAIN
 // (ANALYZE, BUFFERS), rolled back; a count, so no noise), and the cost at each size of
 // the reads that scan by table size: the metrics scrape's queue collectors and the
 // board's lane reads (per scrape and per board poll, never per claim).
