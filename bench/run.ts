@@ -3,16 +3,20 @@
 import { runAdmissionBench } from './admission.js';
 import { runClaimBench } from './claim.js';
 import { runDoorbellBench } from './doorbell.js';
+import { runEmbeddedBench } from './embedded.js';
 import { runMcpBench } from './mcp.js';
 import { runPeersBench } from './peers.js';
+import { runScaleBench } from './scale.js';
 import { runSessionsBench } from './sessions.js';
 
 const BENCHES: Record<string, () => Promise<void>> = {
   admission: runAdmissionBench,
   claim: runClaimBench,
   doorbell: runDoorbellBench,
+  embedded: runEmbeddedBench,
   mcp: runMcpBench,
   peers: runPeersBench,
+  scale: runScaleBench,
   sessions: runSessionsBench,
 };
 

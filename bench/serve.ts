@@ -68,15 +68,19 @@ export async function readRssKiB(pid: number): Promise<number> {
   return Number(match[1]);
 }
 
-/** Starts serve on `databaseUrl` (already migrated) with SWITCHBOARD_LOG_LEVEL=warn. */
-export async function startServe(databaseUrl: string, vars: Record<string, string> = {}): Promise<ServeChild> {
+/**
+ * Starts serve on `databaseUrl` (already migrated) with SWITCHBOARD_LOG_LEVEL=warn; null
+ * leaves SWITCHBOARD_DATABASE_URL unset, so serve runs its embedded PostgreSQL (pass
+ * SWITCHBOARD_DATA_DIR in `vars`).
+ */
+export async function startServe(databaseUrl: string | null, vars: Record<string, string> = {}): Promise<ServeChild> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   // BENCH_SERVE_NODE_ARGS: extra node flags for the child, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
   const nodeArgs = (process.env.BENCH_SERVE_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve'], {
     env: childEnv({
-      SWITCHBOARD_DATABASE_URL: databaseUrl,
+      ...(databaseUrl === null ? {} : { SWITCHBOARD_DATABASE_URL: databaseUrl }),
       SWITCHBOARD_LISTEN: `127.0.0.1:${port}`,
       SWITCHBOARD_LOG_LEVEL: 'warn',
       ...vars,
