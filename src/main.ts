@@ -224,6 +224,8 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
           deadAfterMs: config.instances.deadAfterMs,
           redelivery,
           log,
+          heartbeat,
+          instanceId,
         }),
       ],
     });

@@ -42,17 +42,18 @@ export interface DeadInstances {
 }
 
 /**
- * Finds instances whose last beat is older than `deadAfterMs` and deletes their rows (rows
- * another transaction is already reaping are skipped), then releases what they held.
+ * Finds instances (other than `self`) whose last beat is older than `deadAfterMs` and
+ * deletes their rows (rows another transaction is already reaping are skipped), then
+ * releases what they held.
  */
-export async function reapDeadInstances(tx: Queryable, deadAfterMs: number): Promise<DeadInstances> {
+export async function reapDeadInstances(tx: Queryable, deadAfterMs: number, self: string): Promise<DeadInstances> {
   const dead = await tx.query<{ id: string }>(
     `DELETE FROM instances WHERE id IN (
        SELECT id FROM instances
-        WHERE last_beat_at < now() - make_interval(secs => $1::double precision / 1000)
+        WHERE last_beat_at < now() - make_interval(secs => $1::double precision / 1000) AND id <> $2
         FOR UPDATE SKIP LOCKED)
      RETURNING id`,
-    [deadAfterMs],
+    [deadAfterMs, self],
   );
   return releaseInstances(
     tx,

@@ -47,6 +47,8 @@ export class InstanceHeartbeat {
   private inFlight: Promise<void> | null = null;
   private running = false;
   private failing = false;
+  /** When the current run of successful beats began (ms); null while beats fail. */
+  private healthySince: number | null = null;
 
   constructor(private readonly options: HeartbeatOptions) {}
 
@@ -57,6 +59,7 @@ export class InstanceHeartbeat {
   async start(redelivery: Redelivery): Promise<DeadInstances> {
     const released = await withTx(this.options.db, (tx) => reapPredecessor(tx, this.options.info.id));
     await beat(this.options.db, this.options.info);
+    this.healthySince = Date.now();
     if (released.instances.length > 0) {
       this.options.log.warn(
         { instance: this.options.info.id, streams: released.sessions.length, queues: released.queues.length },
@@ -86,6 +89,7 @@ export class InstanceHeartbeat {
       const inserted = await beat(this.options.db, this.options.info);
       if (this.failing) this.options.log.info('instance heartbeat written again');
       this.failing = false;
+      this.healthySince ??= Date.now();
       if (inserted) {
         this.options.log.warn(
           { instance: this.options.info.id },
@@ -96,7 +100,17 @@ export class InstanceHeartbeat {
     } catch (err) {
       if (!this.failing) this.options.log.warn({ err }, 'instance heartbeat failed; retrying every beat');
       this.failing = true;
+      this.healthySince = null;
     }
+  }
+
+  /**
+   * How long this instance has been beating without a failure (0 while failing). After a
+   * database outage every instance's beat is stale at once; judging others is fair only
+   * once they have had a full threshold to beat again.
+   */
+  healthyForMs(): number {
+    return this.healthySince === null ? 0 : Date.now() - this.healthySince;
   }
 
   private schedule(): void {
@@ -113,13 +127,22 @@ export class InstanceHeartbeat {
 /** The claimed sweep that finds dead instances; runs every heartbeat interval. */
 export function deadInstanceSweep(
   db: Pool,
-  a: { intervalMs: number; deadAfterMs: number; redelivery: Redelivery; log: Logger },
+  a: {
+    intervalMs: number;
+    deadAfterMs: number;
+    redelivery: Redelivery;
+    log: Logger;
+    /** This instance's heartbeat: never judged dead by itself, and no judging until it has beaten for a threshold. */
+    heartbeat: InstanceHeartbeat;
+    instanceId: string;
+  },
 ): Sweep {
   return {
     name: 'dead_instances',
     intervalMs: a.intervalMs,
     async run() {
-      const released = await withTx(db, (tx) => reapDeadInstances(tx, a.deadAfterMs));
+      if (a.heartbeat.healthyForMs() < a.deadAfterMs) return;
+      const released = await withTx(db, (tx) => reapDeadInstances(tx, a.deadAfterMs, a.instanceId));
       if (released.instances.length === 0) return;
       a.log.warn(
         { instances: released.instances, streams: released.sessions.length },
