@@ -83,11 +83,14 @@ export interface StartOptions {
 export async function startServer(config: Config, log: Logger, options: StartOptions = {}): Promise<Server> {
   const instanceId = config.instanceId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const closers: Array<() => Promise<void>> = [];
-  const closeAll = async () => {
-    readiness.markNotReady('stopping');
-    for (const close of closers.reverse())
-      await close().catch((err: unknown) => log.error({ err }, 'shutdown step failed'));
-  };
+  // Idempotent: a second stop() (a test's after() and its own call) waits for the first.
+  let closing: Promise<void> | null = null;
+  const closeAll = () =>
+    (closing ??= (async () => {
+      readiness.markNotReady('stopping');
+      for (const close of closers.reverse())
+        await close().catch((err: unknown) => log.error({ err }, 'shutdown step failed'));
+    })());
   const version = versionInfo();
   const readiness = new Readiness();
   const early = await listenEarly({ host: config.listen.host, port: config.listen.port, readiness, version });
