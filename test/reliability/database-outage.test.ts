@@ -86,8 +86,7 @@ test('serve started against a stopped PostgreSQL listens, says why it is not rea
   }).then((s) => (server = s));
   after(async () => {
     abort.abort(new Error('test over'));
-    await starting.catch(() => undefined);
-    await (server as Server | null)?.stop();
+    await (await starting.catch(() => null))?.stop();
   });
 
   // The listener is up before the database: alive, not ready, and the reason is named

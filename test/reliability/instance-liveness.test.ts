@@ -124,7 +124,7 @@ const todoRow = async (id: string) =>
 test('after kill -9 of the instance holding streams, its streams count as closed and the lost rings are rung again at once', async () => {
   const a = await startTestServer(url, 'live-a', LIVENESS);
   const b = await serve('live-b');
-  const beats = await pool.query('SELECT id FROM instances ORDER BY id');
+  const beats = await pool.query<{ id: string }>('SELECT id FROM instances ORDER BY id');
   assert.deepEqual(
     beats.rows.map((r) => r.id),
     ['live-a', 'live-b'],
