@@ -1,16 +1,22 @@
-// The composition root: config → database → migrations → services → HTTP → sweeps.
+// The composition root: listener → database → migrations → services → HTTP → sweeps.
 // Every service is built here with explicit dependencies; nothing else wires things up.
+// The HTTP listener comes first (api/early.ts): while PostgreSQL cannot be reached the
+// start waits and retries (db/wait.ts), /healthz answers 200 and /readyz says why not.
 
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { listenEarly } from './api/early.js';
+import { Readiness } from './api/readiness.js';
 import { buildHttp } from './api/server.js';
 import type { Config } from './config/index.js';
 import { NotifyBus } from './db/bus.js';
 import { startEmbedded, type EmbeddedPostgres } from './db/embedded.js';
 import { loadMigrations, migrate } from './db/migrate.js';
 import { createPool, type Pool } from './db/pool.js';
+import { retryUnavailable } from './db/wait.js';
+import { deadInstanceSweep, InstanceHeartbeat } from './sweeps/instances.js';
 import { Doorbell } from './doorbell/pump.js';
 import { doorbellAcknowledgement, type Acknowledgement } from './doorbell/acknowledgement.js';
 import { HookGuard } from './hooks/guard.js';
@@ -67,32 +73,56 @@ export interface Server {
   stop(): Promise<void>;
 }
 
-export async function startServer(config: Config, log: Logger): Promise<Server> {
+export interface StartOptions {
+  /** Aborts a start that is still waiting for the database (a signal during start). */
+  signal?: AbortSignal;
+  /** Retry delays while the database is unreachable at start; default 0.5 s → 5 s. */
+  backoff?: { initialMs: number; maxMs: number };
+}
+
+export async function startServer(config: Config, log: Logger, options: StartOptions = {}): Promise<Server> {
   const instanceId = config.instanceId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
-  const database = await openDatabase(config, log);
   const closers: Array<() => Promise<void>> = [];
-  const closeAll = async () => {
-    for (const close of closers.reverse())
-      await close().catch((err: unknown) => log.error({ err }, 'shutdown step failed'));
-  };
-  if (database.embedded) closers.push(() => database.embedded!.stop());
+  // Idempotent: a second stop() (a test's after() and its own call) waits for the first.
+  let closing: Promise<void> | null = null;
+  const closeAll = () =>
+    (closing ??= (async () => {
+      readiness.markNotReady('stopping');
+      for (const close of closers.reverse())
+        await close().catch((err: unknown) => log.error({ err }, 'shutdown step failed'));
+    })());
+  const version = versionInfo();
+  const readiness = new Readiness();
+  const early = await listenEarly({ host: config.listen.host, port: config.listen.port, readiness, version });
+  closers.push(() => early.close());
   try {
+    const database = await openDatabase(config, log);
+    if (database.embedded) closers.push(() => database.embedded!.stop());
+    const dbHost = new URL(database.url).host;
+    const retry = <T>(step: () => Promise<T>) =>
+      retryUnavailable(step, {
+        readiness,
+        log,
+        where: dbHost,
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.backoff ? { backoff: options.backoff } : {}),
+      });
     const migrations = await loadMigrations();
-    const migrated = await migrate(database.url, migrations);
+    readiness.markNotReady('migrations_pending');
+    const migrated = await retry(() => migrate(database.url, migrations));
     if (migrated.applied.length > 0) log.info({ applied: migrated.applied }, 'migrations applied');
 
     const pool = createPool({ url: database.url, max: config.database.poolSize });
     closers.push(() => pool.end());
     const bus = new NotifyBus({ url: database.url, log: (level, m) => log[level](m) });
-    await bus.start();
+    await retry(() => bus.start());
     closers.push(() => bus.stop());
 
     const identity = { db: pool, publicUrl: config.publicUrl };
-    const syntheticAdmin = config.auth ? null : await localAdmin(identity);
-    const setupUrl = config.auth ? await ensureSetupLink(identity) : null;
+    const syntheticAdmin = config.auth ? null : await retry(() => localAdmin(identity));
+    const setupUrl = config.auth ? await retry(() => ensureSetupLink(identity)) : null;
 
     const hookGuard = new HookGuard(config.hooks);
-    const version = versionInfo();
     const metrics = new Metrics();
     messageMetrics(metrics);
     queueCollectors(metrics, pool);
@@ -100,7 +130,7 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
     // The queue capacity is resolved (env > persisted > default) before the first admission.
     for (const warning of config.messages.warnings) log.warn(warning);
     const capacity = new CapacitySetting({ db: pool, envCapacity: config.messages.envCapacity, log });
-    await capacity.load();
+    await retry(() => capacity.load());
     const unlistenCapacity = capacity.listen(bus);
     closers.push(async () => unlistenCapacity());
     const messages: MessageDeps = { db: pool, capacity, metrics };
@@ -126,6 +156,8 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
       onStreamClose: (endpointId, sessionId) => void pump.detached({ endpointId, sessionId }),
       messages,
       hookGuard,
+      readiness,
+      serverFactory: early.factory,
     });
     // The doorbell writes to the streams this app's MCP sessions hold.
     const doorbellAck = doorbellAcknowledgement({
@@ -164,6 +196,16 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
     });
     closers.push(() => push.stop());
 
+    // Liveness: this instance's row, beaten on its own timer; the sweep below finds dead ones.
+    const heartbeat = new InstanceHeartbeat({
+      db: pool,
+      info: { id: instanceId, host: hostname(), pid: process.pid, version: version.version },
+      intervalMs: config.instances.heartbeatMs,
+      log,
+      onRevived: () => app.mcpSessions.reopenStreams(),
+    });
+    const redelivery = { messages, ring: (endpointId: string, queue: string) => doorbell.ready(endpointId, queue) };
+
     const sweeps = new SweepRunner({
       db: pool,
       instanceId,
@@ -180,10 +222,28 @@ export async function startServer(config: Config, log: Logger): Promise<Server> 
         ...doorbellAck.sweeps,
         messageRedeliverySweep(messages, config.messages.ackTimeoutMs),
         ...push.sweeps,
+        deadInstanceSweep(pool, {
+          intervalMs: config.instances.heartbeatMs,
+          deadAfterMs: config.instances.deadAfterMs,
+          redelivery,
+          log,
+          heartbeat,
+          instanceId,
+        }),
       ],
     });
-    await app.listen({ host: config.listen.host, port: config.listen.port });
-    closers.push(() => app.close());
+    await retry(() => heartbeat.start(redelivery));
+    // Runs after app.close() has marked this instance's streams closed.
+    closers.push(() => heartbeat.stop());
+    // The app takes over the listener that answered while the start waited.
+    early.releaseUpgrades();
+    await app.ready();
+    early.attach();
+    closers.push(async () => {
+      await app.close();
+      await early.close();
+    });
+    readiness.markReady();
     sweeps.start();
     closers.push(() => sweeps.stop());
 

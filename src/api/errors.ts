@@ -2,6 +2,7 @@
 // their cause and answered with a fixed message.
 
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { AppError, type ErrorCode } from '../domain/errors.js';
 
 export const HTTP_STATUS: Record<ErrorCode, number> = {
@@ -20,6 +21,9 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   internal: 500,
 };
 
+/** The message of `unavailable` while PostgreSQL cannot be reached. */
+export const DATABASE_UNAVAILABLE = 'the database is unavailable; retry shortly';
+
 export function errorBody(code: ErrorCode, message: string, details?: Record<string, unknown>) {
   return { error: details ? { code, message, details } : { code, message } };
 }
@@ -37,6 +41,11 @@ export function handleError(err: FastifyError | AppError | Error, request: Fasti
   }
   if (status !== undefined && status >= 400 && status < 500) {
     void reply.status(400).send(errorBody('invalid_argument', err.message));
+    return;
+  }
+  if (isDatabaseUnavailable(err)) {
+    request.log.warn({ err: { message: err.message } }, 'request failed: the database is unavailable');
+    void reply.status(503).header('retry-after', '2').send(errorBody('unavailable', DATABASE_UNAVAILABLE));
     return;
   }
   request.log.error({ err }, 'request failed');

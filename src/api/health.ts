@@ -1,29 +1,39 @@
 // /healthz (the process is up), /readyz (the database answers and the schema is current),
 // /version. None needs credentials; none reveals anything beyond the build.
+// /readyz answers 200 {"status":"ready","ready":true,"since":…} or 503 with
+// {"status":"unavailable","ready":false,"reason":…,"detail":…,"since":…}; the reasons are
+// listed in api/readiness.ts.
 
 import type { FastifyInstance } from 'fastify';
 import { ping, type Queryable } from '../db/pool.js';
 import { schemaStatus, type Migration } from '../db/migrate.js';
+import { databaseProblem, problemDetail } from '../db/unavailable.js';
 import type { VersionInfo } from '../version.js';
+import { Readiness } from './readiness.js';
 
 export interface HealthDeps {
   db: Queryable;
   migrations: Migration[];
   version: VersionInfo;
+  /** The instance's readiness record (shared with the start sequence); tests may leave it out. */
+  readiness?: Readiness;
 }
 
 export function healthRoutes(app: FastifyInstance, deps: HealthDeps): void {
+  const readiness = deps.readiness ?? new Readiness();
   app.get('/healthz', async () => ({ status: 'ok' }));
 
   app.get('/readyz', async (_request, reply) => {
     try {
       await ping(deps.db);
       const schema = await schemaStatus(deps.db, deps.migrations);
-      if (!schema.current) return reply.status(503).send({ status: 'unavailable', reason: schema.reason });
-      return { status: 'ready' };
+      if (schema.current) readiness.markReady();
+      else readiness.markNotReady(schema.unknown ? 'schema_unknown' : 'migrations_pending', schema.reason);
     } catch (err) {
-      return reply.status(503).send({ status: 'unavailable', reason: `database: ${(err as Error).message}` });
+      readiness.markNotReady(databaseProblem(err) ?? 'database_unreachable', problemDetail(err));
     }
+    const body = readiness.body();
+    return reply.status(body.ready ? 200 : 503).send(body);
   });
 
   app.get('/version', async () => deps.version);

@@ -4,7 +4,12 @@
 import { randomBytes } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyServerFactory,
+} from 'fastify';
 import type { Pool } from '../db/pool.js';
 import { boardHeaders, boardPages } from '../board/index.js';
 import { sessionPages } from '../board/session.js';
@@ -61,6 +66,8 @@ export interface HttpDeps extends HealthDeps {
   now?: () => Date;
   /** The SSRF guard of notify hooks (configured allow-list); absent: https only, no private targets. */
   hookGuard?: HookGuard;
+  /** serve: the app runs on the HTTP server that listened while the start waited (api/early.ts). */
+  serverFactory?: FastifyServerFactory;
 }
 
 export function buildHttp(deps: HttpDeps): FastifyInstance {
@@ -77,6 +84,7 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
     // X-Forwarded-For/-Proto are believed only from the configured proxies: from anyone
     // else they would let a client pick its own address and dodge the rate limits.
     trustProxy: deps.trustProxy && deps.trustProxy.length > 0 ? deps.trustProxy.join(',') : false,
+    ...(deps.serverFactory ? { serverFactory: deps.serverFactory } : {}),
   });
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) =>

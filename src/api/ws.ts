@@ -8,6 +8,8 @@
 // `message.queue.subscribe` subscribes the connection to a session: after every
 // successful mutation (on any instance) it receives `message.queue.status_changed`.
 
+import { isDatabaseUnavailable } from '../db/unavailable.js';
+import { DATABASE_UNAVAILABLE } from './errors.js';
 import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SESSION_COOKIE } from '../board/session.js';
@@ -43,8 +45,10 @@ const WIRE_CODES: Partial<Record<ErrorCode, string>> = {
 };
 
 export function wireError(err: unknown): { code: string; message: string; details?: Record<string, unknown> } {
-  if (!(err instanceof AppError))
+  if (!(err instanceof AppError)) {
+    if (isDatabaseUnavailable(err)) return { code: 'unavailable', message: DATABASE_UNAVAILABLE };
     return { code: 'INTERNAL_ERROR', message: 'internal error; the server log has the details' };
+  }
   const code = WIRE_CODES[err.code] ?? err.code;
   return err.details ? { code, message: err.message, details: err.details } : { code, message: err.message };
 }

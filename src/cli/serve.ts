@@ -20,6 +20,8 @@ export function registerServe(program: Command): void {
       // so the embedded PostgreSQL is never left running. A second signal exits at once.
       let stopRequested: string | null = null;
       let server: Server | null = null;
+      // A start still waiting for an unreachable database is abandoned on the signal.
+      const starting = new AbortController();
       const shutdown = (signal: string) => {
         if (stopRequested) {
           log.warn({ signal }, 'second signal: exiting without a clean shutdown');
@@ -28,12 +30,14 @@ export function registerServe(program: Command): void {
         stopRequested = signal;
         log.info({ signal }, 'shutting down');
         if (server) server.stop().then(() => process.exit(EXIT.ok), fail);
+        else starting.abort(new Error(`${signal} during start`));
       };
       process.on('SIGINT', () => shutdown('SIGINT'));
       process.on('SIGTERM', () => shutdown('SIGTERM'));
       try {
-        server = await startServer(config, log);
+        server = await startServer(config, log, { signal: starting.signal });
       } catch (err) {
+        if (stopRequested) process.exit(EXIT.ok);
         log.error({ err }, 'start failed');
         fail(err);
       }

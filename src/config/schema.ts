@@ -27,6 +27,28 @@ function duration(defaultText: string, minMs: number, maxMs: number, range: stri
     });
 }
 
+/** Like duration() with no default: undefined when unset. */
+function optionalDuration(minMs: number, maxMs: number, range: string) {
+  return z
+    .string()
+    .optional()
+    .transform((text, ctx) => {
+      if (text === undefined) return undefined;
+      const ms = parseDuration(text);
+      if (ms === null || ms < minMs || ms > maxMs) {
+        ctx.addIssue({
+          code: 'custom',
+          message:
+            ms === null
+              ? `"${text}" is not a duration such as 90s, 15m, 6h`
+              : `"${text}" is outside the allowed range ${range}`,
+        });
+        return z.NEVER;
+      }
+      return ms;
+    });
+}
+
 function integer(defaultValue: number, min: number, max: number) {
   return z
     .string()
@@ -105,6 +127,13 @@ const SCHEMA = z.object({
   // A quarter hour outlasts an ordinary agent turn, so a ring is called unheard only when
   // nobody claimed or acknowledged it in that time (seed 004); operators tune it.
   SWITCHBOARD_DOORBELL_ACK_WINDOW: duration('15m', 60_000, 21_600_000, '1m–6h'),
+  // Every instance beats its `instances` row this often; five seconds is a cheap upsert
+  // per instance and finds a killed instance in well under a minute.
+  SWITCHBOARD_INSTANCE_HEARTBEAT: duration('5s', 100, 60_000, '100ms–1m'),
+  // An instance whose beat is older than this is dead: its streams count as closed and
+  // its rings are rung again. Unset: three heartbeats, so one late beat (a GC pause, a
+  // slow database) never declares a live instance dead. At least two heartbeats.
+  SWITCHBOARD_INSTANCE_DEAD_AFTER: optionalDuration(300, 3_600_000, '300ms–1h'),
   // Names this process in sessions and sweep ticks; the default is unique per start.
   SWITCHBOARD_INSTANCE_ID: z
     .string()
@@ -157,6 +186,8 @@ export interface Config {
   /** Notify hook targets: http allowed, and CIDRs exempt from the private-address refusal. */
   hooks: { allowHttp: boolean; allowCidrs: string[] };
   doorbell: { ackWindowMs: number };
+  /** Instance liveness: how often this instance beats, and how old a beat means dead. */
+  instances: { heartbeatMs: number; deadAfterMs: number };
   messages: MessageConfig;
 }
 
@@ -202,6 +233,15 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
       `SWITCHBOARD_AUTH: "off" is refused on ${parsed.data.SWITCHBOARD_LISTEN.host}: without sign-in anyone who can reach the server is an admin; listen on 127.0.0.1 or turn auth on`,
     );
   }
+  if (
+    parsed.success &&
+    parsed.data.SWITCHBOARD_INSTANCE_DEAD_AFTER !== undefined &&
+    parsed.data.SWITCHBOARD_INSTANCE_DEAD_AFTER < 2 * parsed.data.SWITCHBOARD_INSTANCE_HEARTBEAT
+  ) {
+    problems.push(
+      'SWITCHBOARD_INSTANCE_DEAD_AFTER: must be at least twice SWITCHBOARD_INSTANCE_HEARTBEAT, or one late beat would declare a live instance dead',
+    );
+  }
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
   const e = parsed.data;
   const hostForUrl = e.SWITCHBOARD_LISTEN.host.includes(':')
@@ -229,6 +269,10 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
         retentionMs: e.SWITCHBOARD_RETENTION,
       },
       doorbell: { ackWindowMs: e.SWITCHBOARD_DOORBELL_ACK_WINDOW },
+      instances: {
+        heartbeatMs: e.SWITCHBOARD_INSTANCE_HEARTBEAT,
+        deadAfterMs: e.SWITCHBOARD_INSTANCE_DEAD_AFTER ?? 3 * e.SWITCHBOARD_INSTANCE_HEARTBEAT,
+      },
       messages: messageConfig(
         {
           SWITCHBOARD_QUEUE_MAX_PER_SESSION: e.SWITCHBOARD_QUEUE_MAX_PER_SESSION,

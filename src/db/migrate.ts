@@ -84,6 +84,9 @@ export interface MigrateResult {
 export async function migrate(url: string, migrations?: Migration[]): Promise<MigrateResult> {
   const known = migrations ?? (await loadMigrations());
   const client = new pg.Client({ connectionString: url, application_name: 'switchboard-migrate' });
+  // A connection lost mid-way (PostgreSQL restarting) fails the next statement instead of
+  // crashing the process through an unhandled 'error' event.
+  client.on('error', () => undefined);
   await client.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1::bigint)', [LOCK_KEY]);
@@ -120,7 +123,8 @@ export async function migrate(url: string, migrations?: Migration[]): Promise<Mi
   }
 }
 
-export type SchemaStatus = { current: true } | { current: false; reason: string };
+/** `unknown`: the database holds migrations this build does not know, or edited ones. */
+export type SchemaStatus = { current: true } | { current: false; reason: string; unknown?: boolean };
 
 /** For /readyz: is every known migration applied, and nothing unknown? */
 export async function schemaStatus(db: Queryable, known: Migration[]): Promise<SchemaStatus> {
@@ -129,7 +133,7 @@ export async function schemaStatus(db: Queryable, known: Migration[]): Promise<S
   try {
     checkApplied(applied, known);
   } catch (err) {
-    return { current: false, reason: (err as Error).message };
+    return { current: false, reason: (err as Error).message, unknown: true };
   }
   const missing = known.length - applied.length;
   return missing === 0 ? { current: true } : { current: false, reason: `${missing} migration(s) pending` };

@@ -5,6 +5,7 @@
 // Malformed JSON-RPC is not handled here: it stays a protocol error of the SDK.
 
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { AppError } from '../domain/errors.js';
 
 export interface ErrorLog {
@@ -28,6 +29,7 @@ function errorResult(code: string, message: string, details?: Record<string, unk
 
 export function toolError(err: unknown, log: ErrorLog, verb: string): CallToolResult {
   if (err instanceof AppError) return errorResult(err.code, err.message, err.details && wire(err.details));
+  if (isDatabaseUnavailable(err)) return errorResult('unavailable', 'the database is unavailable; retry shortly');
   log.error({ err, verb }, 'MCP verb failed');
   return errorResult('internal', 'internal error; the server log has the details');
 }

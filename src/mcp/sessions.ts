@@ -158,6 +158,21 @@ export class SessionRegistry {
     );
   }
 
+  /**
+   * Marks every stream this instance holds as open again: another instance took this one
+   * for dead (a stall longer than the dead-after threshold) and marked them closed.
+   */
+  async reopenStreams(): Promise<void> {
+    if (this.closing) return;
+    await Promise.all(
+      [...this.streams].map(([sessionId, endpointId]) =>
+        this.mark(endpointId, sessionId, true).catch((err: unknown) =>
+          this.deps.log.error({ err, session: sessionId }, 'could not mark a stream open again'),
+        ),
+      ),
+    );
+  }
+
   /** Shutdown: record this instance's streams as closed, then end every stream and transport here. */
   async closeAll(): Promise<void> {
     this.closing = true;

@@ -140,9 +140,8 @@ export async function claimDigestTarget(
        UPDATE mcp_sessions s SET last_rung_at = now() FROM target
         WHERE s.endpoint_id = target.endpoint_id AND s.id = target.id),
      stamped AS (
-       UPDATE todos t SET last_ringed_at = now()
-        WHERE t.endpoint_id = $1 AND t.state = 'pending' AND NOT t.synthetic AND t.queue = ANY($2)
-          AND EXISTS (SELECT 1 FROM target))
+       UPDATE todos t SET last_ringed_at = now(), last_rung_instance = target.instance FROM target
+        WHERE t.endpoint_id = $1 AND t.state = 'pending' AND NOT t.synthetic AND t.queue = ANY($2))
      SELECT id AS session_id, instance FROM target`,
     [a.endpointId, a.queues],
   );

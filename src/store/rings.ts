@@ -1,7 +1,8 @@
 // Doorbell rings: choosing which todos to ring and which session hears them, in one
 // statement each, so two instances reacting to the same notice never ring a todo twice.
 // A ring spends one of the todo's ring budget (ring_attempts) and stamps last_ringed_at;
-// the session's last_rung_at rotates rings across the endpoint's open streams.
+// the session's last_rung_at rotates rings across the endpoint's open streams, and
+// last_rung_instance names the instance it went to (re-rung if that instance dies).
 
 import { CHANNEL } from '../db/bus.js';
 import type { Queryable } from '../db/pool.js';
@@ -81,8 +82,9 @@ export async function claimRings(
           AND t.queue <> ALL($5::text[])
         ORDER BY t.created_at LIMIT $3 FOR UPDATE SKIP LOCKED),
      rung AS (
-       UPDATE todos t SET ring_attempts = t.ring_attempts + 1, last_ringed_at = now()
-         FROM due WHERE t.endpoint_id = due.endpoint_id AND t.id = due.id
+       UPDATE todos t SET ring_attempts = t.ring_attempts + 1, last_ringed_at = now(),
+           last_rung_instance = target.instance
+         FROM due, target WHERE t.endpoint_id = due.endpoint_id AND t.id = due.id
        RETURNING t.id, t.queue, t.title, t.kind, t.source, t.claims, t.created_at),
      touched AS (
        UPDATE mcp_sessions s SET last_rung_at = now() FROM target

@@ -6,6 +6,7 @@
 
 import type { Logger } from 'pino';
 import type { Pool } from '../db/pool.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { claimTick } from '../store/sweep-ticks.js';
 
 export interface Sweep {
@@ -32,6 +33,8 @@ export class SweepRunner {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly inFlight = new Set<Promise<void>>();
   private running = false;
+  /** Sweeps whose last run failed because the database was unreachable: logged once per outage. */
+  private readonly unreachable = new Set<string>();
   readonly stats = new Map<string, SweepStats>();
 
   constructor(private readonly options: SweepRunnerOptions) {
@@ -64,11 +67,21 @@ export class SweepRunner {
       }
       const counts = await sweep.run();
       stats.runs += 1;
+      if (this.unreachable.delete(sweep.name)) this.options.log.info({ sweep: sweep.name }, 'sweep runs again');
       if (counts && Object.values(counts).some((n) => n > 0))
         this.options.log.info({ sweep: sweep.name, ...counts }, 'sweep');
       return slot;
     } catch (err) {
       stats.errors += 1;
+      if (isDatabaseUnavailable(err)) {
+        if (!this.unreachable.has(sweep.name))
+          this.options.log.warn(
+            { sweep: sweep.name, err: { message: (err as Error).message } },
+            'sweep skipped: the database is unavailable; it runs again once it answers',
+          );
+        this.unreachable.add(sweep.name);
+        return null;
+      }
       this.options.log.error({ sweep: sweep.name, err }, 'sweep failed; it will run again next tick');
       return null;
     }

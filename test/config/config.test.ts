@@ -74,3 +74,21 @@ test("the README's table lists exactly the variables the schema reads", () => {
   const documented = [...readme.matchAll(/^\|\s*`((?:SWITCHBOARD|KANDEV)_[A-Z_]+)`\s*\|/gm)].map((m) => m[1]);
   assert.deepEqual([...documented].sort(), [...ENV_VARS].sort());
 });
+
+test('instance liveness: heartbeat 5s and dead after three beats by default; a threshold under two beats is refused', () => {
+  const defaults = parseConfig({});
+  assert.ok(defaults.ok);
+  assert.deepEqual(defaults.config.instances, { heartbeatMs: 5_000, deadAfterMs: 15_000 });
+  const short = parseConfig({ SWITCHBOARD_INSTANCE_HEARTBEAT: '250ms' });
+  assert.ok(short.ok);
+  assert.deepEqual(short.config.instances, { heartbeatMs: 250, deadAfterMs: 750 });
+  const set = parseConfig({ SWITCHBOARD_INSTANCE_HEARTBEAT: '2s', SWITCHBOARD_INSTANCE_DEAD_AFTER: '1m' });
+  assert.ok(set.ok);
+  assert.deepEqual(set.config.instances, { heartbeatMs: 2_000, deadAfterMs: 60_000 });
+  const tight = parseConfig({ SWITCHBOARD_INSTANCE_HEARTBEAT: '5s', SWITCHBOARD_INSTANCE_DEAD_AFTER: '9s' });
+  assert.ok(!tight.ok);
+  assert.match(tight.problems.join('\n'), /SWITCHBOARD_INSTANCE_DEAD_AFTER: must be at least twice/);
+  const bad = parseConfig({ SWITCHBOARD_INSTANCE_HEARTBEAT: '5', SWITCHBOARD_INSTANCE_DEAD_AFTER: '2h' });
+  assert.ok(!bad.ok);
+  assert.equal(bad.problems.length, 2, bad.problems.join('\n'));
+});

@@ -1,7 +1,8 @@
 // Pins the doorbell when the instance holding a stream dies (kill -9): the work stays
 // claimable, and once the session's stream is back on another instance the re-ring
-// reaches it there. (Until then the session's row still names the dead instance, so the
-// creation ring is forwarded there and lost: the queue is the ledger, the ring a hint.)
+// reaches it there. (Until the dead-instance sweep finds the killed instance, 15 s by
+// default, the session's row still names it, so the creation ring is forwarded there and
+// lost; test/reliability/instance-liveness.test.ts pins how it is rung again after that.)
 
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
