@@ -216,6 +216,9 @@ async function pgBossSystem(benchUrl: string): Promise<System & { workRate(): Pr
   await boss.start();
   // For the CPU readings of pg-boss's backends (one connection, outside the measured loops).
   const probe = new pg.Pool({ connectionString: db.url, max: 1 });
+  // pool.end() can resolve while a client's socket is still closing; the DROP … WITH
+  // (FORCE) (or an embedded server stopping) then ends it with an error nobody awaits.
+  probe.on('error', (e) => closing || process.stderr.write(`pg-boss probe: ${String(e)}\n`));
   let queues = 0;
   const freshQueue = async () => {
     const name = `bench_${++queues}`;
