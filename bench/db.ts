@@ -38,8 +38,8 @@ export async function benchDatabase(): Promise<BenchDatabase> {
   const adminClient = new pg.Client({ connectionString: admin });
   await adminClient.connect();
   await adminClient.query(`CREATE DATABASE ${name}`);
-  const version = await adminClient.query<{ v: string }>('SHOW server_version');
-  server += ` ${version.rows[0]?.v ?? ''}`;
+  const version = await adminClient.query<{ server_version: string }>('SHOW server_version');
+  server += ` ${version.rows[0]?.server_version ?? ''}`;
   const u = new URL(admin);
   u.pathname = `/${name}`;
   await migrate(u.toString());
