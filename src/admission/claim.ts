@@ -28,16 +28,31 @@ type Probe = { claimed: Claimed } | { claimed: null; policies: Map<string, Probe
 function readProbe(rows: ClaimRow[]): Probe {
   const first = rows[0];
   if (!first) return null;
-  if (!first.policy) return { claimed: { todo: claimedTodo(first), admission: null, charged: false } };
+  if (first.id !== null) return { claimed: { todo: claimedTodo(first), admission: null, charged: false } };
   return { claimed: null, ...probed(rows) };
 }
 
 /** The oldest admissible todo over `queues`; the refusals met on the way, for the deferred summary. */
 export async function admitNext(db: Queryable, args: ClaimArgs): Promise<NextOutcome> {
-  const refused: Refusal[] = [];
+  // No policy on the requested queues (the common case): the claim statement's answer is
+  // final, and nothing else runs.
+  if (args.queues.length === 0) return { claimed: null, refused: [] };
+  const first = readProbe(await claimNext(db, args));
+  if (first === null) return { claimed: null, refused: [] };
+  if (first.claimed) return { claimed: first.claimed, refused: [] };
+  return admitNextBudgeted(db, args, first);
+}
+
+/** claim_next over queues of which some have policies: admit statements until a claim or none admissible. */
+async function admitNextBudgeted(
+  db: Queryable,
+  args: ClaimArgs,
+  first: { policies: Map<string, Probed>; refused: Refusal[] },
+): Promise<NextOutcome> {
+  const refused: Refusal[] = [...first.refused];
   const outcome = async (claimed: Claimed | null) => ({ claimed, refused: await held(db, refused) });
-  let queues = args.queues;
-  let policies: Map<string, Probed> | null = null;
+  let queues = args.queues.filter((q) => !first.refused.some((r) => r.queue === q));
+  let policies: Map<string, Probed> | null = first.policies;
   for (let stale = 0; queues.length > 0 && stale <= STALE_RETRIES;) {
     if (policies === null) {
       const probe = readProbe(await claimNext(db, { ...args, queues }));

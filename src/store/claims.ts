@@ -31,28 +31,35 @@ export interface ClaimArgs {
  * `taken_over`, which runs `closed` before `opened` inserts, so the one-open-attempt
  * index never sees two open rows.
  *
- * Admission (seed 000). `probe`: before picking, one indexed lookup of policies on the
- * requested queues, without a lock. None (a queue without a policy): the pick and claim
- * are exactly as before. Any: nothing is picked or locked, and the policies come back
- * (policy, picked_queue) for the admission path. `admit`: that path's statement, where
- * admission_admit() (0005_admission.sql) locks the picked queue's policy after the
- * todo, decides, charges, and gives the instant the claim is stamped with.
+ * Admission (seed 000). `probe`: the pick carries one more condition, that no requested
+ * queue has a policy: one indexed miss on admission_policies, no lock. None (a queue
+ * without a policy): the pick and claim are the statement as it was before admission,
+ * with one more result column (`admission`, null). Any: nothing is picked or locked, and
+ * each policy comes back as a row whose `admission` is the policy (todo columns null)
+ * for the admission path. `admit`: that path's statement, where admission_admit()
+ * (0005_admission.sql) locks the picked queue's policy after the todo, decides, charges,
+ * and gives the instant the claim is stamped with; `admission` is its answer, with the
+ * picked queue when it refused (todo columns null).
+ *
+ * The no-policy answer is deliberately as narrow as before admission: every column a
+ * client library parses costs it on each claim, so the admission data rides in one
+ * jsonb column that is null on that path.
  */
 export function claimSql(pick: (gate: string) => string, admission: 'probe' | 'admit' = 'probe'): string {
   const gate =
     admission === 'probe'
-      ? `pol AS (SELECT p.queue, to_jsonb(p) || jsonb_build_object('probed_at', clock_timestamp()) AS policy
+      ? `pol AS (SELECT to_jsonb(p) || jsonb_build_object('probed_at', clock_timestamp()) AS policy
                FROM admission_policies p WHERE p.endpoint_id = $1 AND p.queue = ANY($2::text[])),
-    pick AS (${pick('NOT EXISTS (SELECT 1 FROM pol)')}),
-    free AS (SELECT pick.*, now() AS at FROM pick)`
+    free AS (${pick('NOT EXISTS (SELECT 1 FROM pol)')})`
       : `pick AS (${pick('($5::text IS NULL OR t.id = $5::text)')}),
     adm AS (SELECT a.* FROM pick, admission_admit(pick.endpoint_id, pick.queue, pick.id, $6::text[],
                  $7::timestamptz[], $8::timestamptz[], $9::timestamptz[]) a),
     free AS (SELECT pick.*, adm.o_at AS at FROM pick, adm WHERE adm.o_admitted)`;
+  const at = admission === 'probe' ? 'now()' : 'free.at';
   const held =
     admission === 'probe'
-      ? `SELECT ${NULL_TODO}, NULL::uuid, NULL::text, pol.queue, pol.policy, NULL::jsonb FROM pol`
-      : `SELECT ${NULL_TODO}, adm.o_policy_id, pick.id, pick.queue, NULL::jsonb, to_jsonb(adm) FROM pick, adm
+      ? `SELECT ${NULL_TODO}, pol.policy FROM pol`
+      : `SELECT ${NULL_TODO}, to_jsonb(adm) || jsonb_build_object('picked_queue', pick.queue) FROM pick, adm
           WHERE NOT adm.o_admitted`;
   const admitted = admission === 'probe' ? 'NULL::jsonb' : '(SELECT to_jsonb(adm) FROM adm)';
   return `WITH ${gate},
@@ -60,16 +67,15 @@ export function claimSql(pick: (gate: string) => string, admission: 'probe' | 'a
     claimed AS (
       UPDATE todos t SET
         state = 'claimed', owner_session_id = $3, attempt = t.attempt + 1, claims = t.claims + 1,
-        lease_expires_at = free.at + make_interval(secs => $4), claimed_at = free.at, next_retry_at = NULL,
-        ready_at = CASE WHEN t.attempt + 1 < t.max_attempts THEN free.at + make_interval(secs => $4) END,
+        lease_expires_at = ${at} + make_interval(secs => $4), claimed_at = ${at}, next_retry_at = NULL,
+        ready_at = CASE WHEN t.attempt + 1 < t.max_attempts THEN ${at} + make_interval(secs => $4) END,
         updated_at = now()
       FROM free WHERE t.endpoint_id = free.endpoint_id AND t.id = free.id
       RETURNING ${COLUMNS}, (SELECT count(*) FROM closed) AS taken_over),
     opened AS (
       INSERT INTO todo_attempts (endpoint_id, todo_id, seq, attempt, session_id, claimed_at, lease_expires_at)
       SELECT endpoint_id, id, claims, attempt, owner_session_id, claimed_at, lease_expires_at FROM claimed)
-    SELECT claimed.*, NULL::uuid AS policy_id, NULL::text AS picked_id, NULL::text AS picked_queue,
-      NULL::jsonb AS policy, ${admitted} AS admission FROM claimed
+    SELECT claimed.*, ${admitted} AS admission FROM claimed
     UNION ALL
     ${held}`;
 }
@@ -87,29 +93,20 @@ export interface AdmitAnswer {
   o_in_flight: number;
   o_used: number;
   o_earliest_lease: string | null;
+  /** Set on a refusal (no todo columns): the queue of the todo the policy refused. */
+  picked_queue?: string;
 }
 
+/** A policy as the probe returns it (jsonb: its columns, timestamps as text) and the probe's instant. */
+export type ProbedPolicy = Record<string, unknown> & { queue: string; probed_at: string };
+
 /**
- * A claim statement's row: a claimed todo (with `admission` set when a policy admitted
- * it); or, from a probe, one row per policy on the requested queues (policy and
- * picked_queue set, nothing picked); or, from an admit statement, the refused candidate
- * (policy_id, picked_id, picked_queue and the admission answer).
+ * A claim statement's row: a claimed todo, its `admission` set when a policy admitted
+ * it; or, without todo columns (`id` null), from a probe one row per policy on the
+ * requested queues (nothing picked), or from an admit statement the refusal.
  */
 export type ClaimRow =
-  | (ClaimedTodo & {
-      policy_id: null;
-      picked_id: null;
-      picked_queue: null;
-      policy: null;
-      admission: AdmitAnswer | null;
-    })
-  | {
-      policy_id: string | null;
-      picked_id: string | null;
-      picked_queue: string;
-      policy: Record<string, unknown> | null;
-      admission: AdmitAnswer | null;
-    };
+  (ClaimedTodo & { admission: AdmitAnswer | null }) | { id: null; queue: null; admission: ProbedPolicy | AdmitAnswer };
 
 // Ordered by ready_at alone so the scan follows an index and stops at the first
 // unlocked row; ties (a bulk insert) fall back to index order. One queue compares with
@@ -175,51 +172,60 @@ const ADMISSION_HELD = `EXISTS (SELECT 1 FROM admission_policies p
 
 const OWNED = `t.endpoint_id = $1 AND t.id = $2 AND t.state = 'claimed' AND t.owner_session_id = $3 AND NOT t.synthetic`;
 
-export async function heartbeat(db: Queryable, a: OwnedArgs & { leaseSeconds: number }): Promise<TodoSummary | null> {
-  const res = await db.query<TodoSummary>({
-    name: 'heartbeat',
-    text: `WITH r AS (
+// Statement texts are built once: the driver compares a named statement's text with the
+// one it prepared on every call, which is a pointer check for the same string.
+const HEARTBEAT = `WITH r AS (
        UPDATE todos t SET lease_expires_at = now() + make_interval(secs => $4),
          ready_at = CASE WHEN t.attempt < t.max_attempts THEN now() + make_interval(secs => $4) END,
          updated_at = now()
        WHERE ${OWNED} RETURNING ${SUMMARY}),
      a AS (UPDATE todo_attempts a SET lease_expires_at = r.lease_expires_at FROM r
             WHERE a.endpoint_id = r.endpoint_id AND a.todo_id = r.id AND a.seq = r.claims AND a.ended_at IS NULL)
-     SELECT * FROM r`,
+     SELECT * FROM r`;
+
+export async function heartbeat(db: Queryable, a: OwnedArgs & { leaseSeconds: number }): Promise<TodoSummary | null> {
+  const res = await db.query<TodoSummary>({
+    name: 'heartbeat',
+    text: HEARTBEAT,
     values: [a.endpointId, a.id, a.sessionId, a.leaseSeconds],
   });
   return res.rows[0] ?? null;
 }
 
-export async function complete(db: Queryable, a: OwnedArgs & { result: unknown }): Promise<TodoSummary | null> {
-  const res = await db.query<TodoSummary>({
-    name: 'complete',
-    text: `WITH r AS (
+const COMPLETE = `WITH r AS (
        UPDATE todos t SET state = 'done', result = $4::jsonb, completed_at = now(),
          lease_expires_at = NULL, ready_at = NULL, updated_at = now()
        WHERE ${OWNED} RETURNING ${SUMMARY}),
      closed AS (${closeAttemptSql('r', 'completed')})
-     SELECT r.*, ${ADMISSION_HELD} FROM r`,
+     SELECT r.*, ${ADMISSION_HELD} FROM r`;
+
+export async function complete(db: Queryable, a: OwnedArgs & { result: unknown }): Promise<TodoSummary | null> {
+  const res = await db.query<TodoSummary>({
+    name: 'complete',
+    text: COMPLETE,
     values: [a.endpointId, a.id, a.sessionId, a.result === undefined ? null : JSON.stringify(a.result)],
   });
   return res.rows[0] ?? null;
 }
+
+// Below the cap the retry waits schedule[attempt - 1] seconds (last entry beyond).
+const RETRY_AT = `CASE WHEN t.attempt < t.max_attempts THEN now() + make_interval(
+      secs => ($6::int[])[least(t.attempt, cardinality($6::int[]))]) END`;
+const FAIL = `WITH r AS (
+       UPDATE todos t SET state = 'failed', error = $4, result = coalesce($5::jsonb, t.result),
+         lease_expires_at = NULL, next_retry_at = ${RETRY_AT}, ready_at = ${RETRY_AT}, updated_at = now()
+       WHERE ${OWNED} RETURNING ${SUMMARY}),
+     closed AS (${closeAttemptSql('r', 'failed')})
+     SELECT r.*, ${ADMISSION_HELD} FROM r`;
 
 /** Below the cap the retry waits schedule[attempt - 1] seconds (last entry beyond). */
 export async function fail(
   db: Queryable,
   a: OwnedArgs & { error: string | null; result: unknown; schedule: number[] },
 ): Promise<TodoSummary | null> {
-  const retryAt = `CASE WHEN t.attempt < t.max_attempts THEN now() + make_interval(
-      secs => ($6::int[])[least(t.attempt, cardinality($6::int[]))]) END`;
   const res = await db.query<TodoSummary>({
     name: 'fail',
-    text: `WITH r AS (
-       UPDATE todos t SET state = 'failed', error = $4, result = coalesce($5::jsonb, t.result),
-         lease_expires_at = NULL, next_retry_at = ${retryAt}, ready_at = ${retryAt}, updated_at = now()
-       WHERE ${OWNED} RETURNING ${SUMMARY}),
-     closed AS (${closeAttemptSql('r', 'failed')})
-     SELECT r.*, ${ADMISSION_HELD} FROM r`,
+    text: FAIL,
     values: [
       a.endpointId,
       a.id,
@@ -232,16 +238,18 @@ export async function fail(
   return res.rows[0] ?? null;
 }
 
-/** Back to pending with the attempt count kept; announces the todo as ready again. */
-export async function release(db: Queryable, a: OwnedArgs): Promise<TodoSummary | null> {
-  const res = await db.query<TodoSummary>({
-    name: 'release',
-    text: `WITH r AS (
+const RELEASE = `WITH r AS (
        UPDATE todos t SET state = 'pending', owner_session_id = NULL, lease_expires_at = NULL,
          ready_at = now(), updated_at = now()
        WHERE ${OWNED} RETURNING ${SUMMARY}),
      closed AS (${closeAttemptSql('r', 'released')})
-     SELECT r.*, ${NOTIFY_READY} AS notified, ${ADMISSION_HELD} FROM r`,
+     SELECT r.*, ${NOTIFY_READY} AS notified, ${ADMISSION_HELD} FROM r`;
+
+/** Back to pending with the attempt count kept; announces the todo as ready again. */
+export async function release(db: Queryable, a: OwnedArgs): Promise<TodoSummary | null> {
+  const res = await db.query<TodoSummary>({
+    name: 'release',
+    text: RELEASE,
     values: [a.endpointId, a.id, a.sessionId],
   });
   return withoutNotice(res.rows[0]);
