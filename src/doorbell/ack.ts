@@ -1,5 +1,5 @@
-// Acknowledgement (seed 004): a claim is the acknowledgement, written in the claim's own
-// transaction, so it costs the agent nothing; ack_doorbell covers what a claim cannot (a
+// Acknowledgement (seed 004): a claim is the acknowledgement, written by the claim
+// statement itself (src/store/claims.ts), so it costs the agent nothing; ack_doorbell covers what a claim cannot (a
 // digest, a busy worker that heard but will not take the work, a triage policy). The
 // self-test's synthetic todo is claimed here too, by id only, and completes at once.
 // Counters move after the transaction commits; late acks move none.
@@ -34,28 +34,6 @@ export const NO_WORK_RESULT = {
 
 function countAcks(metrics: Metrics | undefined, rings: RingOutcome[], via: 'claim' | 'ack'): void {
   if (metrics && rings.length > 0) new DoorbellMetrics(metrics).acked(rings, via);
-}
-
-/**
- * Runs a claim and acknowledges the claimed todo's rings in the same transaction
- * (ack_via = claim): any session of the endpoint, on any instance. `claimedId` names the
- * todo the claim took, or null when it took none.
- */
-export async function withRingAck<T>(
-  deps: Deps,
-  who: Claimer,
-  claim: (db: Queryable) => Promise<T>,
-  claimedId: (result: T) => string | null,
-): Promise<T> {
-  const { result, acked } = await inTransaction(deps.db, async (tx) => {
-    const claimed = await claim(tx);
-    const todoId = claimedId(claimed);
-    if (todoId === null) return { result: claimed, acked: [] as RingOutcome[] };
-    const rings = await ackRingsForClaim(tx, { endpointId: who.endpointId, todoId, sessionId: who.sessionId });
-    return { result: claimed, acked: rings };
-  });
-  countAcks(deps.metrics, acked, 'claim');
-  return result;
 }
 
 /**

@@ -13,6 +13,7 @@ import {
   todoColumnsOf,
   withoutNotice,
 } from './todo-sql.js';
+import { CLEAR_UNHEARD_MARK, type RingOutcome } from './doorbell-rings.js';
 
 const COLUMNS = todoColumnsOf('t');
 const SUMMARY = todoColumnsOf('t', TODO_SUMMARY_COLUMNS);
@@ -74,15 +75,34 @@ export function claimSql(pick: (gate: string) => string, admission: 'probe' | 'a
       RETURNING ${COLUMNS}, (SELECT count(*) FROM closed) AS taken_over),
     opened AS (
       INSERT INTO todo_attempts (endpoint_id, todo_id, seq, attempt, session_id, claimed_at, lease_expires_at)
-      SELECT endpoint_id, id, claims, attempt, owner_session_id, claimed_at, lease_expires_at FROM claimed)
-    SELECT claimed.*, ${admitted} AS admission FROM claimed
+      SELECT endpoint_id, id, claims, attempt, owner_session_id, claimed_at, lease_expires_at FROM claimed),
+    ${ACK_RINGS_OF_CLAIMED}
+    SELECT claimed.*, ${ACKED_RINGS} AS rings, ${admitted} AS admission FROM claimed
     UNION ALL
     ${held}`;
 }
 
-const NULL_TODO = [...COLUMNS.split(','), 'taken_over'].map(() => 'NULL').join(', ');
+/**
+ * The claim is the acknowledgement (seed 004): the claimed todo's open rings on this
+ * endpoint and the endpoint's open digest rings are acknowledged by the claim statement
+ * itself (ack_via = claim), so a claim stays one autocommit round trip. Late rings
+ * (already unheard) still record acked_at and ack_via but come back with in_window =
+ * false. `claimed` holds at most one row, so no ring is updated twice.
+ */
+const ACK_RINGS_OF_CLAIMED = `acked AS (
+      UPDATE doorbell_rings r SET acked_at = now(), ack_via = 'claim', acked_session_id = $3
+        FROM claimed c
+       WHERE r.endpoint_id = $1 AND r.acked_at IS NULL
+         AND (r.todo_id = c.id OR (r.kind = 'digest' AND r.sent_at <= now()))
+      RETURNING r.kind, r.synthetic, r.session_id, (r.unheard_at IS NULL) AS in_window),
+    ${CLEAR_UNHEARD_MARK}`;
+const ACKED_RINGS = `(SELECT jsonb_agg(jsonb_build_object('kind', kind, 'synthetic', synthetic, 'in_window', in_window))
+      FROM acked)`;
 
-export type ClaimedTodo = Todo & { taken_over: number };
+const NULL_TODO = [...COLUMNS.split(','), 'taken_over', 'rings'].map(() => 'NULL').join(', ');
+
+/** A claimed row: `taken_over` counts a lapsed attempt it closed; `rings` are the rings it acknowledged (null: none). */
+export type ClaimedTodo = Todo & { taken_over: number; rings: RingOutcome[] | null };
 
 /** admission_admit()'s answer, as the admit statement returns it. */
 export interface AdmitAnswer {

@@ -75,12 +75,13 @@ export async function insertRings(db: Queryable, rows: RingRecord[]): Promise<Ar
 }
 
 /** Clears the unheard mark of the sessions whose rings were just acknowledged (any ack clears it). */
-const CLEAR_MARK = `cleared AS (
+export const CLEAR_UNHEARD_MARK = `cleared AS (
   UPDATE mcp_sessions s SET unheard = false
    WHERE s.endpoint_id = $1 AND s.unheard AND s.id IN (SELECT session_id FROM acked))`;
 
 /**
- * The claim's acknowledgement, run inside the claim transaction: the claimed todo's open
+ * The self-test claim's acknowledgement, run inside its transaction (every other claim
+ * acknowledges in its own statement, src/store/claims.ts): the claimed todo's open
  * rings on this endpoint, and the endpoint's open digest rings. Late rings (already
  * unheard) still record acked_at and ack_via but come back with in_window = false.
  */
@@ -95,7 +96,7 @@ export async function ackRingsForClaim(
         WHERE endpoint_id = $1 AND acked_at IS NULL
           AND (todo_id = $2 OR (kind = 'digest' AND sent_at <= now()))
        RETURNING kind, synthetic, session_id, (unheard_at IS NULL) AS in_window),
-     ${CLEAR_MARK}
+     ${CLEAR_UNHEARD_MARK}
      SELECT kind, synthetic, in_window FROM acked`,
     values: [a.endpointId, a.todoId, a.sessionId],
   });
@@ -117,7 +118,7 @@ export async function ackRing(
        UPDATE doorbell_rings SET acked_at = now(), ack_via = 'ack', acked_session_id = $3
         WHERE endpoint_id = $1 AND id = $2 AND acked_at IS NULL
        RETURNING kind, synthetic, session_id, (unheard_at IS NULL) AS in_window),
-     ${CLEAR_MARK}
+     ${CLEAR_UNHEARD_MARK}
      SELECT kind, synthetic, in_window,
             CASE WHEN in_window THEN 'acknowledged' ELSE 'acknowledged_late' END AS state FROM acked
      UNION ALL

@@ -8,6 +8,7 @@ import type { DeferReason, Usage } from '../admission/policy.js';
 import { AppError } from '../domain/errors.js';
 import type { Todo } from '../domain/todo.js';
 import { admissionCharged, admissionRefused } from '../metrics/admission.js';
+import { DoorbellMetrics } from '../metrics/doorbell.js';
 import { pendingByQueue } from '../store/admission.js';
 import type { TodoDeps } from './context.js';
 
@@ -21,10 +22,14 @@ export interface DeferredEntry {
   exact: boolean;
 }
 
-/** The answer of a committed claim, counted: every claim by queue, its attempt, a takeover, and its charge. */
+/**
+ * The answer of a committed claim, counted: every claim by queue, its attempt, a
+ * takeover, its charge, and the rings the claim statement acknowledged.
+ */
 export function admitted(deps: TodoDeps, claimed: Claimed): { todo: Todo; admission?: Usage } {
-  const { taken_over: takenOver, ...todo } = claimed.todo;
+  const { taken_over: takenOver, rings, ...todo } = claimed.todo;
   if (deps.metrics) {
+    if (rings) new DoorbellMetrics(deps.metrics).acked(rings, 'claim');
     const queue = deps.metrics.queueLabel(todo.queue);
     deps.metrics.todosClaimed.inc({ queue });
     deps.metrics.todoAttempts.inc();

@@ -14,7 +14,7 @@ import {
   type AdmissionUsage,
   type DeferredEntry,
 } from './admission.js';
-import { claimSelfTestTodo, withRingAck } from '../doorbell/ack.js';
+import { claimSelfTestTodo } from '../doorbell/ack.js';
 import { zeroRowError, type Agent, type TodoDeps } from './context.js';
 
 const claimInput = z.object({ id: z.string().min(1).max(64), lease_seconds: leaseSeconds.optional() }).strict();
@@ -33,19 +33,13 @@ export interface ClaimResult {
 
 export async function claim(deps: TodoDeps, agent: Agent, input: unknown): Promise<ClaimResult> {
   const data = parseInput(claimInput, input);
-  const out = await withRingAck(
-    deps,
-    agent,
-    (db) =>
-      admitById(db, {
-        endpointId: agent.endpointId,
-        queues: agent.queues,
-        sessionId: agent.sessionId,
-        leaseSeconds: resolveLeaseSeconds(data.lease_seconds, agent.defaultLeaseSeconds, deps.defaultLeaseSeconds),
-        id: data.id,
-      }),
-    (o) => o.claimed?.todo.id ?? null,
-  );
+  const out = await admitById(deps.db, {
+    endpointId: agent.endpointId,
+    queues: agent.queues,
+    sessionId: agent.sessionId,
+    leaseSeconds: resolveLeaseSeconds(data.lease_seconds, agent.defaultLeaseSeconds, deps.defaultLeaseSeconds),
+    id: data.id,
+  });
   if (out.claimed) return admitted(deps, out.claimed);
   if (out.refused) throw deferredError(deps, out.refused);
   const selfTest = await claimSelfTestTodo(deps, agent, data.id);
@@ -63,18 +57,12 @@ export async function claimNext(deps: TodoDeps, agent: Agent, input: unknown): P
       granted: agent.queues,
     });
   }
-  const out = await withRingAck(
-    deps,
-    agent,
-    (db) =>
-      admitNext(db, {
-        endpointId: agent.endpointId,
-        queues: data.queue === undefined ? agent.queues : [data.queue],
-        sessionId: agent.sessionId,
-        leaseSeconds: resolveLeaseSeconds(data.lease_seconds, agent.defaultLeaseSeconds, deps.defaultLeaseSeconds),
-      }),
-    (o) => o.claimed?.todo.id ?? null,
-  );
+  const out = await admitNext(deps.db, {
+    endpointId: agent.endpointId,
+    queues: data.queue === undefined ? agent.queues : [data.queue],
+    sessionId: agent.sessionId,
+    leaseSeconds: resolveLeaseSeconds(data.lease_seconds, agent.defaultLeaseSeconds, deps.defaultLeaseSeconds),
+  });
   countRefusals(deps, out.refused);
   if (out.claimed) return admitted(deps, out.claimed);
   const deferred = await deferredSummary(deps, agent.endpointId, out.refused);
