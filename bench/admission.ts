@@ -11,10 +11,11 @@
 //   million claims a day): each claim is the probe (reads the policy) and the admit
 //   statement (todo lock, then policy lock in admission_admit(), counters, charge, claim).
 // Rounds alternate which of foundation and no policy runs first (budgeted runs last), so
-// an even number of rounds puts each first equally often. On this shared machine the one
-// that ran first came out ahead in 8 of 10 rounds of two runs on 2026-11-30 (the load
-// drifts within a round), and the earlier rotation of three orders put the foundation
-// first in 2 of 3 (3 of 5) rounds, which biased the median against no policy. Targets:
+// an even number of rounds puts each first equally often. On this shared machine a
+// round's position decides more than the path does: in two runs on 2026-11-30 the first
+// runner won 8 of 10 rounds, in the next (budgeted always just before the first) the
+// second runner won 6 of 6. The earlier rotation of three orders put the foundation
+// first in 2 of 3 (3 of 5) rounds, so its median leaned on one position. Targets:
 // no policy ≥ 0.95 × foundation (median of per-round ratios); budgeted ≥ 600 claims/s
 // on the 2-core development machine.
 // Each round also reports CPU per claim → complete cycle, of this process and of the
