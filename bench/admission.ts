@@ -32,7 +32,7 @@ import { insertHuman } from '../src/store/humans.js';
 import { CLAIMABLE, TODO_SUMMARY_COLUMNS, closeAttemptSql, todoColumnsOf } from '../src/store/todo-sql.js';
 import { admitNext } from '../src/admission/claim.js';
 import { reopenQueue } from '../src/admission/reopen.js';
-import { complete } from '../src/store/claims.js';
+import { ACKED_RINGS, ACK_RINGS_OF_CLAIMED, complete } from '../src/store/claims.js';
 import { WORKERS, seedTodos, timed } from './claim.js';
 import { backendCpu, backendCpuUsed } from './cpu.js';
 import { benchDatabase, median } from './db.js';
@@ -40,7 +40,9 @@ import { benchDatabase, median } from './db.js';
 const TODOS = Number(process.env.BENCH_TODOS ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 
-// The foundation's claim_next (one queue) and complete, verbatim from before admission.
+// The foundation's claim_next (one queue) and complete, verbatim from before admission,
+// plus the ring acknowledgement every claim statement now carries (seed 004, not
+// admission's), so the comparison isolates what admission adds.
 const FOUNDATION_CLAIM = `WITH pick AS (
   SELECT t.endpoint_id, t.id, t.claims FROM todos t
    WHERE t.endpoint_id = $1 AND t.queue = ($2::text[])[1] AND ${CLAIMABLE}
@@ -57,8 +59,9 @@ const FOUNDATION_CLAIM = `WITH pick AS (
       RETURNING ${todoColumnsOf('t')}, (SELECT count(*) FROM closed) AS taken_over),
     opened AS (
       INSERT INTO todo_attempts (endpoint_id, todo_id, seq, attempt, session_id, claimed_at, lease_expires_at)
-      SELECT endpoint_id, id, claims, attempt, owner_session_id, claimed_at, lease_expires_at FROM claimed)
-    SELECT * FROM claimed`;
+      SELECT endpoint_id, id, claims, attempt, owner_session_id, claimed_at, lease_expires_at FROM claimed),
+    ${ACK_RINGS_OF_CLAIMED}
+    SELECT claimed.*, ${ACKED_RINGS} AS rings FROM claimed`;
 const FOUNDATION_COMPLETE = `WITH r AS (
        UPDATE todos t SET state = 'done', result = $4::jsonb, completed_at = now(),
          lease_expires_at = NULL, ready_at = NULL, updated_at = now()

@@ -89,14 +89,14 @@ export function claimSql(pick: (gate: string) => string, admission: 'probe' | 'a
  * (already unheard) still record acked_at and ack_via but come back with in_window =
  * false. `claimed` holds at most one row, so no ring is updated twice.
  */
-const ACK_RINGS_OF_CLAIMED = `acked AS (
+export const ACK_RINGS_OF_CLAIMED = `acked AS (
       UPDATE doorbell_rings r SET acked_at = now(), ack_via = 'claim', acked_session_id = $3
         FROM claimed c
        WHERE r.endpoint_id = $1 AND r.acked_at IS NULL
          AND (r.todo_id = c.id OR (r.kind = 'digest' AND r.sent_at <= now()))
       RETURNING r.kind, r.synthetic, r.session_id, (r.unheard_at IS NULL) AS in_window),
     ${CLEAR_UNHEARD_MARK}`;
-const ACKED_RINGS = `(SELECT jsonb_agg(jsonb_build_object('kind', kind, 'synthetic', synthetic, 'in_window', in_window))
+export const ACKED_RINGS = `(SELECT jsonb_agg(jsonb_build_object('kind', kind, 'synthetic', synthetic, 'in_window', in_window))
       FROM acked)`;
 
 const NULL_TODO = [...COLUMNS.split(','), 'taken_over', 'rings'].map(() => 'NULL').join(', ');
