@@ -3,6 +3,7 @@
 
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorCode } from '../domain/errors.js';
+import { isConnectionLost } from '../db/errors.js';
 
 export const HTTP_STATUS: Record<ErrorCode, number> = {
   invalid_argument: 400,
@@ -37,6 +38,12 @@ export function handleError(err: FastifyError | AppError | Error, request: Fasti
   }
   if (status !== undefined && status >= 400 && status < 500) {
     void reply.status(400).send(errorBody('invalid_argument', err.message));
+    return;
+  }
+  if (isConnectionLost(err)) {
+    // The database cut the connection (a restart, a terminated backend): retry, not a bug.
+    request.log.warn({ err }, 'request failed: database connection lost');
+    void reply.status(503).send(errorBody('unavailable', 'the database is unavailable; retry shortly'));
     return;
   }
   request.log.error({ err }, 'request failed');

@@ -6,6 +6,7 @@
 
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../domain/errors.js';
+import { isConnectionLost } from '../db/errors.js';
 
 export interface ErrorLog {
   error(obj: object, msg: string): void;
@@ -29,6 +30,8 @@ function errorResult(code: string, message: string, details?: Record<string, unk
 export function toolError(err: unknown, log: ErrorLog, verb: string): CallToolResult {
   if (err instanceof AppError) return errorResult(err.code, err.message, err.details && wire(err.details));
   log.error({ err, verb }, 'MCP verb failed');
+  // The database cut the connection (a restart, a terminated backend): retry, not a bug.
+  if (isConnectionLost(err)) return errorResult('unavailable', 'the database is unavailable; retry shortly');
   return errorResult('internal', 'internal error; the server log has the details');
 }
 
