@@ -13,7 +13,7 @@ import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 export type Outcome =
   | { kind: 'ok'; value: Record<string, unknown> }
   | { kind: 'tool_error'; code: string; error: Record<string, unknown> }
-  | { kind: 'lost'; reason: string };
+  | { kind: 'lost'; reason: string; refused?: boolean };
 
 /** What every client saw, for the progress lines and the verdict. */
 export interface Tally {
@@ -25,6 +25,8 @@ export interface Tally {
   toolErrors: Map<string, number>;
   /** Sessions that answered 404 and were initialised afresh. */
   sessionsLost: number;
+  /** Per verb: calls, total and longest wall time in ms (whatever the outcome). */
+  latency: Map<string, { n: number; totalMs: number; maxMs: number }>;
   /** The first few unexpected answers (500s, internal errors), verbatim. */
   samples: string[];
   /**
@@ -42,6 +44,7 @@ export function newTally(): Tally {
     toolErrors: new Map(),
     sessionsLost: 0,
     samples: [],
+    latency: new Map(),
     unexpected: 0,
   };
 }
@@ -197,6 +200,20 @@ export class ChaosClient {
 
   /** One tools/call on the current instance; see Outcome. */
   async call(name: string, args: Record<string, unknown>): Promise<Outcome> {
+    const started = Date.now();
+    try {
+      return await this.callOnce(name, args);
+    } finally {
+      const ms = Date.now() - started;
+      const l = this.o.tally.latency.get(name) ?? { n: 0, totalMs: 0, maxMs: 0 };
+      l.n += 1;
+      l.totalMs += ms;
+      l.maxMs = Math.max(l.maxMs, ms);
+      this.o.tally.latency.set(name, l);
+    }
+  }
+
+  private async callOnce(name: string, args: Record<string, unknown>): Promise<Outcome> {
     const url = this.url();
     const tally = this.o.tally;
     tally.calls += 1;
@@ -211,12 +228,15 @@ export class ChaosClient {
     } catch (err) {
       tally.lost += 1;
       this.hop();
-      return { kind: 'lost', reason: (err as Error).message };
+      // Refused: the request never reached a server, so it certainly did not run.
+      const refused = (err as { code?: unknown }).code === 'ECONNREFUSED';
+      return { kind: 'lost', reason: (err as Error).message, refused };
     }
     if (raw.status >= 500) {
-      let code = '';
+      let code: string;
       try {
-        code = String((JSON.parse(raw.text) as { error?: { code?: unknown } }).error?.code ?? '');
+        const found = (JSON.parse(raw.text) as { error?: { code?: unknown } }).error?.code;
+        code = typeof found === 'string' ? found : '';
       } catch {
         code = 'non-json';
       }
@@ -249,7 +269,7 @@ export class ChaosClient {
     const body = result.structuredContent ?? {};
     if (result.isError) {
       const error = (body.error ?? {}) as Record<string, unknown>;
-      const code = String(error.code ?? 'unknown');
+      const code = typeof error.code === 'string' ? error.code : 'unknown';
       bump(tally.toolErrors, code);
       if (code === 'internal') {
         sample(tally, `${name} on ${url}: tool error ${JSON.stringify(error)}`);

@@ -73,8 +73,10 @@ export class Instance {
   child: ChildProcess | null = null;
   up = false;
   starts = 0;
-  /** Exits we did not cause: a crash. */
+  /** Exits we did not cause after the instance was ready: a crash. */
   crashes: string[] = [];
+  /** Exits we did not cause while starting (e.g. its migration connection was terminated); it is started again. */
+  failedStarts: string[] = [];
   private killing = false;
   private readonly log: WriteStream;
 
@@ -115,11 +117,11 @@ export class Instance {
       let exited = false;
       child.once('exit', (code, signal) => {
         exited = true;
+        const wasUp = this.up;
         this.up = false;
         if (!this.killing) {
-          this.crashes.push(
-            `${new Date().toISOString()} ${this.name} exited by itself (code ${code}, signal ${signal})`,
-          );
+          const line = `${new Date().toISOString()} ${this.name} (pid ${child.pid}) exited by itself (code ${code}, signal ${signal})`;
+          (wasUp ? this.crashes : this.failedStarts).push(line);
         }
       });
       const deadline = Date.now() + 60_000;
@@ -228,26 +230,39 @@ export class FaultDriver {
     for (const until = Date.now() + seconds * 1000; Date.now() < until && !this.stopped;) await sleep(100);
   }
 
+  /**
+   * Every few seconds, kill -9 a random live instance, as long as another one is up (the
+   * clients always have somewhere to go), and bring it back after a short pause. A restart
+   * takes seconds on a loaded machine, so restarts run on their own and kills continue.
+   */
   private async killLoop(): Promise<void> {
+    const restarts = new Set<Promise<void>>();
     while (!this.stopped) {
       await this.pause(between(...this.plan.killEvery));
       if (this.stopped) break;
       if (this.databaseDown) continue;
       const live = this.instances.filter((i) => i.up);
+      if (live.length < 2) continue;
       const victim = live[Math.floor(Math.random() * live.length)];
       if (!victim) continue;
       await victim.kill();
       this.counts.kills += 1;
       this.note(`kill -9 ${victim.name}`);
-      await this.pause(between(...this.plan.downFor));
-      while (this.databaseDown) await sleep(100);
-      try {
-        await victim.start();
-        this.counts.restarts += 1;
-        this.note(`restarted ${victim.name}`);
-      } catch (err) {
-        this.note(`could not restart ${victim.name}: ${(err as Error).message}`);
-      }
+      const restart = this.restart(victim).finally(() => restarts.delete(restart));
+      restarts.add(restart);
+    }
+    await Promise.all(restarts);
+  }
+
+  private async restart(victim: Instance): Promise<void> {
+    await sleep(between(...this.plan.downFor) * 1000);
+    while (this.databaseDown) await sleep(100);
+    try {
+      await victim.start();
+      this.counts.restarts += 1;
+      this.note(`restarted ${victim.name}`);
+    } catch (err) {
+      this.note(`could not restart ${victim.name}: ${(err as Error).message}`);
     }
   }
 

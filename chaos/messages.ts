@@ -197,7 +197,11 @@ export async function runProducer(
         await sleep(100 + Math.random() * 200);
         continue;
       }
-      if (r.kind === 'lost') c.log.ambiguousSends.add(token);
+      if (r.kind === 'lost' && r.refused) {
+        attempt -= 1; // never reached a server: the same token again
+      } else if (r.kind === 'lost') {
+        c.log.ambiguousSends.add(token);
+      }
       await sleep(50 + Math.random() * 100);
     }
     // A little pacing, so the queues fill and drain while the faults run rather than all at once.
@@ -254,14 +258,18 @@ export async function checkMessages(
     [...log.sent].filter(([id]) => !log.ackOk.has(id) && !log.ackAmbiguous.has(id)).map(([id, s]) => ({ id, ...s })),
   );
   const tokens = new Set<string>([...[...log.sent.values()].map((s) => s.token), ...log.ambiguousSends]);
+  const sentTokens = new Set([...log.sent.values()].map((s) => s.token));
   add(
     out,
     'every delivery carries the content sent under its id',
-    [...log.delivered].filter(([id, d]) => {
-      const sent = log.sent.get(id);
-      if (sent) return d.tokens.size !== 1 || !d.tokens.has(sent.token);
-      return [...d.tokens].some((t) => !tokens.has(t) || [...log.sent.values()].some((s) => s.token === t));
-    }),
+    [...log.delivered]
+      .filter(([id, d]) => {
+        const sent = log.sent.get(id);
+        if (sent) return d.tokens.size !== 1 || !d.tokens.has(sent.token);
+        // Not answered OK: it must be a send whose answer was lost, and not a token answered OK under another id.
+        return [...d.tokens].some((t) => !tokens.has(t) || sentTokens.has(t));
+      })
+      .map(([id, d]) => ({ id, tokens: [...d.tokens], sent: log.sent.get(id)?.token ?? null })),
   );
   add(out, 'no consumer session was lost (a purge would drop its queue)', log.sessionsLost);
   // FIFO per session and producer, over first deliveries (redelivery keeps the position).

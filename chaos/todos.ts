@@ -88,6 +88,7 @@ export interface WorkStats {
   /** Stalled past the lease and still accepted: the lease was not taken over meanwhile (no one claimed it). */
   stallsAccepted: number;
   empties: number;
+  heartbeats: number;
 }
 
 export interface WorkerOptions {
@@ -159,7 +160,20 @@ export async function runWorker(index: number, o: WorkerOptions): Promise<void> 
       // A stall outlives the lease: someone may take the todo over, and then the complete must be refused.
       const stall = roll < 0.004;
       if (stall) o.stats.stalls += 1;
-      await sleep(stall ? (o.leaseSeconds + 2) * 1000 : o.workMs * (0.2 + Math.random() * 1.6));
+      const work = stall ? (o.leaseSeconds + 2) * 1000 : o.workMs * (0.2 + Math.random() * 1.6);
+      // Some claims heartbeat halfway through their work; `conflict` there means the todo was lost: drop it.
+      if (!stall && roll > 0.9) {
+        await sleep(work / 2);
+        const beat = await c.call('heartbeat', { id: todo.id, lease_seconds: o.leaseSeconds });
+        if (beat.kind === 'ok') o.stats.heartbeats += 1;
+        if (beat.kind === 'tool_error' && beat.code === 'conflict') {
+          o.stats.conflicts += 1;
+          continue;
+        }
+        await sleep(work / 2);
+      } else {
+        await sleep(work);
+      }
       if (o.stop()) break;
       let verb: Settle = 'complete';
       if (!stall && roll < 0.02 && todo.attempt === 1) verb = 'fail';
@@ -187,7 +201,17 @@ export async function runWorker(index: number, o: WorkerOptions): Promise<void> 
 }
 
 export function newStats(): WorkStats {
-  return { claims: 0, completes: 0, fails: 0, releases: 0, stalls: 0, conflicts: 0, stallsAccepted: 0, empties: 0 };
+  return {
+    claims: 0,
+    completes: 0,
+    fails: 0,
+    releases: 0,
+    stalls: 0,
+    conflicts: 0,
+    stallsAccepted: 0,
+    empties: 0,
+    heartbeats: 0,
+  };
 }
 
 /** Todos still to finish: inbox and capped not done, metered claimed (its pending rest is held by the spent window). */
