@@ -12,7 +12,7 @@
 // Knobs (environment): CHAOS_TODOS (default 20,000; short 3,000; the long form is
 // CHAOS_TODOS=100000), CHAOS_MESSAGES (default 4,000; short 600), CHAOS_WORKERS (48),
 // CHAOS_WORK_MS (mean simulated work per todo, 400), CHAOS_DEADLINE_S (give up after;
-// default max(300, todos / 10)), CHAOS_KEEP=1 keeps the temp dir (PostgreSQL data, the
+// default max(600, todos / 5)), CHAOS_KEEP=1 keeps the temp dir (PostgreSQL data, the
 // serve logs, the fault timeline).
 
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -49,11 +49,14 @@ const TODOS = num('CHAOS_TODOS', short ? 3_000 : 20_000);
 const MESSAGES = num('CHAOS_MESSAGES', short ? 600 : 4_000);
 const WORKERS = num('CHAOS_WORKERS', 48);
 const WORK_MS = num('CHAOS_WORK_MS', 400);
-/** Ten todos a second is far below what even a loaded 2-core machine manages under the faults. */
-const DEADLINE_S = num('CHAOS_DEADLINE_S', Math.max(300, TODOS / 10));
+/**
+ * Five todos a second: a quiet 2-core machine does 20–40 under the faults, but one shared
+ * with other benchmarks (load average 20+) has been measured near 10.
+ */
+const DEADLINE_S = num('CHAOS_DEADLINE_S', Math.max(600, TODOS / 5));
 const LEASE_SECONDS = 10;
-const PRODUCERS = 4;
-const CONSUMERS = 8;
+const PRODUCERS = 8;
+const CONSUMERS = 12;
 const INSTANCES = 3;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
