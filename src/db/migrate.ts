@@ -84,8 +84,8 @@ export interface MigrateResult {
 export async function migrate(url: string, migrations?: Migration[]): Promise<MigrateResult> {
   const known = migrations ?? (await loadMigrations());
   const client = new pg.Client({ connectionString: url, application_name: 'switchboard-migrate' });
-  // A connection lost mid-way (PostgreSQL restarting) fails the next statement instead of
-  // crashing the process through an unhandled 'error' event.
+  // A connection lost mid-run (pg_terminate_backend, a restart) fails the pending query,
+  // which rejects migrate(); unheard, the client's 'error' event would kill the process.
   client.on('error', () => undefined);
   await client.connect();
   try {
@@ -111,7 +111,7 @@ export async function migrate(url: string, migrations?: Migration[]): Promise<Mi
         ]);
         await client.query('COMMIT');
       } catch (err) {
-        await client.query('ROLLBACK');
+        await client.query('ROLLBACK').catch(() => undefined);
         throw new MigrationError(`migration ${m.name} failed: ${(err as Error).message}`, { cause: err });
       }
       newlyApplied.push(m.name);

@@ -32,17 +32,37 @@ export function createPool(options: PoolOptions): pg.Pool {
   return pool;
 }
 
+/**
+ * Checks a client out with an error listener attached in the checkout callback itself.
+ * pg-pool can hand a released client straight to a waiting checkout while it is still
+ * parsing that socket's data; if the backend's FATAL (a terminated backend, a restart) is
+ * in the same read, the client emits 'error' at once. Awaiting pool.connect() would attach
+ * the listener a microtask too late, and an unheard 'error' event kills the process.
+ */
+function checkout(
+  pool: pg.Pool,
+): Promise<{ client: pg.PoolClient; broken: () => Error | undefined; done: () => void }> {
+  return new Promise((resolve, reject) => {
+    pool.connect((err, client) => {
+      if (err || !client) {
+        reject(err ?? new Error('the pool gave no client'));
+        return;
+      }
+      let broken: Error | undefined;
+      const lost = (e: Error) => {
+        broken = e;
+      };
+      client.on('error', lost);
+      resolve({ client, broken: () => broken, done: () => client.removeListener('error', lost) });
+    });
+  });
+}
+
 /** Runs fn in one transaction; rolls back on any throw and rethrows. */
 export async function withTx<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  // A checked-out client has no error listener of the pool's: a connection lost between
-  // two statements (a PostgreSQL restart) would otherwise crash the process. The next
-  // statement fails instead, and the transaction rolls back.
-  let broken: Error | undefined;
-  const lost = (err: Error) => {
-    broken = err;
-  };
-  client.on('error', lost);
+  // A connection lost between two statements (a PostgreSQL restart) fails the next
+  // statement instead of crashing the process, and the transaction rolls back.
+  const { client, broken, done } = await checkout(pool);
   try {
     await client.query('BEGIN');
     const result = await fn(client);
@@ -52,9 +72,9 @@ export async function withTx<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promis
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;
   } finally {
-    client.removeListener('error', lost);
+    done();
     // A broken connection is discarded, not handed to the next caller.
-    client.release(broken);
+    client.release(broken());
   }
 }
 

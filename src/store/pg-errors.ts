@@ -1,9 +1,9 @@
 // PostgreSQL error codes translated into domain errors, here and nowhere else.
 
 import { AppError } from '../domain/errors.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 
 const UNIQUE_VIOLATION = '23505';
-const CONNECTION_CLASSES = ['08', '57P'];
 
 /** Unique violations become `conflict` (naming `field` when given); lost connections `unavailable`. */
 export function translatePgError(err: unknown, conflictMessage: string, field?: string): unknown {
@@ -11,7 +11,7 @@ export function translatePgError(err: unknown, conflictMessage: string, field?: 
   if (code === UNIQUE_VIOLATION) {
     return new AppError('conflict', conflictMessage, field ? { field } : undefined, { cause: err });
   }
-  if (typeof code === 'string' && CONNECTION_CLASSES.some((c) => code.startsWith(c))) {
+  if (isDatabaseUnavailable(err)) {
     return new AppError('unavailable', 'the database is unavailable; retry shortly', undefined, { cause: err });
   }
   return err;
