@@ -6,12 +6,10 @@
 //   SWITCHBOARD_BENCH_DATABASE_URL=… node --import tsx bench/peers-cycle.ts
 //
 // - usecase:  `switchboardRound` (bench/claim.ts): claimNext → complete through the use
-//             cases — input parsing, BEGIN, the claim statement, the doorbell ring
-//             acknowledgement, COMMIT, then the complete statement: 5 round trips.
-// - store-tx: the same store statements sent straight from a dedicated connection, no
-//             use-case code: BEGIN, claim, ring ack, COMMIT, complete (5 round trips).
-// - store-2:  the claim statement alone (autocommit, no ring ack) and complete: 2 round
-//             trips, as many as graphile-worker and pg-boss send per job.
+//             cases — input parsing, the claim statement (which also acknowledges the
+//             todo's doorbell rings), then the complete statement: 2 round trips.
+// - store-2:  the same two store statements sent straight from a dedicated connection,
+//             no use-case code: as many round trips as graphile-worker and pg-boss send.
 // - floor:    the two bare statements of bench/claim.ts's floor, prepared, on a dedicated
 //             connection: no attempt rows, no admission probe, summary-free answers.
 // Rounds rotate the order; BENCH_TODOS (default 5,000) todos a drain, BENCH_ROUNDS (3).
@@ -19,7 +17,6 @@
 import type pg from 'pg';
 import { createPool, type Pool } from '../src/db/pool.js';
 import * as claims from '../src/store/claims.js';
-import { ackRingsForClaim } from '../src/store/doorbell-rings.js';
 import { seedTodos, switchboardRound, timed, WORKERS } from './claim.js';
 import { backendCpu, backendCpuUsed } from './cpu.js';
 import { benchDatabase, median, vendBenchEndpoint } from './db.js';
@@ -55,16 +52,6 @@ const claimedId = (rows: claims.ClaimRow[]) => (rows[0] && 'id' in rows[0] ? row
 
 const DRAINS: Record<string, Drain> = {
   usecase: (pool, endpointId) => switchboardRound(pool, endpointId, TODOS),
-  'store-tx': (pool, endpointId) =>
-    onConnections(pool, async (c, sessionId) => {
-      await c.query('BEGIN');
-      const id = claimedId(await claims.claimNext(c, claimArgs(endpointId, sessionId)));
-      if (id) await ackRingsForClaim(c, { endpointId, todoId: id, sessionId });
-      await c.query('COMMIT');
-      if (!id) return false;
-      await claims.complete(c, { endpointId, id, sessionId, result: { ok: true } });
-      return true;
-    }),
   'store-2': (pool, endpointId) =>
     onConnections(pool, async (c, sessionId) => {
       const id = claimedId(await claims.claimNext(c, claimArgs(endpointId, sessionId)));
