@@ -46,6 +46,7 @@ class BoardStream {
   private renderedAt = 0;
   private running = false;
   private again = false;
+  private polling = false;
   private ended = false;
   private readonly stops: Array<() => void> = [];
 
@@ -129,6 +130,9 @@ class BoardStream {
   }
 
   private async poll(): Promise<void> {
+    // A poll slower than the interval (a large table) is not stacked on: the tick is skipped.
+    if (this.polling || this.ended) return;
+    this.polling = true;
     try {
       if (!(await boardCaller(this.deps.identity, this.request))) return this.end();
       this.owned = await ownedEndpointIds(this.deps.operator, this.session.principal.human.id, this.deps.now());
@@ -146,6 +150,8 @@ class BoardStream {
       await this.refresh();
     } catch (err) {
       this.deps.log?.warn({ err }, 'board stream poll failed');
+    } finally {
+      this.polling = false;
     }
   }
 }
