@@ -18,7 +18,7 @@ import { endpointRoutes, ingestRoutes } from './endpoint-routes.js';
 import { hookRoutes } from './hook-routes.js';
 import { presenceRoutes } from './presence-routes.js';
 import { HookGuard } from '../hooks/guard.js';
-import { errorBody, handleError } from './errors.js';
+import { errorBody, handleError, routerError } from './errors.js';
 import { healthRoutes, type HealthDeps } from './health.js';
 import { identityRoutes } from './identity-routes.js';
 import { metricsRoute } from './metrics-route.js';
@@ -77,6 +77,10 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
     // X-Forwarded-For/-Proto are believed only from the configured proxies: from anyone
     // else they would let a client pick its own address and dodge the rate limits.
     trustProxy: deps.trustProxy && deps.trustProxy.length > 0 ? deps.trustProxy.join(',') : false,
+    // The router's own refusals (a malformed percent-encoding, a path parameter over 100
+    // characters) come before any route: without this they answer in Fastify's shape (the
+    // latter as 414), not the API's error body.
+    frameworkErrors: routerError,
   });
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) =>
