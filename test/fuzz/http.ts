@@ -186,13 +186,18 @@ export class Pools {
   }
 }
 
-/** Findings grouped by key, with the count and the first example of each. */
-export function summarize(findings: Finding[]): Record<string, { count: number; first: Finding }> {
-  const out: Record<string, { count: number; first: Finding }> = {};
+/** Findings grouped by key: a line per group with its count and first example. */
+export function summarize(findings: Finding[]): string {
+  const groups = new Map<string, { count: number; first: Finding }>();
   for (const f of findings) {
-    const entry = out[f.key];
+    const entry = groups.get(f.key);
     if (entry) entry.count += 1;
-    else out[f.key] = { count: 1, first: f };
+    else groups.set(f.key, { count: 1, first: f });
   }
-  return out;
+  return [...groups]
+    .map(
+      ([key, { count, first }]) =>
+        `${count}× ${key.replace(/\s+/g, ' ')}\n    case ${first.case}: ${first.request.replace(/\s+/g, ' ')}\n    → ${first.answer.replace(/\s+/g, ' ').slice(0, 200)}`,
+    )
+    .join('\n');
 }
