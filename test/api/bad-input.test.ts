@@ -123,3 +123,35 @@ test('/api/v1 takes JSON only: a form-encoded body is refused and writes nothing
     assert.ok(res.status === 400 || res.status === 415, `${res.status} ${res.text}`);
   });
 });
+
+// Found by the fuzzer (test/fuzz/api.test.ts): PostgreSQL text cannot hold U+0000, so a
+// NUL in a path parameter reached a query and answered 500; the router's own refusals
+// (a malformed percent-encoding, a parameter over 100 characters) answered in Fastify's
+// shape, the latter as 414.
+test('a NUL in a path parameter, a query string or a body answers 400 naming it, never 500', async () => {
+  const cases: [string, string, Record<string, unknown> | undefined, string][] = [
+    ['PUT', '/api/v1/endpoints/%00/presence', { presence: 'in' }, 'ref'],
+    ['GET', '/api/v1/todos/td_%00', undefined, 'id'],
+    ['DELETE', '/api/v1/sessions/a%00b/queue', undefined, 'id'],
+    ['GET', `/api/v1/endpoints/${endpoint.slug}/todos?cursor=%00`, undefined, 'cursor'],
+    ['POST', '/api/v1/tokens', { name: 'a\u0000b' }, 'name'],
+    [
+      'POST',
+      `/api/v1/endpoints/${endpoint.slug}/todos`,
+      { queue: 'inbox', title: 't', payload: { a: ['\u0000'] } },
+      'payload',
+    ],
+  ];
+  await nothingWritten(async () => {
+    for (const [method, url, body, field] of cases) {
+      const res = await h.request(method, url, { token: member.token, ...(body ? { body } : {}) });
+      expectError(res, 400, 'invalid_argument', field, `${method} ${url}`);
+    }
+  });
+});
+
+test("the router's refusals of a URL answer 400 invalid_argument naming the path", async () => {
+  for (const url of ['/api/v1/todos/%zz', '/api/v1/todos/%E0%A4%A', `/api/v1/todos/${'a'.repeat(101)}`]) {
+    expectError(await h.get(url, { token: member.token }), 400, 'invalid_argument', 'path', url);
+  }
+});
