@@ -236,7 +236,7 @@ const outcomes = new Map<string, number>();
 async function oneCase(n: number): Promise<void> {
   const verb = rng.pick(TOOLS);
   const t = target();
-  const toolArgs = args(verb.inputSchema as Schema);
+  const toolArgs = args(verb.inputSchema);
   const body = rng.chance(0.04) ? garbageText(rng) : encode(envelope(verb.name, toolArgs), rng);
   const method = rng.chance(0.02) ? rng.pick(['DELETE', 'PUT', 'PATCH']) : 'POST';
   const sent: Sent = { method, path: '/mcp', headers: headers(t), body };

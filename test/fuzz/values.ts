@@ -251,7 +251,8 @@ export function mutate(valid: unknown, rng: Rng, ids: readonly string[]): unknow
       if (key !== undefined) target[key] = [target[key], target[key]];
       break;
     case 'proto':
-      target.__proto__ = { polluted: true, state: 'done' };
+      // An own key named __proto__ (assignment would set the prototype, and send nothing).
+      Object.defineProperty(target, '__proto__', { value: { polluted: true }, enumerable: true });
       break;
   }
   // Several mutations at once now and then.
@@ -276,11 +277,6 @@ export function encode(value: unknown, rng: Rng): string {
     text = `{${JSON.stringify(key)}:${JSON.stringify(hostileValue(rng)) ?? 'null'},${text.slice(1)}`;
   }
   return text;
-}
-
-/** Whether a value still holds the deep placeholder (it must then be sent through `encode`). */
-export function hasDeep(value: unknown): boolean {
-  return JSON.stringify(value ?? null).includes(DEEP);
 }
 
 /** Raw bodies that are not JSON at all. */

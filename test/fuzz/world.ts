@@ -137,7 +137,7 @@ export async function pushTodo(
   body: Record<string, unknown>,
 ): Promise<string> {
   const a = await expectOk(call(world, 'POST', `/api/v1/endpoints/${ref}/todos`, owner.control, body), 'push');
-  return a.json.todo.id;
+  return String(a.json.todo.id);
 }
 
 export const MCP_HEADERS = {
