@@ -36,7 +36,15 @@ export function handleError(err: FastifyError | AppError | Error, request: Fasti
     return;
   }
   if (status !== undefined && status >= 400 && status < 500) {
-    void reply.status(400).send(errorBody('invalid_argument', err.message));
+    // The content-type parser's refusals (not JSON, an unsupported media type) are about the body as a whole.
+    const body = (err as FastifyError).code?.startsWith('FST_ERR_CTP_') === true;
+    void reply
+      .status(400)
+      .send(
+        body
+          ? errorBody('invalid_argument', `body: ${err.message}`, { field: 'body' })
+          : errorBody('invalid_argument', err.message),
+      );
     return;
   }
   request.log.error({ err }, 'request failed');

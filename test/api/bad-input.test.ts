@@ -51,7 +51,7 @@ test('malformed JSON answers 400 invalid_argument on every route with a body, th
           headers: JSON_TYPE,
           ...(route.token ? { token: route.token } : {}),
         });
-        expectError(res, 400, 'invalid_argument', undefined, `${route.url} ${payload}`);
+        expectError(res, 400, 'invalid_argument', 'body', `${route.url} ${payload}`);
       }
     }
   });
@@ -65,7 +65,7 @@ test('an empty JSON body, a missing body and JSON that is not an object answer 4
       expectError(await h.post(route.url, auth), 400, 'invalid_argument', undefined, `${route.url} no body`);
       for (const payload of ['null', '[]', '"name"', '42']) {
         const res = await h.post(route.url, { payload, headers: JSON_TYPE, ...auth });
-        expectError(res, 400, 'invalid_argument', undefined, `${route.url} ${payload}`);
+        expectError(res, 400, 'invalid_argument', 'body', `${route.url} ${payload}`);
       }
       await h.fresh();
     }

@@ -4,13 +4,23 @@
 // drawn from the run's own ids (other tenants' and other kinds' included) or hostile
 // text, as each human, a workflow token, no token, a wrong one and a revoked one. The
 // oracle: no status ≥ 500, no dropped connection, every error in the documented shape
-// with the status of its code; afterwards the server still answers and every CHECK and
+// with the status of its code, invalid_argument naming its field; afterwards the server still answers and every CHECK and
 // documented invariant holds in the database. The short form runs under `npm test`;
 // SWITCHBOARD_FUZZ_CASES picks the long form, SWITCHBOARD_FUZZ_SEED replays a run.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { describeSent, judgeApi, Pools, send, bodyBytes, summarize, type Finding, type Sent } from './http.js';
+import {
+  describeSent,
+  judgeApi,
+  Pools,
+  send,
+  bodyBytes,
+  summarize,
+  type Answer,
+  type Finding,
+  type Sent,
+} from './http.js';
 import { casesFor, fuzzSeed, Rng } from './rng.js';
 import { garbageText, hostileString, mutate, type Body } from './values.js';
 import { invariantCount, violations } from './invariants.js';
@@ -397,9 +407,9 @@ function strayRequest(): { method: string; path: string } {
 
 const findings: Finding[] = [];
 const statuses = new Map<number, number>();
-const unnamed = new Map<string, number>();
 
-async function oneCase(n: number): Promise<void> {
+/** Generates case n (synchronously, in order: the seed decides it) and returns its run. */
+function prepare(n: number): () => Promise<() => Promise<void>> {
   const route = rng.chance(0.02) ? strayRequest() : rng.pick(ROUTES);
   const path =
     route.path.replace(/:([a-z_]+)/g, (_m, name: string) => encodeSegment(param(name, route.path))) +
@@ -419,7 +429,14 @@ async function oneCase(n: number): Promise<void> {
         .replace(/[^\x20-\x7e]/g, '')
         .slice(0, 300) || 't';
   const sent: Sent = { method: route.method, path, headers, body: bytes };
-  const answer = await send(world.base, sent);
+  return async () => {
+    const answer = await send(world.base, sent);
+    return () => judge(n, route, who, sent, answer);
+  };
+}
+
+/** Judges one answer and harvests from it (in case order, after its batch has run). */
+async function judge(n: number, route: { method: string; path: string }, who: Auth, sent: Sent, answer: Answer) {
   statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
   const problem = judgeApi(answer);
   if (problem) {
@@ -433,8 +450,15 @@ async function oneCase(n: number): Promise<void> {
     });
   }
   if (answer.json?.error?.code === 'invalid_argument' && answer.json.error.details?.field === undefined) {
-    const key = `${route.method} ${route.path}: ${String(answer.json.error.message).slice(0, 60)}`;
-    unnamed.set(key, (unnamed.get(key) ?? 0) + 1);
+    const problem = `invalid_argument naming no field: ${String(answer.json.error.message).slice(0, 60)}`;
+    findings.push({
+      case: n,
+      key: `${problem} @ ${route.method} ${route.path}`,
+      surface: 'api',
+      problem,
+      request: describeSent(sent),
+      answer: answer.text.slice(0, 300),
+    });
   }
   pools.harvest(answer.json);
   if (route.path.endsWith('/webhooks') || route.path.endsWith('/rotate')) harvestIngest(answer.json);
@@ -448,6 +472,9 @@ async function oneCase(n: number): Promise<void> {
   }
 }
 
+/** Cases in flight at once: the server's own concurrency is exercised, and a loaded machine is used. */
+const BATCH = 6;
+
 test('every /api/v1 route is in the route table, and every route with a body has a seed', () => {
   const keys = ROUTES.map((r) => `${r.method} ${r.path}`);
   assert.ok(keys.length >= 40, `only ${keys.length} routes found: ${keys.join(', ')}`);
@@ -459,13 +486,12 @@ test('every /api/v1 route is in the route table, and every route with a body has
 });
 
 test(`API fuzz: ${CASES} cases, no 5xx, errors in the documented shape, invariants hold`, async () => {
-  for (let n = 0; n < CASES; n++) await oneCase(n);
-  process.stdout.write(`api fuzz statuses: ${JSON.stringify(Object.fromEntries([...statuses].sort()))}\n`);
-  if (unnamed.size > 0) {
-    process.stdout.write(
-      `invalid_argument without a field (whole-body errors): ${JSON.stringify(Object.fromEntries(unnamed))}\n`,
-    );
+  for (let n = 0; n < CASES; n += BATCH) {
+    const batch = Array.from({ length: Math.min(BATCH, CASES - n) }, (_, i) => prepare(n + i));
+    const judged = await Promise.all(batch.map((run) => run()));
+    for (const j of judged) await j();
   }
+  process.stdout.write(`api fuzz statuses: ${JSON.stringify(Object.fromEntries([...statuses].sort()))}\n`);
   // The server still answers, authenticated work included.
   const health = await call(world, 'GET', '/readyz');
   assert.equal(health.status, 200, health.text);

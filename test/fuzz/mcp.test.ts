@@ -223,6 +223,9 @@ function judge(answer: Answer): string | null {
       if (typeof error?.code !== 'string' || typeof error.message !== 'string')
         return 'tool error not in the documented shape';
       if (error.code === 'internal') return 'tool error internal';
+      if (error.code === 'invalid_argument' && typeof (error as { field?: unknown }).field !== 'string') {
+        return 'invalid_argument naming no field';
+      }
     }
   }
   return null;
@@ -233,19 +236,28 @@ function judge(answer: Answer): string | null {
 const findings: Finding[] = [];
 const outcomes = new Map<string, number>();
 
-async function oneCase(n: number): Promise<void> {
+/** Generates case n (synchronously, in order: the seed decides it) and returns its run. */
+function prepare(n: number): () => Promise<() => Promise<void>> {
   const verb = rng.pick(TOOLS);
   const t = target();
   const toolArgs = args(verb.inputSchema);
   const body = rng.chance(0.04) ? garbageText(rng) : encode(envelope(verb.name, toolArgs), rng);
   const method = rng.chance(0.02) ? rng.pick(['DELETE', 'PUT', 'PATCH']) : 'POST';
   const sent: Sent = { method, path: '/mcp', headers: headers(t), body };
-  const answer = await send(world.base, sent);
+  return async () => {
+    const answer = await send(world.base, sent);
+    return () => settle(n, verb.name, t, sent, answer);
+  };
+}
+
+/** Judges one answer and harvests from it (in case order, after its batch has run). */
+async function settle(n: number, verb: string, t: Target, sent: Sent, answer: Answer): Promise<void> {
+  const method = sent.method;
   const problem = judge(answer);
   if (problem) {
     findings.push({
       case: n,
-      key: `${problem.slice(0, 80)} @ ${verb.name}`,
+      key: `${problem.slice(0, 80)} @ ${verb}`,
       surface: 'mcp',
       problem,
       request: describeSent(sent),
@@ -272,13 +284,20 @@ async function oneCase(n: number): Promise<void> {
   }
 }
 
+/** Cases in flight at once: the server's own concurrency is exercised, and a loaded machine is used. */
+const BATCH = 6;
+
 test('the verb registry describes every grantable and self verb, each with an object schema', () => {
   assert.deepEqual(TOOLS.map((t) => t.name).sort(), [...allVerbs(), ...SELF_VERBS].sort());
   for (const t of TOOLS) assert.equal(t.inputSchema.type, 'object', t.name);
 });
 
 test(`MCP fuzz: ${CASES} cases, no 5xx or internal errors, invariants hold`, async () => {
-  for (let n = 0; n < CASES; n++) await oneCase(n);
+  for (let n = 0; n < CASES; n += BATCH) {
+    const batch = Array.from({ length: Math.min(BATCH, CASES - n) }, (_, i) => prepare(n + i));
+    const judged = await Promise.all(batch.map((run) => run()));
+    for (const j of judged) await j();
+  }
   process.stdout.write(`mcp fuzz outcomes: ${JSON.stringify(Object.fromEntries([...outcomes].sort()))}\n`);
   const whoami = await tool(world, main.credential, await openSession(world, main.credential), 'whoami', {});
   assert.equal(whoami?.endpoint?.id, main.id, 'the server still answers a verb');
