@@ -118,6 +118,11 @@ export const ERROR_STATUS: Record<string, number> = {
   unavailable: 503,
 };
 
+/** Whether an error code goes with this status (a body over 1 MiB is invalid_argument with 413). */
+export function statusFits(code: string, status: number): boolean {
+  return ERROR_STATUS[code] === status || (code === 'invalid_argument' && status === 413);
+}
+
 /**
  * The oracle for one HTTP answer of the API: below 500, and an error answer is the
  * documented `{error: {code, message, details?}}` whose code goes with its status.
@@ -133,7 +138,7 @@ export function judgeApi(answer: Answer): string | null {
   if (!error || typeof error.code !== 'string' || typeof error.message !== 'string') {
     return `error answer not in the documented shape`;
   }
-  if (ERROR_STATUS[error.code] !== answer.status) return `code ${error.code} with status ${answer.status}`;
+  if (!statusFits(error.code, answer.status)) return `code ${error.code} with status ${answer.status}`;
   if (error.details !== undefined && (typeof error.details !== 'object' || error.details === null)) {
     return 'details is not an object';
   }

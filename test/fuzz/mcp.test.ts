@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { allVerbs, SELF_VERBS } from '../../src/domain/verbs.js';
 import { toolsFor } from '../../src/mcp/verbs/index.js';
-import { describeSent, ERROR_STATUS, Pools, send, summarize, type Answer, type Finding, type Sent } from './http.js';
+import { describeSent, Pools, send, statusFits, summarize, type Answer, type Finding, type Sent } from './http.js';
 import { invariantCount, violations } from './invariants.js';
 import { casesFor, fuzzSeed, Rng } from './rng.js';
 import { encode, garbageText, hostileString, hostileValue, mutate, validFrom, type Schema } from './values.js';
@@ -212,7 +212,7 @@ function judge(answer: Answer): string | null {
     (answer.status >= 400 && answer.json?.error?.code !== undefined && typeof answer.json.error.code === 'string')
   ) {
     const error = answer.json?.error;
-    if (typeof error?.code !== 'string' || ERROR_STATUS[error.code] !== answer.status)
+    if (typeof error?.code !== 'string' || !statusFits(error.code, answer.status))
       return 'HTTP error not in the documented shape';
   }
   for (const m of rpcMessages(answer) as RpcMessage[]) {
