@@ -155,3 +155,24 @@ test("the router's refusals of a URL answer 400 invalid_argument naming the path
     expectError(await h.get(url, { token: member.token }), 400, 'invalid_argument', 'path', url);
   }
 });
+
+// Found by the fuzzer (test/fuzz/mcp.test.ts, create_todo): validating a payload a few
+// thousand levels deep overflowed the stack (a recursive NUL check, JSON.stringify), an
+// internal error on the MCP verb and a 500 here.
+test('a payload nested deeper than 100 levels answers 400 naming it; 100 levels are accepted', async () => {
+  const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+  const url = `/api/v1/endpoints/${endpoint.slug}/todos`;
+  await nothingWritten(async () => {
+    for (const depth of [101, 5_000, 100_000]) {
+      const payload = `{"queue":"inbox","title":"deep","payload":${nested(depth)}}`;
+      const res = await h.post(url, { token: member.token, payload, headers: JSON_TYPE });
+      expectError(res, 400, 'invalid_argument', 'payload', `depth ${depth}`);
+    }
+  });
+  const ok = await h.post(url, {
+    token: member.token,
+    payload: `{"queue":"inbox","title":"deep","payload":${nested(100)}}`,
+    headers: JSON_TYPE,
+  });
+  assert.equal(ok.status, 201, ok.text);
+});

@@ -465,8 +465,11 @@ async function judge(n: number, route: { method: string; path: string }, who: Au
   if (answer.json?.token && typeof answer.json.secret === 'string') workflowTokens.push(answer.json.secret);
   // A token the run thought live that is refused was revoked by a case (logout, DELETE
   // /tokens/:id): it joins the revoked ones and a fresh token replaces it.
-  if (who.kind === 'token' && answer.status === 401) {
-    const list = tokens.get(who.person) ?? [];
+  // (Two cases of one batch may have used it: the second finds it replaced already.)
+  const list = who.kind === 'token' ? (tokens.get(who.person) ?? []) : [];
+  // Sign-in and setup answer 401 for a wrong password or link whatever the bearer is.
+  const signIn = route.path === '/api/v1/auth/login' || route.path === '/api/v1/setup';
+  if (who.kind === 'token' && answer.status === 401 && !signIn && list.includes(who.token)) {
     list.splice(list.indexOf(who.token), 1, (await humanToken(world, who.person)).token);
     revoked.push(who.token);
   }
