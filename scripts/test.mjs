@@ -40,7 +40,16 @@ if (!env.SWITCHBOARD_TEST_DATABASE_URL) {
 
 const child = spawn(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', '--test-timeout=300000', ...files],
+  [
+    '--import',
+    'tsx',
+    '--test',
+    '--test-reporter=spec',
+    '--test-concurrency=2',
+    // Per test file; the fuzzers' long form (npm run test:fuzz) sets a longer one.
+    `--test-timeout=${env.SWITCHBOARD_TEST_TIMEOUT_MS ?? '300000'}`,
+    ...files,
+  ],
   { cwd: root, env, stdio: 'inherit' },
 );
 const code = await new Promise((done) => child.on('exit', (c, signal) => done(c ?? (signal ? 1 : 0))));

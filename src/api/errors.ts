@@ -40,7 +40,15 @@ export function handleError(err: FastifyError | AppError | Error, request: Fasti
     return;
   }
   if (status !== undefined && status >= 400 && status < 500) {
-    void reply.status(400).send(errorBody('invalid_argument', err.message));
+    // The content-type parser's refusals (not JSON, an unsupported media type) are about the body as a whole.
+    const body = (err as FastifyError).code?.startsWith('FST_ERR_CTP_') === true;
+    void reply
+      .status(400)
+      .send(
+        body
+          ? errorBody('invalid_argument', `body: ${err.message}`, { field: 'body' })
+          : errorBody('invalid_argument', err.message),
+      );
     return;
   }
   if (isDatabaseUnavailable(err)) {
@@ -50,4 +58,13 @@ export function handleError(err: FastifyError | AppError | Error, request: Fasti
   }
   request.log.error({ err }, 'request failed');
   void reply.status(500).send(errorBody('internal', 'internal error; the server log has the details'));
+}
+
+/** Fastify's frameworkErrors: the router refused the URL (bad percent-encoding, an over-long parameter). */
+export function routerError(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const message =
+    err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? 'path: a path parameter is longer than 100 characters'
+      : 'path: not a valid URL (malformed percent-encoding)';
+  void reply.status(400).send(errorBody('invalid_argument', message, { field: 'path' }));
 }

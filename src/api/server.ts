@@ -23,7 +23,9 @@ import { endpointRoutes, ingestRoutes } from './endpoint-routes.js';
 import { hookRoutes } from './hook-routes.js';
 import { presenceRoutes } from './presence-routes.js';
 import { HookGuard } from '../hooks/guard.js';
-import { errorBody, handleError } from './errors.js';
+import { errorBody, handleError, routerError } from './errors.js';
+import { invalidArgument } from '../domain/errors.js';
+import { nulField } from '../domain/nul.js';
 import { healthRoutes, type HealthDeps } from './health.js';
 import { identityRoutes } from './identity-routes.js';
 import { metricsRoute } from './metrics-route.js';
@@ -85,6 +87,10 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
     // else they would let a client pick its own address and dodge the rate limits.
     trustProxy: deps.trustProxy && deps.trustProxy.length > 0 ? deps.trustProxy.join(',') : false,
     ...(deps.serverFactory ? { serverFactory: deps.serverFactory } : {}),
+    // The router's own refusals (a malformed percent-encoding, a path parameter over 100
+    // characters) come before any route: without this they answer in Fastify's shape (the
+    // latter as 414), not the API's error body.
+    frameworkErrors: routerError,
   });
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) =>
@@ -93,6 +99,20 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
   app.addHook('onSend', async (_request, reply) => {
     void reply.header('X-Content-Type-Options', 'nosniff');
     void reply.header('Cache-Control', 'no-store');
+  });
+  // U+0000 can never be stored (PostgreSQL text and jsonb refuse it): the API refuses it in
+  // path parameters, query strings and JSON bodies before any use case passes it to a query.
+  app.addHook('preHandler', async (request) => {
+    if (!request.url.startsWith('/api/') && !request.url.startsWith('/webhooks/')) return;
+    const inputs: [string, unknown][] = [
+      ['', request.params],
+      ['', request.query],
+      ...(request.url.startsWith('/api/') ? [['body', request.body] as [string, unknown]] : []),
+    ];
+    for (const [whole, input] of inputs) {
+      const field = nulField(input);
+      if (field !== null) throw invalidArgument(field || whole, 'must not contain NUL characters');
+    }
   });
   requestLog(app);
   void app.register(cookie);

@@ -13,7 +13,8 @@ import { DATABASE_UNAVAILABLE } from './errors.js';
 import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SESSION_COOKIE } from '../board/session.js';
-import { AppError, type ErrorCode } from '../domain/errors.js';
+import { AppError, invalidArgument, type ErrorCode } from '../domain/errors.js';
+import { nulField } from '../domain/nul.js';
 import { boardSession } from '../identity/board-sessions.js';
 import type { IdentityDeps, Principal } from '../identity/principal.js';
 import type { Actor, MessageDeps } from '../messages/context.js';
@@ -85,9 +86,18 @@ function onMessage(deps: WsDeps, hub: StatusHub, socket: Socket, actor: Actor) {
       socket.send(JSON.stringify({ type: 'error', payload: { code: 'VALIDATION_ERROR', message: 'not JSON' } }));
       return;
     }
-    const { id = null, action } = request ?? {};
-    const handler = typeof action === 'string' ? WS_ACTIONS[action] : undefined;
+    // JSON that is not an object (null, a number, an array) is a frame without fields.
+    if (typeof request !== 'object' || request === null || Array.isArray(request)) request = {};
+    // The id and action are echoed: only as scalars, because echoing a deeply nested value
+    // would overflow the stack in JSON.stringify (an unhandled rejection: the process exits).
+    const id = typeof request.id === 'string' || typeof request.id === 'number' ? request.id : null;
+    const action = typeof request.action === 'string' ? request.action : undefined;
+    // Own actions only: a name such as "constructor" must not reach Object.prototype.
+    const handler = action !== undefined && Object.hasOwn(WS_ACTIONS, action) ? WS_ACTIONS[action] : undefined;
     try {
+      if (request.id !== undefined && request.id !== null && id === null) {
+        throw new AppError('invalid_argument', 'id: must be a string or a number', { field: 'id' });
+      }
       const wait = limiter.take('socket', Date.now());
       if (wait > 0) {
         throw new AppError('resource_exhausted', `rate limited: retry in ${wait} s`, { retry_after_seconds: wait });
@@ -96,10 +106,11 @@ function onMessage(deps: WsDeps, hub: StatusHub, socket: Socket, actor: Actor) {
         throw new AppError('invalid_argument', 'type: must be "request"', { field: 'type' });
       }
       if (!handler) {
-        throw new AppError('invalid_argument', `action: "${String(action)}" is not a known action`, {
-          field: 'action',
-        });
+        const named = action === undefined ? 'must be a string naming an action' : `"${action}" is not a known action`;
+        throw new AppError('invalid_argument', `action: ${named}`, { field: 'action' });
       }
+      const nul = nulField(request.payload);
+      if (nul !== null) throw invalidArgument(nul || 'payload', 'must not contain NUL characters');
       const payload = await handler({ messages: deps.messages, actor, hub, socket }, request.payload);
       socket.send(JSON.stringify({ id, action, type: 'response', payload }));
     } catch (err) {
@@ -122,7 +133,11 @@ export function wsRoutes(app: FastifyInstance, deps: WsDeps): void {
         const principal = request.principal;
         if (!principal) return ws.close(1008, 'unauthenticated');
         const handle = onMessage(deps, hub, ws, actorOf(principal));
-        ws.on('message', (data) => void handle(data));
+        // A failure to answer (the socket gone meanwhile) is logged, never an unhandled rejection.
+        ws.on(
+          'message',
+          (data) => void handle(data).catch((err: unknown) => request.log.error({ err }, '/ws frame failed')),
+        );
         ws.on('close', () => hub.drop(ws));
       },
     );

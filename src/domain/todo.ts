@@ -75,12 +75,35 @@ const jsonText = (value: unknown) => JSON.stringify(value) ?? '';
 const jsonBytes = (value: unknown) => Buffer.byteLength(jsonText(value), 'utf8');
 const NUL = '\u0000';
 
-function containsNul(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes(NUL);
-  if (Array.isArray(value)) return value.some(containsNul);
-  if (value && typeof value === 'object')
-    return Object.entries(value).some(([k, v]) => k.includes(NUL) || containsNul(v));
-  return false;
+/** How deep JSON may nest: far beyond any real payload, far below what would exhaust a stack. */
+export const MAX_JSON_DEPTH = 100;
+
+/**
+ * Whether a JSON value nests deeper than MAX_JSON_DEPTH, or holds a NUL in a string or a
+ * key. Iterative: a hostile value thousands of levels deep cannot overflow the stack
+ * (which JSON.stringify and PostgreSQL's jsonb parser would do with it).
+ */
+function inspectJson(value: unknown): { tooDeep: boolean; nul: boolean } {
+  const stack: [unknown, number][] = [[value, 1]];
+  let nul = false;
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop() as [unknown, number];
+    if (typeof item === 'string') {
+      nul ||= item.includes(NUL);
+      continue;
+    }
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth > MAX_JSON_DEPTH) return { tooDeep: true, nul };
+    if (Array.isArray(item)) {
+      for (const nested of item as unknown[]) stack.push([nested, depth + 1]);
+      continue;
+    }
+    for (const [key, nested] of Object.entries(item)) {
+      nul ||= key.includes(NUL);
+      stack.push([nested, depth + 1]);
+    }
+  }
+  return { tooDeep: false, nul };
 }
 
 /** Text PostgreSQL can store: no NUL characters, at most `max` characters (code points). */
@@ -92,11 +115,15 @@ const text = (max: number) =>
 
 /** Any JSON value under a byte cap, without the \u0000 escape jsonb refuses. */
 const json = (maxBytes: number) =>
-  z
-    .unknown()
-    .refine((v) => v !== undefined, 'must be JSON')
-    .refine((v) => !containsNul(v), 'must not contain NUL characters')
-    .refine((v) => jsonBytes(v) <= maxBytes, `must be at most ${maxBytes} bytes as JSON`);
+  z.unknown().superRefine((v, ctx) => {
+    // One check at a time, in order: the size is measured only on a value known to be shallow.
+    const fail = (message: string) => ctx.addIssue({ code: z.ZodIssueCode.custom, message });
+    if (v === undefined) return fail('must be JSON');
+    const { tooDeep, nul } = inspectJson(v);
+    if (tooDeep) return fail(`must be nested at most ${MAX_JSON_DEPTH} levels deep`);
+    if (nul) return fail('must not contain NUL characters');
+    if (jsonBytes(v) > maxBytes) fail(`must be at most ${maxBytes} bytes as JSON`);
+  });
 
 const queue = z.string().regex(QUEUE_NAME, 'must match [a-z0-9][a-z0-9_-]{0,62}');
 

@@ -9,8 +9,16 @@
 // to the SDK transport, which keeps answering every error exactly as before. A client
 // must accept both JSON and SSE answers to a POST (spec, "Sending Messages to the
 // Server"), so a JSON answer is one it already handles.
+//
+// One refusal is answered here too: a request whose params the SDK's schema refuses
+// (`invalidParamsOf`), which the SDK's handler would report as -32603, internal error.
 
-import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  InitializeRequestSchema,
+  ListToolsRequestSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyRequest } from 'fastify';
 
 export interface DirectCall {
@@ -51,4 +59,34 @@ export function directCallOf(request: FastifyRequest): DirectCall | null {
   if (params._meta !== undefined && !isRecord(params._meta)) return null;
   if (!headersAccepted(request)) return null;
   return { id, name: params.name, args };
+}
+
+/** The requests whose params the SDK's handlers parse (a failure there would be -32603). */
+const PARAMS_SCHEMAS: Record<string, { safeParse(value: unknown): { success: boolean } }> = {
+  initialize: InitializeRequestSchema,
+  'tools/call': CallToolRequestSchema,
+  'tools/list': ListToolsRequestSchema,
+};
+
+/** The id of a request (it has an id) to a method the server handles whose params the SDK's schema refuses. */
+function invalidRequestId(message: unknown): string | number | null | undefined {
+  if (!isRecord(message) || message.jsonrpc !== '2.0' || typeof message.method !== 'string') return undefined;
+  if (!('id' in message) || !Object.hasOwn(PARAMS_SCHEMAS, message.method)) return undefined;
+  if (PARAMS_SCHEMAS[message.method]?.safeParse(message).success !== false) return undefined;
+  return typeof message.id === 'string' || typeof message.id === 'number' ? message.id : null;
+}
+
+/**
+ * A request whose params the SDK's schema refuses: its id (null for a batch holding one,
+ * which is then not run at all), else undefined. The SDK's handler would report the zod
+ * error as -32603 (internal error, with the validator's text); it is the caller's mistake,
+ * answered -32602 (invalid params) instead.
+ */
+export function invalidParamsOf(request: FastifyRequest): { id: string | number | null } | undefined {
+  const body = request.body;
+  if (Array.isArray(body)) {
+    return body.some((message) => invalidRequestId(message) !== undefined) ? { id: null } : undefined;
+  }
+  const id = invalidRequestId(body);
+  return id === undefined ? undefined : { id };
 }

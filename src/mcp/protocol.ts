@@ -6,7 +6,8 @@
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { AppError } from '../domain/errors.js';
+import { AppError, invalidArgument } from '../domain/errors.js';
+import { nulField } from '../domain/nul.js';
 import type { Endpoint } from '../endpoints/credentials.js';
 import type { MessageDeps } from '../messages/context.js';
 import type { SessionDeps } from '../sessions/index.js';
@@ -84,6 +85,8 @@ export async function callTool(
 ) {
   try {
     const verb = verbFor(endpoint.verbs, name);
+    const nul = nulField(args);
+    if (nul !== null) throw invalidArgument(nul || 'arguments', 'must not contain NUL characters');
     const ctx: VerbContext = {
       todos: deps.todos,
       sessions: deps.sessions,

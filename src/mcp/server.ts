@@ -14,7 +14,7 @@ import type { MessageDeps } from '../messages/context.js';
 import type { VersionInfo } from '../version.js';
 import { authenticateMcp, type Caller } from './auth.js';
 import type { ErrorLog } from './errors.js';
-import { directCallOf } from './direct-call.js';
+import { directCallOf, invalidParamsOf } from './direct-call.js';
 import { authInfoFor, buildProtocol, callTool, type ProtocolDeps } from './protocol.js';
 import { SessionRegistry, type LocalSession } from './sessions.js';
 import type { HookGuard } from '../hooks/guard.js';
@@ -45,6 +45,7 @@ export interface McpDeps {
 const SESSION_REQUIRED = -32000;
 const SESSION_NOT_FOUND = -32001;
 const PARSE_ERROR = -32700;
+const INVALID_PARAMS = -32602;
 
 /** The body of a POST that was not JSON: answered as a JSON-RPC parse error, not an API error. */
 const NOT_JSON = Symbol('not JSON');
@@ -133,6 +134,14 @@ function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, r
     }
     const known = await knownSession(registry, request, reply, caller);
     if (!known) return reply;
+    const invalid = invalidParamsOf(request);
+    if (invalid) {
+      return reply.header('mcp-session-id', known.sessionId).send({
+        jsonrpc: '2.0',
+        id: invalid.id,
+        error: { code: INVALID_PARAMS, message: 'Invalid params: they do not match the method (see the MCP schema)' },
+      });
+    }
     return handOver(deps.log, request, reply, caller, known.session);
   });
 

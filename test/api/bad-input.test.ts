@@ -51,7 +51,7 @@ test('malformed JSON answers 400 invalid_argument on every route with a body, th
           headers: JSON_TYPE,
           ...(route.token ? { token: route.token } : {}),
         });
-        expectError(res, 400, 'invalid_argument', undefined, `${route.url} ${payload}`);
+        expectError(res, 400, 'invalid_argument', 'body', `${route.url} ${payload}`);
       }
     }
   });
@@ -122,4 +122,57 @@ test('/api/v1 takes JSON only: a form-encoded body is refused and writes nothing
     });
     assert.ok(res.status === 400 || res.status === 415, `${res.status} ${res.text}`);
   });
+});
+
+// Found by the fuzzer (test/fuzz/api.test.ts): PostgreSQL text cannot hold U+0000, so a
+// NUL in a path parameter reached a query and answered 500; the router's own refusals
+// (a malformed percent-encoding, a parameter over 100 characters) answered in Fastify's
+// shape, the latter as 414.
+test('a NUL in a path parameter, a query string or a body answers 400 naming it, never 500', async () => {
+  const cases: [string, string, Record<string, unknown> | undefined, string][] = [
+    ['PUT', '/api/v1/endpoints/%00/presence', { presence: 'in' }, 'ref'],
+    ['GET', '/api/v1/todos/td_%00', undefined, 'id'],
+    ['DELETE', '/api/v1/sessions/a%00b/queue', undefined, 'id'],
+    ['GET', `/api/v1/endpoints/${endpoint.slug}/todos?cursor=%00`, undefined, 'cursor'],
+    ['POST', '/api/v1/tokens', { name: 'a\u0000b' }, 'name'],
+    [
+      'POST',
+      `/api/v1/endpoints/${endpoint.slug}/todos`,
+      { queue: 'inbox', title: 't', payload: { a: ['\u0000'] } },
+      'payload',
+    ],
+  ];
+  await nothingWritten(async () => {
+    for (const [method, url, body, field] of cases) {
+      const res = await h.request(method, url, { token: member.token, ...(body ? { body } : {}) });
+      expectError(res, 400, 'invalid_argument', field, `${method} ${url}`);
+    }
+  });
+});
+
+test("the router's refusals of a URL answer 400 invalid_argument naming the path", async () => {
+  for (const url of ['/api/v1/todos/%zz', '/api/v1/todos/%E0%A4%A', `/api/v1/todos/${'a'.repeat(101)}`]) {
+    expectError(await h.get(url, { token: member.token }), 400, 'invalid_argument', 'path', url);
+  }
+});
+
+// Found by the fuzzer (test/fuzz/mcp.test.ts, create_todo): validating a payload a few
+// thousand levels deep overflowed the stack (a recursive NUL check, JSON.stringify), an
+// internal error on the MCP verb and a 500 here.
+test('a payload nested deeper than 100 levels answers 400 naming it; 100 levels are accepted', async () => {
+  const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+  const url = `/api/v1/endpoints/${endpoint.slug}/todos`;
+  await nothingWritten(async () => {
+    for (const depth of [101, 5_000, 100_000]) {
+      const payload = `{"queue":"inbox","title":"deep","payload":${nested(depth)}}`;
+      const res = await h.post(url, { token: member.token, payload, headers: JSON_TYPE });
+      expectError(res, 400, 'invalid_argument', 'payload', `depth ${depth}`);
+    }
+  });
+  const ok = await h.post(url, {
+    token: member.token,
+    payload: `{"queue":"inbox","title":"deep","payload":${nested(100)}}`,
+    headers: JSON_TYPE,
+  });
+  assert.equal(ok.status, 201, ok.text);
 });

@@ -7,6 +7,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import WebSocket from 'ws';
 import { localAdmin } from '../../src/identity/setup.js';
 import { addServerMessage } from '../../src/messages/queue.js';
 import { closeSession } from '../../src/store/sessions.js';
@@ -235,4 +236,70 @@ test('a connection sending more than the burst at once is rate limited, with not
   assert.ok(count('resource_exhausted') > 0, 'some are refused by the limit');
   assert.equal(count('added') + count('queue_full') + count('resource_exhausted'), 60, kinds.join(','));
   assert.equal((await stored(pool, s.sessionId)).length, count('added'));
+});
+
+/** Sends raw frames on a signed-in socket and collects every answer that is not a notification. */
+async function rawFrames(frames: string[]): Promise<Record<string, unknown>[]> {
+  const cookie = `sb_session=${await boardCookie(pool, people.member.email)}`;
+  const socket = new WebSocket(`${baseA.replace(/^http/, 'ws')}/ws`, { headers: { cookie, origin: PUBLIC_URL } });
+  await new Promise<void>((resolve, reject) => {
+    socket.on('open', () => resolve());
+    socket.on('error', reject);
+  });
+  const answers: Record<string, unknown>[] = [];
+  const done = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${answers.length} of ${frames.length} frames answered`)), 20_000);
+    socket.on('message', (data) => {
+      const frame = JSON.parse(String(data)) as Record<string, unknown>;
+      if (frame.type !== 'notification') answers.push(frame);
+      if (answers.length === frames.length) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  });
+  for (const frame of frames) socket.send(frame);
+  await done;
+  socket.close();
+  return answers;
+}
+
+// Found by the fuzzer (test/fuzz/ws.test.ts). A deeply nested id was echoed into
+// JSON.stringify, whose stack overflow escaped as an unhandled rejection: the process
+// would exit. `null` as a frame, an action named after an Object.prototype member, and a
+// NUL in the payload answered INTERNAL_ERROR.
+test('hostile frames answer VALIDATION_ERROR naming the field; the socket and the process live on', async () => {
+  const s = await memberSession();
+  const deep = `${'['.repeat(20_000)}${']'.repeat(20_000)}`;
+  const frames = [
+    'null',
+    '[1]',
+    JSON.stringify({ id: 1, type: 'request', action: 'constructor', payload: {} }),
+    JSON.stringify({ id: 2, type: 'request', action: '__proto__', payload: {} }),
+    JSON.stringify({
+      id: 3,
+      type: 'request',
+      action: 'message.queue.add',
+      payload: { session_id: s.sessionId, content: 'a\u0000b' },
+    }),
+    JSON.stringify({ id: 4, type: 'request', action: 'message.queue.get', payload: { session_id: 'ms_\u0000' } }),
+    `{"id":${deep},"type":"request","action":"message.queue.get","payload":{}}`,
+    `{"id":5,"type":"request","action":${deep},"payload":{}}`,
+  ];
+  const answers = await rawFrames(frames);
+  const fields = answers.map((a) => {
+    const payload = a.payload as { code?: string; details?: { field?: string } };
+    return [a.id, payload.code, payload.details?.field];
+  });
+  assert.deepEqual(fields, [
+    [null, 'VALIDATION_ERROR', 'action'],
+    [null, 'VALIDATION_ERROR', 'action'],
+    [1, 'VALIDATION_ERROR', 'action'],
+    [2, 'VALIDATION_ERROR', 'action'],
+    [3, 'VALIDATION_ERROR', 'content'],
+    [4, 'VALIDATION_ERROR', 'session_id'],
+    [null, 'VALIDATION_ERROR', 'id'],
+    [5, 'VALIDATION_ERROR', 'action'],
+  ]);
+  assert.deepEqual(await stored(pool, s.sessionId), []);
 });
