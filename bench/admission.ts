@@ -32,7 +32,7 @@ import { insertHuman } from '../src/store/humans.js';
 import { CLAIMABLE, TODO_SUMMARY_COLUMNS, closeAttemptSql, todoColumnsOf } from '../src/store/todo-sql.js';
 import { admitNext } from '../src/admission/claim.js';
 import { reopenQueue } from '../src/admission/reopen.js';
-import { ACKED_RINGS, ACK_RINGS_OF_CLAIMED, complete } from '../src/store/claims.js';
+import { ACKED_RINGS, complete } from '../src/store/claims.js';
 import { WORKERS, seedTodos, timed } from './claim.js';
 import { backendCpu, backendCpuUsed } from './cpu.js';
 import { benchDatabase, median } from './db.js';
@@ -59,8 +59,7 @@ const FOUNDATION_CLAIM = `WITH pick AS (
       RETURNING ${todoColumnsOf('t')}, (SELECT count(*) FROM closed) AS taken_over),
     opened AS (
       INSERT INTO todo_attempts (endpoint_id, todo_id, seq, attempt, session_id, claimed_at, lease_expires_at)
-      SELECT endpoint_id, id, claims, attempt, owner_session_id, claimed_at, lease_expires_at FROM claimed),
-    ${ACK_RINGS_OF_CLAIMED}
+      SELECT endpoint_id, id, claims, attempt, owner_session_id, claimed_at, lease_expires_at FROM claimed)
     SELECT claimed.*, ${ACKED_RINGS} AS rings FROM claimed`;
 const FOUNDATION_COMPLETE = `WITH r AS (
        UPDATE todos t SET state = 'done', result = $4::jsonb, completed_at = now(),

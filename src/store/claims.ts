@@ -13,7 +13,7 @@ import {
   todoColumnsOf,
   withoutNotice,
 } from './todo-sql.js';
-import { CLEAR_UNHEARD_MARK, type RingOutcome } from './doorbell-rings.js';
+import type { RingOutcome } from './doorbell-rings.js';
 
 const COLUMNS = todoColumnsOf('t');
 const SUMMARY = todoColumnsOf('t', TODO_SUMMARY_COLUMNS);
@@ -75,8 +75,7 @@ export function claimSql(pick: (gate: string) => string, admission: 'probe' | 'a
       RETURNING ${COLUMNS}, (SELECT count(*) FROM closed) AS taken_over),
     opened AS (
       INSERT INTO todo_attempts (endpoint_id, todo_id, seq, attempt, session_id, claimed_at, lease_expires_at)
-      SELECT endpoint_id, id, claims, attempt, owner_session_id, claimed_at, lease_expires_at FROM claimed),
-    ${ACK_RINGS_OF_CLAIMED}
+      SELECT endpoint_id, id, claims, attempt, owner_session_id, claimed_at, lease_expires_at FROM claimed)
     SELECT claimed.*, ${ACKED_RINGS} AS rings, ${admitted} AS admission FROM claimed
     UNION ALL
     ${held}`;
@@ -85,19 +84,16 @@ export function claimSql(pick: (gate: string) => string, admission: 'probe' | 'a
 /**
  * The claim is the acknowledgement (seed 004): the claimed todo's open rings on this
  * endpoint and the endpoint's open digest rings are acknowledged by the claim statement
- * itself (ack_via = claim), so a claim stays one autocommit round trip. Late rings
- * (already unheard) still record acked_at and ack_via but come back with in_window =
- * false. `claimed` holds at most one row, so no ring is updated twice.
+ * itself (ack_via = claim), so a claim stays one autocommit round trip. Two probes of the
+ * open-rings index decide whether there is anything to acknowledge; only then does
+ * ack_rings_of_claim() (0010_claim_ack.sql) touch the rings and sessions, so a todo
+ * nobody rang costs two index probes, not two more tables written.
  */
-export const ACK_RINGS_OF_CLAIMED = `acked AS (
-      UPDATE doorbell_rings r SET acked_at = now(), ack_via = 'claim', acked_session_id = $3
-        FROM claimed c
-       WHERE r.endpoint_id = $1 AND r.acked_at IS NULL
-         AND (r.todo_id = c.id OR (r.kind = 'digest' AND r.sent_at <= now()))
-      RETURNING r.kind, r.synthetic, r.session_id, (r.unheard_at IS NULL) AS in_window),
-    ${CLEAR_UNHEARD_MARK}`;
-export const ACKED_RINGS = `(SELECT jsonb_agg(jsonb_build_object('kind', kind, 'synthetic', synthetic, 'in_window', in_window))
-      FROM acked)`;
+export const ACKED_RINGS = `CASE WHEN EXISTS (SELECT 1 FROM doorbell_rings r
+                     WHERE r.endpoint_id = $1 AND r.todo_id = claimed.id AND r.acked_at IS NULL)
+                  OR EXISTS (SELECT 1 FROM doorbell_rings r
+                     WHERE r.endpoint_id = $1 AND r.todo_id IS NULL AND r.acked_at IS NULL)
+      THEN ack_rings_of_claim($1, claimed.id, $3) END`;
 
 const NULL_TODO = [...COLUMNS.split(','), 'taken_over', 'rings'].map(() => 'NULL').join(', ');
 

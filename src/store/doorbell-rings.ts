@@ -75,32 +75,25 @@ export async function insertRings(db: Queryable, rows: RingRecord[]): Promise<Ar
 }
 
 /** Clears the unheard mark of the sessions whose rings were just acknowledged (any ack clears it). */
-export const CLEAR_UNHEARD_MARK = `cleared AS (
+const CLEAR_UNHEARD_MARK = `cleared AS (
   UPDATE mcp_sessions s SET unheard = false
    WHERE s.endpoint_id = $1 AND s.unheard AND s.id IN (SELECT session_id FROM acked))`;
 
 /**
  * The self-test claim's acknowledgement, run inside its transaction (every other claim
- * acknowledges in its own statement, src/store/claims.ts): the claimed todo's open
- * rings on this endpoint, and the endpoint's open digest rings. Late rings (already
- * unheard) still record acked_at and ack_via but come back with in_window = false.
+ * acknowledges in its own statement, src/store/claims.ts): ack_rings_of_claim()
+ * (0010_claim_ack.sql) on the claimed todo's open rings and the endpoint's open digests.
  */
 export async function ackRingsForClaim(
   tx: Queryable,
   a: { endpointId: string; todoId: string; sessionId: string },
 ): Promise<RingOutcome[]> {
-  const res = await tx.query<RingOutcome>({
+  const res = await tx.query<{ rings: RingOutcome[] | null }>({
     name: 'ack_rings_for_claim',
-    text: `WITH acked AS (
-       UPDATE doorbell_rings SET acked_at = now(), ack_via = 'claim', acked_session_id = $3
-        WHERE endpoint_id = $1 AND acked_at IS NULL
-          AND (todo_id = $2 OR (kind = 'digest' AND sent_at <= now()))
-       RETURNING kind, synthetic, session_id, (unheard_at IS NULL) AS in_window),
-     ${CLEAR_UNHEARD_MARK}
-     SELECT kind, synthetic, in_window FROM acked`,
+    text: 'SELECT ack_rings_of_claim($1, $2, $3) AS rings',
     values: [a.endpointId, a.todoId, a.sessionId],
   });
-  return res.rows;
+  return res.rows[0]?.rings ?? [];
 }
 
 export type AckState = 'acknowledged' | 'acknowledged_late' | 'already_acknowledged';
