@@ -36,6 +36,8 @@ const SINGLE = Math.min(TODOS, Number(process.env.BENCH_ENQUEUE_SINGLE ?? 2_000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WARMUP = Math.min(TODOS, 2_000);
 const PGBOSS_WORK_SECONDS = Number(process.env.BENCH_PGBOSS_WORK_SECONDS ?? 5);
+// BENCH_PEERS=graphile-worker (a comma list) leaves the other peer out; Switchboard always runs.
+const PEERS = (process.env.BENCH_PEERS ?? 'graphile-worker,pg-boss').split(',').map((p) => p.trim());
 
 interface RunResult {
   /** One-by-one enqueue, jobs/s. */
@@ -47,6 +49,8 @@ interface RunResult {
   /** CPU per job while draining, ms: this process (the workers), and PostgreSQL's backends. */
   clientMs: number;
   pgMs: number;
+  /** WAL written per job while draining, bytes (the server's, whoever wrote it). */
+  walBytes: number;
 }
 
 interface System {
@@ -76,16 +80,22 @@ async function drainWithCpu(
   pool: pg.Pool,
   jobs: number,
   drain: () => Promise<number>,
-): Promise<Pick<RunResult, 'drain' | 'clientMs' | 'pgMs'>> {
+): Promise<Pick<RunResult, 'drain' | 'clientMs' | 'pgMs' | 'walBytes'>> {
+  const lsn = async () => (await pool.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]?.lsn;
+  const walBefore = await lsn();
   const backends = await backendCpu(pool);
   const client = process.cpuUsage();
   const rate = await drain();
   const used = process.cpuUsage(client);
   const pgSeconds = backendCpuUsed(backends, await backendCpu(pool));
+  const wal = await pool.query<{ bytes: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1) AS bytes', [
+    walBefore,
+  ]);
   return {
     drain: rate,
     clientMs: (used.user + used.system) / 1000 / jobs,
     pgMs: pgSeconds === null ? NaN : (pgSeconds * 1000) / jobs,
+    walBytes: Number(wal.rows[0]?.bytes) / jobs,
   };
 }
 
@@ -301,9 +311,10 @@ export async function runPeersBench(): Promise<void> {
         `load average ${load()}\n` +
         `peers: graphile-worker ${await peerVersion('graphile-worker')}, pg-boss ${await peerVersion('pg-boss')}\n`,
     );
-    systems.push(await switchboardSystem(pool), await graphileSystem(db.url));
-    const boss = await pgBossSystem(db.url);
-    systems.push(boss);
+    systems.push(await switchboardSystem(pool));
+    if (PEERS.includes('graphile-worker')) systems.push(await graphileSystem(db.url));
+    const boss = PEERS.includes('pg-boss') ? await pgBossSystem(db.url) : null;
+    if (boss) systems.push(boss);
 
     for (const s of systems) await s.run(WARMUP, Math.min(200, WARMUP));
     const results = new Map<string, RunResult[]>(systems.map((s) => [s.name, []]));
@@ -316,11 +327,12 @@ export async function runPeersBench(): Promise<void> {
         process.stdout.write(
           `  run ${round + 1} ${s.name.padEnd(16)} enqueue one-by-one ${fmtRate(r.single)}/s, ` +
             `bulk ${fmtRate(r.bulk)}/s, claim→complete ${fmtRate(r.drain)}/s ` +
-            `(cpu ms/job: client ${r.clientMs.toFixed(3)}, postgres ${r.pgMs.toFixed(3)}; load ${load()})\n`,
+            `(cpu ms/job: client ${r.clientMs.toFixed(3)}, postgres ${r.pgMs.toFixed(3)}; ` +
+            `WAL ${r.walBytes.toFixed(0)} B/job; load ${load()})\n`,
         );
       }
     }
-    const workRate = PGBOSS_WORK_SECONDS > 0 ? await boss.workRate() : NaN;
+    const workRate = boss && PGBOSS_WORK_SECONDS > 0 ? await boss.workRate() : NaN;
 
     const med = (name: string, key: keyof RunResult) => median((results.get(name) ?? []).map((r) => r[key]));
     const sbDrain = med('switchboard', 'drain');
@@ -340,6 +352,7 @@ export async function runPeersBench(): Promise<void> {
         med(s.name, 'clientMs').toFixed(3),
         med(s.name, 'pgMs').toFixed(3),
         isSb ? '—' : `${(cpu(s.name) / cpu('switchboard')).toFixed(2)}×`,
+        med(s.name, 'walBytes').toFixed(0),
       ];
     });
     const header = [
@@ -352,6 +365,7 @@ export async function runPeersBench(): Promise<void> {
       'client cpu ms/job',
       'postgres cpu ms/job',
       'cpu ratio',
+      'WAL B/job',
     ];
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
     const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ') + '\n';
@@ -369,12 +383,18 @@ export async function runPeersBench(): Promise<void> {
     }
     const gwRatio = sbDrain / med('graphile-worker', 'drain');
     const bossRatio = sbDrain / med('pg-boss', 'drain');
-    process.stdout.write(
-      `target: switchboard claim→complete ≥ 1.0× graphile-worker (unbatched): ${gwRatio.toFixed(2)}× ` +
-        `${gwRatio >= 1 ? 'met' : 'NOT met'}\n` +
-        `target: switchboard claim→complete ≥ 1.5× pg-boss: ${bossRatio.toFixed(2)}× ${bossRatio >= 1.5 ? 'met' : 'NOT met'}\n` +
-        `load average at the end: ${load()}\n`,
-    );
+    if (Number.isFinite(gwRatio)) {
+      process.stdout.write(
+        `target: switchboard claim→complete ≥ 1.0× graphile-worker (unbatched): ${gwRatio.toFixed(2)}× ` +
+          `${gwRatio >= 1 ? 'met' : 'NOT met'}\n`,
+      );
+    }
+    if (Number.isFinite(bossRatio)) {
+      process.stdout.write(
+        `target: switchboard claim→complete ≥ 1.5× pg-boss: ${bossRatio.toFixed(2)}× ${bossRatio >= 1.5 ? 'met' : 'NOT met'}\n`,
+      );
+    }
+    process.stdout.write(`load average at the end: ${load()}\n`);
   } finally {
     for (const s of systems) await s.close();
     await pool.end();

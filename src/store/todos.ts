@@ -131,11 +131,15 @@ export async function listAttempts(db: Queryable, endpointId: string, todoId: st
   return res.rows;
 }
 
-/** The endpoint of a todo, when that endpoint belongs to this human; else null. */
+/**
+ * The endpoint of a todo, when that endpoint belongs to this human; else null. One
+ * primary-key probe per endpoint of the human: todos has no index on id alone, which
+ * every claim and completion would have to write (0011_lean_claim_writes.sql).
+ */
 export async function findTodoEndpoint(db: Queryable, humanId: string, todoId: string): Promise<string | null> {
   const res = await db.query<{ endpoint_id: string }>(
-    `SELECT t.endpoint_id FROM todos t JOIN endpoints e ON e.id = t.endpoint_id
-      WHERE t.id = $1 AND e.human_id = $2`,
+    `SELECT e.id AS endpoint_id FROM endpoints e
+      WHERE e.human_id = $2 AND EXISTS (SELECT 1 FROM todos t WHERE t.endpoint_id = e.id AND t.id = $1)`,
     [todoId, humanId],
   );
   return res.rows[0]?.endpoint_id ?? null;

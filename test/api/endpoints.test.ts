@@ -247,6 +247,12 @@ test('delete answers 409 while the endpoint is live and removes it, with its tod
     body: { queue: 'inbox' },
   });
   expectStatus(hook, 201);
+  // An attempt of the todo's history: deleting the endpoint deletes it with the todo.
+  await h.pool.query(
+    `INSERT INTO todo_attempts (endpoint_id, todo_id, seq, attempt, lease_expires_at, ended_at, outcome)
+     VALUES ($1, $2, 1, 1, now(), now(), 'released')`,
+    [endpoint.id, todo.id],
+  );
 
   const before = await tableCounts(h.pool);
   const early = await h.delete(`/api/v1/endpoints/${endpoint.slug}`, { token: member.token });
@@ -259,10 +265,12 @@ test('delete answers 409 while the endpoint is live and removes it, with its tod
   assert.deepEqual(res.body, { deleted: true });
   expectError(await h.get(`/api/v1/endpoints/${endpoint.slug}`, { token: member.token }), 404, 'not_found');
   expectError(await h.get(`/api/v1/todos/${todo.id}`, { token: member.token }), 404, 'not_found');
-  const left = await h.pool.query('SELECT (SELECT count(*) FROM todos WHERE endpoint_id = $1)::int AS todos', [
-    endpoint.id,
-  ]);
-  assert.equal(left.rows[0].todos, 0);
+  const left = await h.pool.query(
+    `SELECT (SELECT count(*) FROM todos WHERE endpoint_id = $1)::int AS todos,
+            (SELECT count(*) FROM todo_attempts WHERE endpoint_id = $1)::int AS attempts`,
+    [endpoint.id],
+  );
+  assert.deepEqual(left.rows[0], { todos: 0, attempts: 0 });
   expectError(await h.delete(`/api/v1/endpoints/${endpoint.id}`, { token: member.token }), 404, 'not_found');
 });
 

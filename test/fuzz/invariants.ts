@@ -17,6 +17,13 @@ export const INVARIANTS: Invariant[] = [
           WHERE ended_at IS NULL GROUP BY endpoint_id, todo_id HAVING count(*) > 1`,
   },
   {
+    // No foreign key states it since 0011: the claim statement inserts attempts under the
+    // todo's lock, and a trigger deletes them with their todo.
+    name: 'every attempt belongs to an existing todo',
+    sql: `SELECT a.endpoint_id, a.todo_id, a.seq FROM todo_attempts a
+          WHERE NOT EXISTS (SELECT 1 FROM todos t WHERE t.endpoint_id = a.endpoint_id AND t.id = a.todo_id)`,
+  },
+  {
     name: 'a claimed todo has an owner and a lease',
     sql: `SELECT endpoint_id, id FROM todos
           WHERE state = 'claimed' AND (owner_session_id IS NULL OR lease_expires_at IS NULL OR claimed_at IS NULL)`,

@@ -233,5 +233,6 @@ test('retention deletes terminal todos older than the cutoff with their attempts
     [doneOld, canceledOld, deadOld],
   ]);
   assert.equal(orphans.rowCount, 0);
+  assert.equal((await attemptsOf(w.pool, doneRecent)).length, 1, 'the attempts of kept todos stay');
   assert.equal(await pruneTerminal(w.pool, 30 * 86_400, 100), 0);
 });
