@@ -55,6 +55,8 @@ export interface HttpDeps extends HealthDeps {
   instanceId?: string;
   /** The LISTEN/NOTIFY bus; without it, closes on other instances end no stream here. */
   bus?: McpBus;
+  /** How long /mcp reuses a (credential, live session) answer (endpoints/credentials.ts); tests lengthen it. */
+  credentialReuseMs?: number;
   /** Told when an MCP notification stream opens on this instance (ring-on-attach). */
   onStreamOpen?: (endpointId: string, sessionId: string) => void;
   /** Told when an MCP notification stream on this instance closes. */
@@ -165,6 +167,7 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
     version: deps.version,
     log: deps.log,
     ...(deps.bus ? { bus: deps.bus } : {}),
+    ...(deps.credentialReuseMs === undefined ? {} : { credentialReuseMs: deps.credentialReuseMs }),
     ...(deps.onStreamOpen ? { onStreamOpen: deps.onStreamOpen } : {}),
     ...(deps.onStreamClose ? { onStreamClose: deps.onStreamClose } : {}),
     messages,

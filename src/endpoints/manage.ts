@@ -11,6 +11,7 @@ import { newId } from '../domain/ids.js';
 import { parseInput } from '../domain/todo.js';
 import { basicVerbs, expandVerbs } from '../domain/verbs.js';
 import { newSecret, secretPrefix } from '../identity/secrets.js';
+import { forgetCredentials } from './credentials.js';
 import {
   deleteRevokedEndpoint,
   getEndpointByRef,
@@ -96,6 +97,7 @@ export async function showEndpoint(deps: EndpointDeps, humanId: string, ref: str
 export async function revokeEndpoint(deps: EndpointDeps, humanId: string, ref: string, now: Date) {
   const endpoint = await resolveEndpoint(deps, humanId, ref);
   const revoked = await revokeRow(deps.db, endpoint.id);
+  forgetCredentials(endpoint.id);
   if (!revoked) return { endpoint: endpointView(endpoint, now), dead_lettered: 0 };
   return { endpoint: endpointView(revoked.endpoint, now), dead_lettered: revoked.dead_lettered };
 }

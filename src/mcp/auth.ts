@@ -22,9 +22,10 @@ export async function authenticateMcp(
   request: FastifyRequest,
   reply: FastifyReply,
   sessionId: string | null,
+  reuseMs?: number,
 ): Promise<Caller | null> {
   const token = bearerOf(request);
-  const found = token ? await endpointForCredential(db, token, sessionId) : null;
+  const found = token ? await endpointForCredential(db, token, sessionId, reuseMs) : null;
   if (token && found) {
     noteEndpoint(request, found.endpoint.slug);
     return { ...found, token };

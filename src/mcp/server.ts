@@ -13,6 +13,7 @@ import type { Metrics } from '../metrics/index.js';
 import type { MessageDeps } from '../messages/context.js';
 import type { VersionInfo } from '../version.js';
 import { authenticateMcp, type Caller } from './auth.js';
+import { forgetCredentials } from '../endpoints/credentials.js';
 import type { ErrorLog } from './errors.js';
 import { directCallOf, invalidParamsOf } from './direct-call.js';
 import { authInfoFor, buildProtocol, callTool, type ProtocolDeps } from './protocol.js';
@@ -28,6 +29,8 @@ export interface McpDeps {
   db: Queryable;
   /** When set, session closes and endpoint revocations on any instance end local streams. */
   bus?: McpBus;
+  /** How long a (credential, live session) answer is reused; CREDENTIAL_REUSE_MS by default. */
+  credentialReuseMs?: number;
   /** Told when a session's notification stream opens here (the doorbell rings it). */
   onStreamOpen?: (endpointId: string, sessionId: string) => void;
   /** Told when a session's notification stream here closes (its in-flight message returns). */
@@ -111,7 +114,7 @@ async function knownSession(registry: SessionRegistry, request: FastifyRequest, 
 function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, registry: SessionRegistry): void {
   jsonBodies(scope);
   scope.post('/mcp', async (request, reply) => {
-    const caller = await authenticateMcp(deps.db, request, reply, sessionIdOf(request));
+    const caller = await authenticateMcp(deps.db, request, reply, sessionIdOf(request), deps.credentialReuseMs);
     if (!caller) return reply;
     if (request.body === NOT_JSON || request.body === undefined) {
       return rpcError(reply, 400, PARSE_ERROR, 'Parse error: the body must be JSON-RPC');
@@ -146,7 +149,7 @@ function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, r
   });
 
   scope.get('/mcp', async (request, reply) => {
-    const caller = await authenticateMcp(deps.db, request, reply, sessionIdOf(request));
+    const caller = await authenticateMcp(deps.db, request, reply, sessionIdOf(request), deps.credentialReuseMs);
     if (!caller) return reply;
     const known = await knownSession(registry, request, reply, caller);
     if (!known) return reply;
@@ -163,7 +166,7 @@ function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, r
   });
 
   scope.delete('/mcp', async (request, reply) => {
-    const caller = await authenticateMcp(deps.db, request, reply, sessionIdOf(request));
+    const caller = await authenticateMcp(deps.db, request, reply, sessionIdOf(request), deps.credentialReuseMs);
     if (!caller) return reply;
     const sessionId = sessionIdOf(request);
     if (!sessionId) return rpcError(reply, 400, SESSION_REQUIRED, 'Bad Request: Mcp-Session-Id header is required');
@@ -205,6 +208,7 @@ export function mcpRoutes(app: FastifyInstance, deps: McpDeps): SessionRegistry 
   const forget = (event: { [key: string]: unknown }) => {
     if (typeof event.endpoint_id !== 'string') return;
     const sessionId = typeof event.session_id === 'string' ? event.session_id : undefined;
+    forgetCredentials(event.endpoint_id, sessionId);
     registry
       .forget({ endpointId: event.endpoint_id, sessionId })
       .catch((err: unknown) => deps.log.error({ err }, 'ending the streams of a closed session failed'));

@@ -5,6 +5,7 @@
 
 import type { Queryable } from '../db/pool.js';
 import * as store from '../store/sessions.js';
+import { forgetCredentials } from '../endpoints/credentials.js';
 
 export type { McpSession } from '../store/sessions.js';
 
@@ -41,8 +42,14 @@ export function markStream(deps: SessionDeps, endpointId: string, id: string, op
   return store.setStreamOpen(deps.db, { endpointId, id, instance: deps.instanceId, open });
 }
 
-export function closeSession(deps: SessionDeps, endpointId: string, id: string): Promise<store.McpSession | null> {
-  return store.closeSession(deps.db, endpointId, id);
+export async function closeSession(
+  deps: SessionDeps,
+  endpointId: string,
+  id: string,
+): Promise<store.McpSession | null> {
+  const closed = await store.closeSession(deps.db, endpointId, id);
+  forgetCredentials(endpointId, id);
+  return closed;
 }
 
 export function listSessions(deps: SessionDeps, endpointId: string): Promise<store.McpSession[]> {

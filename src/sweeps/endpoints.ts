@@ -4,6 +4,7 @@
 import type { Pool } from '../db/pool.js';
 import { listExpiredEndpoints, revokeEndpoint } from '../store/endpoints.js';
 import type { Sweep } from './runner.js';
+import { forgetCredentials } from '../endpoints/credentials.js';
 
 export function endpointExpirySweep(db: Pool, intervalMs: number): Sweep {
   return {
@@ -14,6 +15,7 @@ export function endpointExpirySweep(db: Pool, intervalMs: number): Sweep {
       let deadLettered = 0;
       for (const id of await listExpiredEndpoints(db, 100)) {
         const revoked = await revokeEndpoint(db, id);
+        forgetCredentials(id);
         if (revoked) {
           expired += 1;
           deadLettered += revoked.dead_lettered;

@@ -6,6 +6,8 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { NotifyBus } from '../../src/db/bus.js';
 import { revokeEndpoint, showEndpoint } from '../../src/endpoints/manage.js';
+import { revokeEndpoint as revokeInDatabase } from '../../src/store/endpoints.js';
+import { closeSession as closeInDatabase } from '../../src/store/sessions.js';
 import { idleSessionSweep } from '../../src/sweeps/sessions.js';
 import { testDatabase } from '../helpers/db.js';
 import { connect, ok, raw, startApp, vend } from './harness.js';
@@ -14,8 +16,10 @@ const { pool, url } = await testDatabase('mcp_closing');
 const bus = new NotifyBus({ url });
 await bus.start();
 after(() => bus.stop());
-const a = await startApp(pool, 'instance-a', bus);
-const b = await startApp(pool, 'instance-b', bus);
+// Credential answers are reused far longer than the tests wait (2 s in production), so
+// a refusal below is the bus's doing or the expiry check's, never the reuse running out.
+const a = await startApp(pool, 'instance-a', bus, { credentialReuseMs: 600_000 });
+const b = await startApp(pool, 'instance-b', bus, { credentialReuseMs: 600_000 });
 
 /** Opens the session's notification stream on `base`; resolves `ended` when the server ends it. */
 async function openStream(base: string, credential: string, sessionId: string) {
@@ -74,6 +78,52 @@ test('revoking an endpoint closes its sessions, ends their streams everywhere, a
     const res = await raw(base, 'POST', headers, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
     assert.equal(res.status, 401, base);
   }
+});
+
+/** Calls tools/list on `base` until it answers `status`, which must happen within 5 s. */
+async function answers(base: string, headers: Record<string, string>, status: number, what: string) {
+  const until = (async () => {
+    for (;;) {
+      const res = await raw(base, 'POST', headers, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+      if (res.status === status) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  })();
+  await within(until, 5_000, what);
+}
+
+// Each instance reuses a (credential, live session) answer between calls
+// (endpoints/credentials.ts). The revocation above is made through this process, which
+// drops it at once; these are made by "another process" (straight in the database), so
+// only the bus's endpoint_revoked / session_closed can drop it, or the endpoint's expiry.
+test('a reused credential answer is dropped when another process revokes the endpoint or closes the session', async () => {
+  const { endpoint, credential } = await vend(pool);
+  const c = await connect(a.url, credential);
+  await ok(c, 'whoami');
+  const headers = { authorization: `Bearer ${credential}`, 'mcp-session-id': c.sessionId };
+  await answers(b.url, headers, 200, 'a call on instance B');
+  await closeInDatabase(pool, endpoint.id, c.sessionId);
+  await answers(b.url, headers, 404, 'instance B refusing the closed session');
+
+  const other = await vend(pool);
+  const d = await connect(a.url, other.credential);
+  await ok(d, 'whoami');
+  await revokeInDatabase(pool, other.endpoint.id);
+  const otherHeaders = { authorization: `Bearer ${other.credential}`, 'mcp-session-id': d.sessionId };
+  await answers(a.url, otherHeaders, 401, 'instance A refusing the revoked credential');
+  await answers(b.url, otherHeaders, 401, 'instance B refusing the revoked credential');
+});
+
+test('a reused credential answer is refused once the endpoint expires', async () => {
+  const expiresAt = new Date(Date.now() + 1_500);
+  const { credential } = await vend(pool, { expires_at: expiresAt.toISOString() });
+  const c = await connect(a.url, credential);
+  await ok(c, 'whoami');
+  const headers = { authorization: `Bearer ${credential}`, 'mcp-session-id': c.sessionId };
+  await answers(a.url, headers, 200, 'a call before the expiry');
+  await new Promise((r) => setTimeout(r, Math.max(0, expiresAt.getTime() - Date.now())));
+  const res = await raw(a.url, 'POST', headers, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+  assert.equal(res.status, 401);
 });
 
 test('a session idle for 30 minutes without a stream is closed; one with an open stream is kept', async () => {

@@ -4,6 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { forgetCredentials } from '../../src/endpoints/credentials.js';
 import { testDatabase } from '../helpers/db.js';
 import { connect, raw, startApp, vend } from './harness.js';
 
@@ -90,6 +91,9 @@ test('requests of any other shape keep the SDK transport answers', async () => {
   await c.client.close();
 });
 
+// The stamps ride on the read that authenticates a call, which an instance makes once per
+// (credential, session) every 2 s (endpoints/credentials.ts): each call below is made to
+// read, by dropping what the instance remembers of the credential first.
 test('a call stamps last_seen_at of the endpoint and the session at most once a minute', async () => {
   const { endpoint, c, headers } = await session();
   const seen = async () =>
@@ -103,12 +107,14 @@ test('a call stamps last_seen_at of the endpoint and the session at most once a 
   await pool.query(`UPDATE endpoints SET last_seen_at = now() - interval '5 minutes' WHERE id = $1`, [endpoint.id]);
   await pool.query(`UPDATE mcp_sessions SET last_seen_at = now() - interval '5 minutes' WHERE id = $1`, [c.sessionId]);
   const before = Date.now() - 60_000;
+  forgetCredentials(endpoint.id);
   assert.equal((await raw(a.url, 'POST', headers, whoami(1))).status, 200);
   const stamped = await seen();
   assert.ok(stamped && stamped.e.getTime() > before && stamped.s.getTime() > before);
   await pool.query(`UPDATE endpoints SET last_seen_at = now() - interval '30 seconds' WHERE id = $1`, [endpoint.id]);
   await pool.query(`UPDATE mcp_sessions SET last_seen_at = now() - interval '30 seconds' WHERE id = $1`, [c.sessionId]);
   const recent = await seen();
+  forgetCredentials(endpoint.id);
   assert.equal((await raw(a.url, 'POST', headers, whoami(2))).status, 200);
   assert.deepEqual(await seen(), recent);
   await c.client.close();
