@@ -5,17 +5,21 @@
 //   the same pool and the same named-statement protocol.
 // no policy: the same loop through this change's claim path (src/admission/claim.ts) and
 //   complete statement on a queue without a policy: the claim statement's policy probe is
-//   one indexed miss, complete's held check another. Input parsing, unchanged by this
+//   one indexed miss; complete reads no policy for a claim made where none existed (it
+//   returns claimed_under_policy, and only such a claim's settling looks for a held
+//   policy to reopen). Input parsing, unchanged by this
 //   change, is left out of all three so the figures compare the paths themselves.
 // budgeted: the same loop on a hot queue with a generous policy (in-flight 10,000, a
 //   million claims a day): each claim is the probe (reads the policy) and the admit
 //   statement (todo lock, then policy lock in admission_admit(), counters, charge, claim).
 // Rounds alternate which of foundation and no policy runs first (budgeted runs last), so
 // an even number of rounds puts each first equally often. On this shared machine a
-// round's position decides more than the path does: in two runs on 2026-11-30 the first
+// round's position decided more than the path did: in two runs on 2026-11-30 the first
 // runner won 8 of 10 rounds, in the next (budgeted always just before the first) the
-// second runner won 6 of 6. The earlier rotation of three orders put the foundation
-// first in 2 of 3 (3 of 5) rounds, so its median leaned on one position. Targets:
+// second runner won 6 of 6. So each path drains its own database on the same server
+// (the second runner no longer works over the first one's dead rows and vacuum), and
+// each timed round starts right after a CHECKPOINT (no round inherits another's
+// full-page writes). Targets:
 // no policy ≥ 0.95 × foundation (median of per-round ratios); budgeted ≥ 600 claims/s
 // on the 2-core development machine.
 // Each round also reports CPU per claim → complete cycle, of this process and of the
@@ -134,7 +138,7 @@ async function currentRound(pool: Pool, endpointId: string, todos: number): Prom
           sessionId: args.sessionId,
           result: { ok: true },
         });
-        if ((done as { admission_held?: boolean } | null)?.admission_held) await reopenQueue(pool, endpointId, 'inbox');
+        if ((done as { under_policy?: boolean } | null)?.under_policy) await reopenQueue(pool, endpointId, 'inbox');
         n += 1;
       }
     }),
@@ -151,8 +155,18 @@ interface Figures {
   pgUs: number;
 }
 
-async function round(pool: Pool, observer: Pool, kind: Kind, todos = TODOS): Promise<Figures> {
+/** A path's own database: its pool of WORKERS connections and an observer connection. */
+interface Place {
+  pool: Pool;
+  /** Reads the workers' backends' CPU from its own connection (a backend is not counted by itself). */
+  observer: Pool;
+}
+
+async function round({ pool, observer }: Place, kind: Kind, todos = TODOS): Promise<Figures> {
   const endpointId = await freshEndpoint(pool, kind === 'budgeted', todos);
+  // After a checkpoint the first write to each page logs the whole page: every round
+  // starts right after one, so none inherits another's share of those writes.
+  await observer.query('CHECKPOINT');
   const backends = await backendCpu(observer);
   const cpu = process.cpuUsage();
   const rate =
@@ -169,21 +183,26 @@ const show = (f: Figures | undefined) =>
 
 export async function runAdmissionBench(): Promise<void> {
   const db = await benchDatabase();
-  const pool = createPool({ url: db.url, max: WORKERS });
-  // Reads the workers' backends' CPU from its own connection (a backend is not counted by itself).
-  const observer = createPool({ url: db.url, max: 1 });
+  // Each path drains its own database on the one server: on a shared table the second
+  // runner of a round worked over the first one's dead rows and vacuum, so a round's
+  // position decided more than the path did (see the header).
+  const places = {} as Record<Kind, Place>;
+  for (const kind of ['foundation', 'none', 'budgeted'] as const) {
+    const url = kind === 'foundation' ? db.url : await db.sibling();
+    places[kind] = { pool: createPool({ url, max: WORKERS }), observer: createPool({ url, max: 1 }) };
+  }
   try {
     process.stdout.write(
       `admission bench: ${WORKERS} workers, ${TODOS} todos a round, ${ROUNDS} rounds, on ${db.server}\n`,
     );
-    for (const kind of ['foundation', 'none', 'budgeted'] as const) await round(pool, observer, kind, 1_000);
+    for (const kind of ['foundation', 'none', 'budgeted'] as const) await round(places[kind], kind, 1_000);
     const results: Record<Kind, Figures[]> = { foundation: [], none: [], budgeted: [] };
     const orders: Kind[][] = [
       ['foundation', 'none', 'budgeted'],
       ['none', 'foundation', 'budgeted'],
     ];
     for (let r = 0; r < ROUNDS; r++) {
-      for (const kind of orders[r % orders.length] ?? []) results[kind].push(await round(pool, observer, kind));
+      for (const kind of orders[r % orders.length] ?? []) results[kind].push(await round(places[kind], kind));
       process.stdout.write(
         `  round ${r + 1}: foundation ${show(results.foundation.at(-1))}, no policy ` +
           `${show(results.none.at(-1))}, budgeted ${show(results.budgeted.at(-1))}\n`,
@@ -213,8 +232,10 @@ export async function runAdmissionBench(): Promise<void> {
         `budgeted (hot queue)            ${median(rates('budgeted')).toFixed(0)} claims/s (target ≥ 600), CPU µs/cycle ${cpuOf('budgeted')}\n`,
     );
   } finally {
-    await observer.end();
-    await pool.end();
+    for (const { pool, observer } of Object.values(places)) {
+      await observer.end();
+      await pool.end();
+    }
     await db.close();
   }
 }

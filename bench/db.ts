@@ -17,6 +17,8 @@ import { insertHuman } from '../src/store/humans.js';
 export interface BenchDatabase {
   url: string;
   server: string;
+  /** Another fresh, migrated database on the same server, dropped with this one. */
+  sibling(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -34,20 +36,26 @@ export async function benchDatabase(): Promise<BenchDatabase> {
       await rm(dir, { recursive: true, force: true });
     };
   }
-  const name = `sb_bench_${randomBytes(4).toString('hex')}`;
   const adminClient = new pg.Client({ connectionString: admin });
   await adminClient.connect();
-  await adminClient.query(`CREATE DATABASE ${name}`);
   const version = await adminClient.query<{ server_version: string }>('SHOW server_version');
   server += ` ${version.rows[0]?.server_version ?? ''}`;
-  const u = new URL(admin);
-  u.pathname = `/${name}`;
-  await migrate(u.toString());
+  const names: string[] = [];
+  const create = async () => {
+    const name = `sb_bench_${randomBytes(4).toString('hex')}`;
+    await adminClient.query(`CREATE DATABASE ${name}`);
+    names.push(name);
+    const u = new URL(admin);
+    u.pathname = `/${name}`;
+    await migrate(u.toString());
+    return u.toString();
+  };
   return {
-    url: u.toString(),
+    url: await create(),
     server,
+    sibling: create,
     async close() {
-      await adminClient.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      for (const name of names) await adminClient.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await adminClient.end();
       await stopEmbedded();
     },

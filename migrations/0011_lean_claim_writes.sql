@@ -32,3 +32,11 @@ $$;
 
 CREATE TRIGGER todos_delete_attempts AFTER DELETE ON todos
   REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION todo_attempts_cascade();
+
+-- Whether the latest claim of the todo was admitted by a queue's policy (seed 000's admit
+-- path) rather than made on a queue without one. Settling such a claim (complete, fail,
+-- release) may free a held queue's slot, so only then does it look for a held policy to
+-- reopen; a claim made where no policy existed settles as it did before admission, with
+-- no read of admission_policies. (A policy created while such a claim is in flight gets
+-- its reopen from the 30 s sweep.) Not indexed: writing it costs the claim nothing more.
+ALTER TABLE todos ADD COLUMN claimed_under_policy boolean NOT NULL DEFAULT false;

@@ -16,7 +16,7 @@ async function reopenIfAdmissible(db: Queryable, state: PolicyState): Promise<bo
   return reopenPolicy(db, state.id);
 }
 
-/** After complete, fail, release or a policy write: reopen the queue now if it owes a push. */
+/** After a policy write, or the complete, fail or release of a claim a policy admitted: reopen the queue now if it owes a push. */
 export async function reopenQueue(db: Queryable, endpointId: string, queue: string): Promise<boolean> {
   const state = await heldPolicyOf(db, endpointId, queue);
   return state ? reopenIfAdmissible(db, state) : false;

@@ -70,7 +70,7 @@ export function claimSql(pick: (gate: string) => string, admission: 'probe' | 'a
         state = 'claimed', owner_session_id = $3, attempt = t.attempt + 1, claims = t.claims + 1,
         lease_expires_at = ${at} + make_interval(secs => $4), claimed_at = ${at}, next_retry_at = NULL,
         ready_at = CASE WHEN t.attempt + 1 < t.max_attempts THEN ${at} + make_interval(secs => $4) END,
-        updated_at = now()
+        claimed_under_policy = ${admission === 'admit'}, updated_at = now()
       FROM free WHERE t.endpoint_id = free.endpoint_id AND t.id = free.id
       RETURNING ${COLUMNS}, (SELECT count(*) FROM closed) AS taken_over),
     opened AS (
@@ -180,11 +180,13 @@ export interface OwnedArgs {
 }
 
 /**
- * Whether the settled todo's queue has a policy owing a push (seed 000's reopen on
- * complete, fail and release): one indexed miss for a queue without a policy.
+ * Whether a policy admitted the settled claim, so that settling it may free a held
+ * queue's slot (seed 000's reopen on complete, fail and release: the caller then looks
+ * for the held policy, src/admission/reopen.ts). A claim made where no policy existed
+ * settles with the statement as it was before admission, without reading
+ * admission_policies (0011_lean_claim_writes.sql).
  */
-const ADMISSION_HELD = `EXISTS (SELECT 1 FROM admission_policies p
-    WHERE p.endpoint_id = r.endpoint_id AND p.queue = r.queue AND p.held_at IS NOT NULL) AS admission_held`;
+const UNDER_POLICY = `t.claimed_under_policy AS under_policy`;
 
 const OWNED = `t.endpoint_id = $1 AND t.id = $2 AND t.state = 'claimed' AND t.owner_session_id = $3 AND NOT t.synthetic`;
 
@@ -211,9 +213,9 @@ export async function heartbeat(db: Queryable, a: OwnedArgs & { leaseSeconds: nu
 const COMPLETE = `WITH r AS (
        UPDATE todos t SET state = 'done', result = $4::jsonb, completed_at = now(),
          lease_expires_at = NULL, ready_at = NULL, updated_at = now()
-       WHERE ${OWNED} RETURNING ${SUMMARY}),
+       WHERE ${OWNED} RETURNING ${SUMMARY}, ${UNDER_POLICY}),
      closed AS (${closeAttemptSql('r', 'completed')})
-     SELECT r.*, ${ADMISSION_HELD} FROM r`;
+     SELECT * FROM r`;
 
 export async function complete(db: Queryable, a: OwnedArgs & { result: unknown }): Promise<TodoSummary | null> {
   const res = await db.query<TodoSummary>({
@@ -230,9 +232,9 @@ const RETRY_AT = `CASE WHEN t.attempt < t.max_attempts THEN now() + make_interva
 const FAIL = `WITH r AS (
        UPDATE todos t SET state = 'failed', error = $4, result = coalesce($5::jsonb, t.result),
          lease_expires_at = NULL, next_retry_at = ${RETRY_AT}, ready_at = ${RETRY_AT}, updated_at = now()
-       WHERE ${OWNED} RETURNING ${SUMMARY}),
+       WHERE ${OWNED} RETURNING ${SUMMARY}, ${UNDER_POLICY}),
      closed AS (${closeAttemptSql('r', 'failed')})
-     SELECT r.*, ${ADMISSION_HELD} FROM r`;
+     SELECT * FROM r`;
 
 /** Below the cap the retry waits schedule[attempt - 1] seconds (last entry beyond). */
 export async function fail(
@@ -257,9 +259,9 @@ export async function fail(
 const RELEASE = `WITH r AS (
        UPDATE todos t SET state = 'pending', owner_session_id = NULL, lease_expires_at = NULL,
          ready_at = now(), updated_at = now()
-       WHERE ${OWNED} RETURNING ${SUMMARY}),
+       WHERE ${OWNED} RETURNING ${SUMMARY}, ${UNDER_POLICY}),
      closed AS (${closeAttemptSql('r', 'released')})
-     SELECT r.*, ${NOTIFY_READY} AS notified, ${ADMISSION_HELD} FROM r`;
+     SELECT r.*, ${NOTIFY_READY} AS notified FROM r`;
 
 /** Back to pending with the attempt count kept; announces the todo as ready again. */
 export async function release(db: Queryable, a: OwnedArgs): Promise<TodoSummary | null> {

@@ -69,9 +69,9 @@ export async function release(deps: TodoDeps, agent: Agent, input: unknown): Pro
   return released;
 }
 
-/** A settled claim may free a budgeted queue's slot: reopen it now if it owes a push (seed 000). */
-async function settled(deps: TodoDeps, row: TodoSummary & { admission_held?: boolean }): Promise<TodoSummary> {
-  const { admission_held: held, ...todo } = row;
-  if (held) await reopenQueue(deps.db, todo.endpoint_id, todo.queue);
+/** A settled claim a policy admitted may free its queue's slot: reopen it now if it owes a push (seed 000). */
+async function settled(deps: TodoDeps, row: TodoSummary & { under_policy?: boolean }): Promise<TodoSummary> {
+  const { under_policy: underPolicy, ...todo } = row;
+  if (underPolicy) await reopenQueue(deps.db, todo.endpoint_id, todo.queue);
   return todo;
 }

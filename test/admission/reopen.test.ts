@@ -126,6 +126,29 @@ test('a freed in-flight slot pushes once, at once', async () => {
   assert.equal(s.rung.filter((id) => id === waiting.id).length, 1);
 });
 
+test('a claim made before its queue had a policy frees its slot on the next sweep, not at once', async () => {
+  const s = await agentWithStream(['inbox']);
+  const first = await s.push('inbox');
+  await until(() => s.rung.includes(first.id), 'the first todo to ring');
+  const early = await claimNext(deps, s.agent, {});
+  assert.ok('todo' in early);
+  // The policy arrives while that claim is in flight: the queue is full, new work is held.
+  await s.budget('inbox', { max_in_flight: 1 });
+  const waiting = await s.push('inbox');
+  await until(async () => {
+    const r = await pool.query(`SELECT held_at FROM admission_policies WHERE endpoint_id = $1`, [s.v.endpoint.id]);
+    return r.rows[0]?.held_at != null;
+  }, 'the doorbell to hold the new todo back');
+  assert.equal(s.rung.includes(waiting.id), false, 'the held todo rang while the queue was full');
+  await complete(deps, s.agent, { id: early.todo.id });
+  // Settling it read no policy (it was claimed where none existed: claimed_under_policy).
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(s.rung.includes(waiting.id), false, 'a claim made without a policy reopened at once');
+  await reopenHeld(pool);
+  await until(() => s.rung.includes(waiting.id), 'the held todo to ring after the sweep');
+  assert.equal(reopensOf(s.v.endpoint.id).length, 1);
+});
+
 test('a policy write that admits again pushes the held work once', async () => {
   const s = await agentWithStream(['inbox']);
   await s.budget('inbox', { max_in_flight: 0 });
