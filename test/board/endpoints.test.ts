@@ -140,7 +140,11 @@ test('every form control on the board pages has a label, and every button a name
     return found;
   })();
   await page.goto('/endpoints/new');
-  for (const step of ['name', 'queues', 'verbs', 'lifetime', 'confirm']) {
+  const steps = ['name', 'queues', 'verbs', 'lifetime', 'confirm'];
+  for (const [i, step] of steps.entries()) {
+    // Each Next is a full-page post: read the step only once its page has arrived, or a
+    // slow answer leaves this loop reading (and clicking) the previous one.
+    await page.getByText(`Step ${i + 1} of ${steps.length}: ${step}`).waitFor();
     seen[`wizard ${step}`] = await unlabeled();
     if (step === 'name') await page.getByLabel('Name').fill('Labels');
     if (step !== 'confirm') await page.getByRole('button', { name: 'Next' }).click();
