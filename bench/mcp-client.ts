@@ -76,7 +76,31 @@ function httpPost(agent: Agent, url: URL, headers: Record<string, string>, body:
   });
 }
 
-async function rawSession(url: string, credential: string): Promise<BenchSession> {
+/** Channel notifications' meta, as a listener of the stream is handed them. */
+export type OnRing = (meta: Record<string, string>) => void;
+
+/** Reads an SSE body and hands each notifications/claude/channel's meta to `onRing`. */
+async function readRings(body: ReadableStream<Uint8Array>, onRing: OnRing): Promise<void> {
+  const decoder = new TextDecoder();
+  let buffered = '';
+  try {
+    for await (const chunk of body) {
+      buffered += decoder.decode(chunk, { stream: true });
+      let end: number;
+      while ((end = buffered.indexOf('\n\n')) >= 0) {
+        const data = /^data: (.*)$/m.exec(buffered.slice(0, end))?.[1];
+        buffered = buffered.slice(end + 2);
+        if (!data) continue;
+        const msg = JSON.parse(data) as { method?: string; params?: { meta?: Record<string, string> } };
+        if (msg.method === 'notifications/claude/channel' && msg.params?.meta) onRing(msg.params.meta);
+      }
+    }
+  } catch {
+    // The stream ended with the session (end() cancels it).
+  }
+}
+
+async function rawSession(url: string, credential: string, onRing?: OnRing): Promise<BenchSession> {
   const endpoint = new URL('/mcp', url);
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const headers: Record<string, string> = {
@@ -108,8 +132,10 @@ async function rawSession(url: string, credential: string): Promise<BenchSession
   headers['mcp-session-id'] = sessionId;
   headers['mcp-protocol-version'] = LATEST_PROTOCOL_VERSION;
   await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  // Held, not read: undici cancels the body of a Response that is garbage-collected.
+  // Held, and read only for a listener: undici cancels the body of a Response that is
+  // garbage-collected.
   const stream = await fetch(endpoint, { headers: { ...headers, accept: 'text/event-stream' } });
+  if (onRing && stream.body) void readRings(stream.body, onRing);
   let next = 1;
   return {
     async call(name, args) {
@@ -130,6 +156,6 @@ async function rawSession(url: string, credential: string): Promise<BenchSession
   };
 }
 
-export function openSession(kind: ClientKind, url: string, credential: string): Promise<BenchSession> {
-  return kind === 'sdk' ? sdkSession(url, credential) : rawSession(url, credential);
+export function openSession(kind: ClientKind, url: string, credential: string, onRing?: OnRing): Promise<BenchSession> {
+  return kind === 'sdk' ? sdkSession(url, credential) : rawSession(url, credential, onRing);
 }

@@ -1,6 +1,7 @@
 // `npm run bench -- [NAME…]`: runs the named benchmarks (all when none is named).
 
 import { runAdmissionBench } from './admission.js';
+import { runBacklogBench } from './backlog.js';
 import { runClaimBench } from './claim.js';
 import { runDoorbellBench } from './doorbell.js';
 import { runEmbeddedBench } from './embedded.js';
@@ -11,6 +12,7 @@ import { runSessionsBench } from './sessions.js';
 
 const BENCHES: Record<string, () => Promise<void>> = {
   admission: runAdmissionBench,
+  backlog: runBacklogBench,
   claim: runClaimBench,
   doorbell: runDoorbellBench,
   embedded: runEmbeddedBench,

@@ -177,7 +177,7 @@ async function scanReads(b: Bench, endpointId: string): Promise<string> {
     'metrics oldest pending': () => oldestPendingAges(b.pool),
     'board fingerprint (each poll)': () => liveFingerprint(b.pool, [endpointId]),
     'board lane counts': () => laneCounts(b.pool, [endpointId]),
-    'board lane cards': () => laneCards(b.pool, [endpointId], 20),
+    'board lane cards': () => laneCards(b.pool, [{ endpointId, queue: 'inbox' }], 20),
   };
   const out: string[] = [];
   for (const [name, read] of Object.entries(reads)) {

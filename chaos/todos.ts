@@ -21,6 +21,7 @@
 
 import type { Pool } from '../src/db/pool.js';
 import { setPolicy } from '../src/admission/service.js';
+import { COUNTER_MISMATCHES_SQL } from '../src/store/todo-counts.js';
 import { ChaosClient, type Tally } from './client.js';
 
 export const QUEUES = ['inbox', 'capped', 'metered'] as const;
@@ -263,6 +264,11 @@ export async function checkTodos(
   facts.push(`todo states: ${states.map((s) => `${s.queue}/${s.state} ${s.n}`).join(', ')}`);
   const total = states.reduce((n, s) => n + s.n, 0);
   if (total !== plan.total) out.push({ check: 'todo count', detail: `${total} todos, expected ${plan.total}` });
+  add(
+    out,
+    'the todo counters equal count(*) per (endpoint, queue, state)',
+    await q<object>(COUNTER_MISMATCHES_SQL, []),
+  );
   add(
     out,
     'inbox and capped todos all done',

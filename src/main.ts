@@ -32,9 +32,11 @@ import { ensureSetupLink, localAdmin } from './identity/setup.js';
 import { registerAdmissionCollector } from './metrics/admission.js';
 import { admissionReopenSweep, admissionRetentionSweep } from './sweeps/admission.js';
 import { reringSweep } from './sweeps/doorbell.js';
+import { todoCountsFoldSweep } from './sweeps/counts.js';
 import { idleSessionSweep } from './sweeps/sessions.js';
 import { endpointExpirySweep } from './sweeps/endpoints.js';
 import { SweepRunner } from './sweeps/runner.js';
+import { retentionSweeps } from './sweeps/retention.js';
 import { reaperSweep, retentionSweep, retryRequeueSweep } from './sweeps/todos.js';
 import { versionInfo } from './version.js';
 
@@ -204,7 +206,11 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
       log,
       onRevived: () => app.mcpSessions.reopenStreams(),
     });
-    const redelivery = { messages, ring: (endpointId: string, queue: string) => doorbell.ready(endpointId, queue) };
+    const redelivery = {
+      messages,
+      ring: (endpointId: string, queue: string) => doorbell.ready(endpointId, queue),
+      ringWindowMs: config.doorbell.ackWindowMs,
+    };
 
     const sweeps = new SweepRunner({
       db: pool,
@@ -216,9 +222,11 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
         retentionSweep(pool, config.sweeps.retentionIntervalMs, config.sweeps.retentionMs),
         endpointExpirySweep(pool, config.sweeps.reaperIntervalMs),
         reringSweep(doorbell),
+        todoCountsFoldSweep(pool),
         idleSessionSweep(pool),
         admissionReopenSweep(pool),
         admissionRetentionSweep(pool, config.sweeps.retentionIntervalMs),
+        ...retentionSweeps(pool, config.sweeps.retentionIntervalMs, config.retention),
         ...doorbellAck.sweeps,
         messageRedeliverySweep(messages, config.messages.ackTimeoutMs),
         ...push.sweeps,

@@ -124,6 +124,24 @@ const SCHEMA = z.object({
   SWITCHBOARD_RETENTION: duration('30d', 3_600_000, 3_650 * 86_400_000, '1h–3650d'),
   // Pruning is bulk work with no latency need; hourly keeps each batch small.
   SWITCHBOARD_RETENTION_INTERVAL: duration('1h', 1_000, 86_400_000, '1s–24h'),
+  // Retention of the tables that only grow (src/sweeps/retention.ts), every retention
+  // interval. A closed MCP session is kept a week, as long as the ring records that name it,
+  // so "which client was that" has an answer while the ring is still there.
+  SWITCHBOARD_MCP_SESSION_RETENTION: duration('7d', 3_600_000, 3_650 * 86_400_000, '1h–3650d'),
+  // An expired board session or a spent/expired setup or invite link answers exactly like an
+  // unknown one; a week of them is kept only for reviewing recent sign-ins.
+  SWITCHBOARD_SIGNIN_RETENTION: duration('7d', 3_600_000, 3_650 * 86_400_000, '1h–3650d'),
+  // A revoked or expired API token stays listed (marked) for a month, so the owner can still
+  // see which token stopped working and when; it never authenticates in that time.
+  SWITCHBOARD_API_TOKEN_RETENTION: duration('30d', 3_600_000, 3_650 * 86_400_000, '1h–3650d'),
+  // Inbound delivery ids are the webhook dedup: Standard Webhooks senders retry for about 3
+  // days, and an id forgotten before its last retry would make a second todo, so the floor
+  // is 4 days and the default a month.
+  SWITCHBOARD_WEBHOOK_DEDUP_RETENTION: duration('30d', 4 * 86_400_000, 3_650 * 86_400_000, '4d–3650d'),
+  // Ring records and self-test reports are diagnostics: a week answers "what happened this
+  // week". The 1-day floor stays above the longest ack window (6h), so a ring is decided
+  // heard or unheard long before it can be deleted.
+  SWITCHBOARD_DOORBELL_RETENTION: duration('7d', 86_400_000, 3_650 * 86_400_000, '1d–3650d'),
   // A quarter hour outlasts an ordinary agent turn, so a ring is called unheard only when
   // nobody claimed or acknowledged it in that time (seed 004); operators tune it.
   SWITCHBOARD_DOORBELL_ACK_WINDOW: duration('15m', 60_000, 21_600_000, '1m–6h'),
@@ -183,12 +201,27 @@ export interface Config {
   metricsToken: string | null;
   todos: { defaultLeaseSeconds: number };
   sweeps: { reaperIntervalMs: number; retentionIntervalMs: number; retentionMs: number };
+  /**
+   * How long each growing table keeps a row once it is dead (closed, expired, spent, revoked,
+   * received, sent). The admission audit follows SWITCHBOARD_RETENTION like finished todos:
+   * it explains budget decisions about work that is kept that long.
+   */
+  retention: RetentionConfig;
   /** Notify hook targets: http allowed, and CIDRs exempt from the private-address refusal. */
   hooks: { allowHttp: boolean; allowCidrs: string[] };
   doorbell: { ackWindowMs: number };
   /** Instance liveness: how often this instance beats, and how old a beat means dead. */
   instances: { heartbeatMs: number; deadAfterMs: number };
   messages: MessageConfig;
+}
+
+export interface RetentionConfig {
+  mcpSessionsMs: number;
+  signInMs: number;
+  apiTokensMs: number;
+  webhookDeliveriesMs: number;
+  doorbellMs: number;
+  admissionAuditMs: number;
 }
 
 export interface MessageConfig {
@@ -267,6 +300,14 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
         reaperIntervalMs: e.SWITCHBOARD_REAPER_INTERVAL,
         retentionIntervalMs: e.SWITCHBOARD_RETENTION_INTERVAL,
         retentionMs: e.SWITCHBOARD_RETENTION,
+      },
+      retention: {
+        mcpSessionsMs: e.SWITCHBOARD_MCP_SESSION_RETENTION,
+        signInMs: e.SWITCHBOARD_SIGNIN_RETENTION,
+        apiTokensMs: e.SWITCHBOARD_API_TOKEN_RETENTION,
+        webhookDeliveriesMs: e.SWITCHBOARD_WEBHOOK_DEDUP_RETENTION,
+        doorbellMs: e.SWITCHBOARD_DOORBELL_RETENTION,
+        admissionAuditMs: e.SWITCHBOARD_RETENTION,
       },
       doorbell: { ackWindowMs: e.SWITCHBOARD_DOORBELL_ACK_WINDOW },
       instances: {

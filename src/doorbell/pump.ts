@@ -11,7 +11,7 @@
 import type { Logger } from 'pino';
 import type { Pool } from '../db/pool.js';
 import { newId } from '../domain/ids.js';
-import { claimRings, endpointsDueReRing, publishRing, type RingReason, type RungTodo } from '../store/rings.js';
+import { claimRings, endpointsWithOpenStreams, publishRing, type RingReason, type RungTodo } from '../store/rings.js';
 import { holdDeferred } from '../admission/gate.js';
 import { ringParams, type ChannelParams } from './content.js';
 import type { DeliveredRing, RingRecorder } from './ring-writer.js';
@@ -88,11 +88,11 @@ export class Doorbell {
     return this.pass(endpointId, { kind: 'attach', sessionId }, ATTACH_RINGS, false);
   }
 
-  /** The heartbeat re-ring over every endpoint with still-pending work that is due. */
+  /** The heartbeat re-ring over every endpoint with an open stream (the due work is found per endpoint). */
   async rering(): Promise<{ rung: number }> {
     const before = this.claimed;
     const reason: RingReason = { kind: 'rering', scheduleSeconds: RERING_SCHEDULE_SECONDS };
-    for (const endpointId of await endpointsDueReRing(this.deps.db, RERING_SCHEDULE_SECONDS, MAX_RINGS)) {
+    for (const endpointId of await endpointsWithOpenStreams(this.deps.db)) {
       await this.pass(endpointId, reason, BATCH, true);
     }
     return { rung: this.claimed - before };

@@ -27,7 +27,14 @@ export async function queueLanes(deps: EndpointDeps, humanId: string, now: Date)
   const endpoints = (await listEndpoints(deps, humanId, now)).filter((e) => e.state === 'active');
   const ids = endpoints.map((e) => e.id);
   if (ids.length === 0) return [];
-  const [counts, cards] = await Promise.all([laneCounts(deps.db, ids), laneCards(deps.db, ids, CARDS_PER_LANE)]);
+  const [counts, cards] = await Promise.all([
+    laneCounts(deps.db, ids),
+    laneCards(
+      deps.db,
+      endpoints.flatMap((e) => e.queues.map((queue) => ({ endpointId: e.id, queue }))),
+      CARDS_PER_LANE,
+    ),
+  ]);
   return endpoints.map((endpoint) => ({
     endpoint,
     queues: endpoint.queues.map((queue) => ({

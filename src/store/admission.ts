@@ -6,6 +6,7 @@ import { CHANNEL } from '../db/bus.js';
 import type { Queryable } from '../db/pool.js';
 import type { Counters, PolicyLimits, PolicyRow } from '../admission/policy.js';
 import { inTransaction } from '../db/tx.js';
+import { countSql } from './todo-counts.js';
 
 export const POLICY_COLUMNS = `p.id, p.endpoint_id, p.queue, p.max_in_flight, p.max_claims_per_window,
   p.window_period, p.window_tz, p.window_start, p.window_weekday, p.created_at, p.updated_at`;
@@ -27,8 +28,7 @@ const STATE = `
       AS in_flight,
     (SELECT min(t.lease_expires_at) FROM todos t
       WHERE t.endpoint_id = p.endpoint_id AND t.queue = p.queue AND t.state = 'claimed') AS earliest_lease,
-    (SELECT count(*) FROM todos t WHERE t.endpoint_id = p.endpoint_id AND t.queue = p.queue AND t.state = 'pending'
-        AND NOT t.synthetic) AS pending,
+    ${countSql('p.endpoint_id', 'p.queue', `'pending'`)} AS pending,
     w.window_start AS latest_start, w.used AS latest_used
   FROM admission_policies p
   LEFT JOIN LATERAL (SELECT window_start, used FROM admission_windows
@@ -159,8 +159,7 @@ export async function deletePolicy(db: Queryable, w: Omit<PolicyWrite, 'limits'>
      notified AS (
        SELECT pg_notify('${CHANNEL}', json_build_object('type', 'todo_ready', 'endpoint_id', p.endpoint_id,
          'queue', p.queue, 'reopen', true)::text) FROM p
-        WHERE EXISTS (SELECT 1 FROM todos t WHERE t.endpoint_id = p.endpoint_id AND t.queue = p.queue
-                        AND t.state = 'pending'))
+        WHERE ${countSql('p.endpoint_id', 'p.queue', `'pending'`)} > 0)
      SELECT p.id, (SELECT count(*) FROM notified) AS notices FROM p`,
     [w.endpointId, w.queue, w.actorHumanId, w.actorEndpointId],
   );
@@ -221,8 +220,7 @@ export async function reopenPolicy(db: Queryable, policyId: string): Promise<boo
        RETURNING endpoint_id, queue)
      SELECT pg_notify('${CHANNEL}', json_build_object('type', 'todo_ready', 'endpoint_id', r.endpoint_id,
               'queue', r.queue, 'reopen', true)::text) IS NOT NULL AS notified
-       FROM r WHERE EXISTS (SELECT 1 FROM todos t WHERE t.endpoint_id = r.endpoint_id AND t.queue = r.queue
-                              AND t.state = 'pending' AND NOT t.synthetic)`,
+       FROM r WHERE ${countSql('r.endpoint_id', 'r.queue', `'pending'`)} > 0`,
     [policyId],
   );
   return (res.rowCount ?? 0) > 0;
@@ -245,8 +243,7 @@ export async function pendingByQueue(
   queues: string[],
 ): Promise<Map<string, number>> {
   const res = await db.query<{ queue: string; n: number }>(
-    `SELECT queue, count(*) AS n FROM todos WHERE endpoint_id = $1 AND queue = ANY($2::text[]) AND state = 'pending'
-      GROUP BY queue`,
+    `SELECT q.queue, ${countSql('$1', 'q.queue', `'pending'`)}::int AS n FROM unnest($2::text[]) q(queue)`,
     [endpointId, queues],
   );
   return new Map(res.rows.map((r) => [r.queue, r.n]));

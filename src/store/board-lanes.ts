@@ -5,6 +5,9 @@
 
 import type { Queryable } from '../db/pool.js';
 import type { TodoState } from '../domain/todo.js';
+import { stateCounts } from './todo-counts.js';
+
+const DEAD = `(t.state = 'canceled' OR (t.state = 'failed' AND t.next_retry_at IS NULL))`;
 
 export type Lane = 'pending' | 'claimed' | 'done' | 'failed';
 export const LANES: readonly Lane[] = ['pending', 'claimed', 'done', 'failed'];
@@ -31,55 +34,104 @@ export interface LaneCard {
   updated_at: Date;
 }
 
-const LANE_OF = `CASE WHEN state = 'canceled' THEN 'failed' ELSE state END`;
-
+/** Lane counts from the maintained counters (store/todo-counts.ts): exact, one row per queue and state. */
 export async function laneCounts(db: Queryable, endpointIds: string[]): Promise<LaneCount[]> {
-  const res = await db.query<LaneCount & { count: string }>(
-    `SELECT endpoint_id, queue, ${LANE_OF} AS lane, count(*) AS count FROM todos
-      WHERE endpoint_id = ANY($1::text[]) AND NOT synthetic GROUP BY 1, 2, 3`,
-    [endpointIds],
-  );
-  return res.rows.map((r) => ({ ...r, count: Number(r.count) }));
+  const byLane = new Map<string, LaneCount>();
+  for (const c of await stateCounts(db, endpointIds)) {
+    const lane: Lane = c.state === 'canceled' ? 'failed' : c.state;
+    const key = `${c.endpoint_id}\u0000${c.queue}\u0000${lane}`;
+    const row = byLane.get(key) ?? { endpoint_id: c.endpoint_id, queue: c.queue, lane, count: 0 };
+    row.count += c.count;
+    byLane.set(key, row);
+  }
+  return [...byLane.values()];
 }
 
+const CARD_COLUMNS = `t.endpoint_id, t.id, t.queue, t.title, t.state, t.attempt, t.max_attempts, t.lease_expires_at,
+  t.next_retry_at, t.created_at, t.updated_at`;
+
+// One page per lane of queue q, each through the index that holds just that lane's rows
+// in its order ($3 the page size). Pending: oldest ready first, the order
+// claim_next takes them (the readiness index also holds claims and retries, whose
+// ready_at lies ahead, so a page stops before them). Claimed: the work in flight, every
+// row. Done and dead: the terminal indexes, newest first. Retrying failures: those whose
+// retry lies ahead, from the readiness index (a due one is claimable and shows once
+// requeued).
+const LANE_PAGES: Record<Lane, string[]> = {
+  pending: [
+    `SELECT ${CARD_COLUMNS}, 'pending' AS lane FROM todos t
+      WHERE t.endpoint_id = q.endpoint_id AND t.queue = q.queue AND t.ready_at IS NOT NULL AND t.ready_at <= now()
+        AND t.state = 'pending' AND NOT t.synthetic ORDER BY t.ready_at, t.id LIMIT $3`,
+    `SELECT ${CARD_COLUMNS}, 'pending' AS lane FROM todos t
+      WHERE t.endpoint_id = q.endpoint_id AND t.queue = q.queue AND t.ready_at > now()
+        AND t.state = 'pending' AND NOT t.synthetic ORDER BY t.ready_at, t.id LIMIT $3`,
+  ],
+  claimed: [
+    `SELECT ${CARD_COLUMNS}, 'claimed' AS lane FROM todos t
+      WHERE t.endpoint_id = q.endpoint_id AND t.queue = q.queue AND t.state = 'claimed' AND NOT t.synthetic
+      ORDER BY t.updated_at DESC, t.id LIMIT $3`,
+  ],
+  done: [
+    `SELECT ${CARD_COLUMNS}, 'done' AS lane FROM todos t
+      WHERE t.endpoint_id = q.endpoint_id AND t.queue = q.queue AND t.state = 'done' AND NOT t.synthetic
+      ORDER BY t.updated_at DESC LIMIT $3`,
+  ],
+  failed: [
+    `SELECT ${CARD_COLUMNS}, 'failed' AS lane FROM todos t
+      WHERE t.endpoint_id = q.endpoint_id AND t.queue = q.queue AND ${DEAD} AND NOT t.synthetic
+      ORDER BY t.updated_at DESC LIMIT $3`,
+    `SELECT ${CARD_COLUMNS}, 'failed' AS lane FROM todos t
+      WHERE t.endpoint_id = q.endpoint_id AND t.queue = q.queue AND t.ready_at > now() AND t.state = 'failed' AND NOT t.synthetic
+      ORDER BY t.ready_at LIMIT $3`,
+  ],
+};
+
 /**
- * The newest `perLane` cards of every (endpoint, queue, lane); pending oldest first
- * (the order claim_next takes them), every other lane most recently changed first.
+ * A page of the newest `perLane` cards of every (endpoint, queue, lane) granted; pending
+ * oldest first (the order claim_next takes them), every other lane most recently changed
+ * first. Reads about `perLane` rows per lane, whatever the lane holds.
  */
-export async function laneCards(db: Queryable, endpointIds: string[], perLane: number): Promise<LaneCard[]> {
+export async function laneCards(
+  db: Queryable,
+  queues: Array<{ endpointId: string; queue: string }>,
+  perLane: number,
+): Promise<LaneCard[]> {
+  const pages = Object.values(LANE_PAGES)
+    .flat()
+    .map((sql) => `(${sql})`)
+    .join(' UNION ALL ');
   const res = await db.query<LaneCard>(
-    `SELECT endpoint_id, id, queue, lane, title, state, attempt, max_attempts, lease_expires_at, next_retry_at,
-            created_at, updated_at
-       FROM (SELECT t.*, ${LANE_OF} AS lane,
-                    row_number() OVER (PARTITION BY endpoint_id, queue, ${LANE_OF}
-                      ORDER BY CASE WHEN state = 'pending' THEN extract(epoch FROM created_at)
-                                    ELSE -extract(epoch FROM updated_at) END, id) AS rn
-               FROM todos t WHERE endpoint_id = ANY($1::text[]) AND NOT synthetic) ranked
-      WHERE rn <= $2
-      ORDER BY endpoint_id, queue, lane, rn`,
-    [endpointIds, perLane],
+    `SELECT c.* FROM unnest($1::text[], $2::text[]) q(endpoint_id, queue) CROSS JOIN LATERAL (${pages}) c`,
+    [queues.map((q) => q.endpointId), queues.map((q) => q.queue), perLane],
   );
-  return res.rows;
+  const byLane = new Map<string, LaneCard[]>();
+  for (const card of res.rows) {
+    const key = `${card.endpoint_id}\u0000${card.queue}\u0000${card.lane}`;
+    byLane.set(key, [...(byLane.get(key) ?? []), card]);
+  }
+  return [...byLane.values()].flatMap((cards) => orderLane(cards[0]!.lane, cards).slice(0, perLane));
+}
+
+function orderLane(lane: Lane, cards: LaneCard[]): LaneCard[] {
+  if (lane === 'pending') return cards;
+  return cards.sort((a, b) => b.updated_at.getTime() - a.updated_at.getTime() || (a.id < b.id ? -1 : 1));
 }
 
 /**
- * A cheap change detector over the live rows: those with a ready_at (pending, claimed
- * with attempts left, failed with a retry due; the per-endpoint readiness index) and
- * claims on their last attempt (no ready_at; the claimed-lease index). Every transition
- * a lane shows moves a row into or out of that set (the count changes) or touches a row
- * in it (the newest updated_at changes). Terminal-only changes (a cancel of a dead
- * letter, retention) are not seen here: cancel notifies, and the stream re-renders
- * every so often anyway.
+ * A cheap change detector over the counters: every transition a lane shows moves a todo
+ * from one state to another, which appends a delta or changes a folded count of these
+ * endpoints. (A change and its reverse folded between two polls look like no change; the
+ * stream re-renders every so often anyway.)
  */
 export async function liveFingerprint(db: Queryable, endpointIds: string[]): Promise<string> {
-  const res = await db.query<{ n: string; latest: Date | null }>(
-    `SELECT count(*) AS n, max(updated_at) AS latest FROM (
-       SELECT updated_at FROM todos WHERE endpoint_id = ANY($1::text[]) AND ready_at IS NOT NULL
+  const res = await db.query<{ fingerprint: string | null }>(
+    `SELECT string_agg(x.k, ',' ORDER BY x.k) AS fingerprint FROM (
+       SELECT endpoint_id || '/' || queue || '/' || state || '=' || n AS k FROM todo_counts
+        WHERE endpoint_id = ANY($1::text[])
        UNION ALL
-       SELECT updated_at FROM todos
-        WHERE state = 'claimed' AND ready_at IS NULL AND endpoint_id = ANY($1::text[])) live`,
+       SELECT 'deltas=' || count(*) || '/' || coalesce(sum(n), 0) FROM todo_count_deltas
+        WHERE endpoint_id = ANY($1::text[])) x`,
     [endpointIds],
   );
-  const row = res.rows[0];
-  return `${row?.n ?? 0}:${row?.latest?.toISOString() ?? ''}`;
+  return res.rows[0]?.fingerprint ?? '';
 }

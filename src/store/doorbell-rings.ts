@@ -1,11 +1,13 @@
 // Doorbell ring records (doorbell_rings, seed 004): one row per successful write, the
 // acknowledgement a claim or ack_doorbell writes on any instance, the unheard sweep, the
-// per-session unheard mark and the 7-day prune. The ring states are written down in
-// migrations/0006_doorbell_ack.sql; every statement here moves a row out of `open` only
-// under the predicate `acked_at IS NULL AND unheard_at IS NULL`, so a claim and the
-// sweep racing on one row serialise on its lock and exactly one decides its state.
+// per-session unheard mark and the prune (SWITCHBOARD_DOORBELL_RETENTION). The ring
+// states are written down in migrations/0006_doorbell_ack.sql; every statement here moves
+// a row out of `open` only under the predicate `acked_at IS NULL AND unheard_at IS NULL`,
+// so a claim and the sweep racing on one row serialise on its lock and exactly one
+// decides its state.
 
 import type { Queryable } from '../db/pool.js';
+import type { PruneArgs } from './retention.js';
 
 export type RingKind = 'todo' | 'digest' | 'test';
 
@@ -192,13 +194,19 @@ export async function getRing(
   return res.rows[0] ?? null;
 }
 
-/** Deletes one batch of rings sent before the cutoff (seed 004: a 7-day prune). */
-export async function pruneRings(db: Queryable, olderThanSeconds: number, limit: number): Promise<number> {
+/**
+ * Deletes one batch of rings sent before the cutoff, oldest first through idx_rings_sent.
+ * A ring still open is left for the unheard sweep to decide (the retention floor is far
+ * above the longest ack window, so one is open this old only while that sweep cannot run).
+ */
+export async function pruneRings(db: Queryable, a: PruneArgs): Promise<number> {
   const res = await db.query(
-    `DELETE FROM doorbell_rings r USING (
-       SELECT endpoint_id, id FROM doorbell_rings WHERE sent_at < now() - make_interval(secs => $1) LIMIT $2) old
-      WHERE r.endpoint_id = old.endpoint_id AND r.id = old.id`,
-    [olderThanSeconds, limit],
+    `WITH old AS (
+       SELECT endpoint_id, id FROM doorbell_rings
+        WHERE sent_at < now() - make_interval(secs => $1) AND (acked_at IS NOT NULL OR unheard_at IS NOT NULL)
+        ORDER BY sent_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+     DELETE FROM doorbell_rings r USING old WHERE r.endpoint_id = old.endpoint_id AND r.id = old.id`,
+    [a.olderThanSeconds, a.limit],
   );
   return res.rowCount ?? 0;
 }

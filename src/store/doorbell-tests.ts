@@ -7,6 +7,7 @@
 import { CHANNEL } from '../db/bus.js';
 import type { Queryable } from '../db/pool.js';
 import type { Todo } from '../domain/todo.js';
+import type { PruneArgs } from './retention.js';
 import { TODO_COLUMNS, todoColumnsOf } from './todo-sql.js';
 
 export interface DoorbellTestRow {
@@ -234,31 +235,37 @@ export async function expiredTests(db: Queryable, limit: number): Promise<Array<
 }
 
 /**
- * Deletes synthetic todos whose test has expired (or whose test is gone: an interrupted
- * start), and reports older than `keepSeconds`. Returns what was deleted.
+ * Deletes one batch of synthetic todos whose test has expired (or whose test is gone: an
+ * interrupted start). Returns how many.
  */
-export async function cleanupSynthetic(
-  db: Queryable,
-  a: { keepSeconds: number; limit: number },
-): Promise<{ todos: number; tests: number }> {
-  const res = await db.query<{ todos: number; tests: number }>(
-    `WITH gone AS (
-       DELETE FROM todos t USING (
-         SELECT t.endpoint_id, t.id FROM todos t
-          WHERE t.synthetic AND NOT EXISTS (
-            SELECT 1 FROM doorbell_tests d
-             WHERE d.endpoint_id = t.endpoint_id AND d.todo_id = t.id AND d.expires_at > now())
-          ORDER BY t.created_at LIMIT $2) old
-        WHERE t.endpoint_id = old.endpoint_id AND t.id = old.id RETURNING 1),
-     pruned AS (
-       DELETE FROM doorbell_tests d USING (
-         SELECT endpoint_id, id FROM doorbell_tests
-          WHERE report IS NOT NULL AND started_at < now() - make_interval(secs => $1) LIMIT $2) old
-        WHERE d.endpoint_id = old.endpoint_id AND d.id = old.id RETURNING 1)
-     SELECT (SELECT count(*) FROM gone) AS todos, (SELECT count(*) FROM pruned) AS tests`,
-    [a.keepSeconds, a.limit],
+export async function cleanupSynthetic(db: Queryable, limit: number): Promise<number> {
+  const res = await db.query(
+    `DELETE FROM todos t USING (
+       SELECT t.endpoint_id, t.id FROM todos t
+        WHERE t.synthetic AND NOT EXISTS (
+          SELECT 1 FROM doorbell_tests d
+           WHERE d.endpoint_id = t.endpoint_id AND d.todo_id = t.id AND d.expires_at > now())
+        ORDER BY t.created_at LIMIT $1) old
+      WHERE t.endpoint_id = old.endpoint_id AND t.id = old.id`,
+    [limit],
   );
-  return res.rows[0] ?? { todos: 0, tests: 0 };
+  return res.rowCount ?? 0;
+}
+
+/**
+ * Deletes one batch of finished self-tests (report frozen) started before the cutoff,
+ * oldest first through idx_doorbell_tests_reported; an outstanding test is never deleted.
+ */
+export async function pruneReports(db: Queryable, a: PruneArgs): Promise<number> {
+  const res = await db.query(
+    `WITH old AS (
+       SELECT endpoint_id, id FROM doorbell_tests
+        WHERE report IS NOT NULL AND started_at < now() - make_interval(secs => $1)
+        ORDER BY started_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+     DELETE FROM doorbell_tests d USING old WHERE d.endpoint_id = old.endpoint_id AND d.id = old.id`,
+    [a.olderThanSeconds, a.limit],
+  );
+  return res.rowCount ?? 0;
 }
 
 /** Whether `id` is a pending synthetic todo of this endpoint: one read before the self-test's claim transaction. */

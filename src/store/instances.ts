@@ -46,7 +46,12 @@ export interface DeadInstances {
  * deletes their rows (rows another transaction is already reaping are skipped), then
  * releases what they held.
  */
-export async function reapDeadInstances(tx: Queryable, deadAfterMs: number, self: string): Promise<DeadInstances> {
+export async function reapDeadInstances(
+  tx: Queryable,
+  deadAfterMs: number,
+  self: string,
+  ringWindowMs: number,
+): Promise<DeadInstances> {
   const dead = await tx.query<{ id: string }>(
     `DELETE FROM instances WHERE id IN (
        SELECT id FROM instances
@@ -58,6 +63,7 @@ export async function reapDeadInstances(tx: Queryable, deadAfterMs: number, self
   return releaseInstances(
     tx,
     dead.rows.map((r) => r.id),
+    ringWindowMs,
   );
 }
 
@@ -66,20 +72,22 @@ export async function reapDeadInstances(tx: Queryable, deadAfterMs: number, self
  * SWITCHBOARD_INSTANCE_ID that did not shut down cleanly (a clean shutdown deletes it).
  * What that process held is released like a dead instance's. Runs before the first beat.
  */
-export async function reapPredecessor(tx: Queryable, id: string): Promise<DeadInstances> {
+export async function reapPredecessor(tx: Queryable, id: string, ringWindowMs: number): Promise<DeadInstances> {
   const res = await tx.query<{ id: string }>('DELETE FROM instances WHERE id = $1 RETURNING id', [id]);
   return releaseInstances(
     tx,
     res.rows.map((r) => r.id),
+    ringWindowMs,
   );
 }
 
 /**
  * Marks the open streams of these (dead) instances closed and makes the pending todos
- * last rung through them due a ring again (last_ringed_at cleared, the lost ring's
- * budget given back).
+ * last rung through them within the ring window due a ring again (last_ringed_at
+ * cleared, the lost ring's budget given back). Both read partial indexes of open streams
+ * and of rung pending todos (0012), so the cost follows what the instance held lately.
  */
-async function releaseInstances(tx: Queryable, instances: string[]): Promise<DeadInstances> {
+async function releaseInstances(tx: Queryable, instances: string[], ringWindowMs: number): Promise<DeadInstances> {
   if (instances.length === 0) return { instances, sessions: [], queues: [] };
   const sessions = await tx.query<{ endpoint_id: string; id: string }>(
     `UPDATE mcp_sessions SET stream_open = false
@@ -94,9 +102,10 @@ async function releaseInstances(tx: Queryable, instances: string[]): Promise<Dea
        UPDATE todos SET last_ringed_at = NULL, last_rung_instance = NULL,
            ring_attempts = greatest(ring_attempts - 1, 0)
         WHERE state = 'pending' AND last_rung_instance = ANY($1::text[])
+          AND last_ringed_at > now() - make_interval(secs => $2::double precision / 1000)
         RETURNING endpoint_id, queue)
      SELECT DISTINCT endpoint_id, queue FROM unrung`,
-    [instances],
+    [instances, ringWindowMs],
   );
   return {
     instances,

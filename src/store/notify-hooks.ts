@@ -180,8 +180,8 @@ export async function enabledHooks(db: Queryable, endpointId: string): Promise<H
 /**
  * (endpoint, queue) pairs with ready transitions nobody decided although the endpoint has
  * hooks: their todo_ready notice was lost (NOTIFY is a hint). For the hook sweep, which
- * acts for the server across endpoints, driven by the (small) hooks table so only the
- * pending todos of endpoints with hooks are read; transitions younger than
+ * acts for the server across endpoints, driven by the (small) hooks table: one probe of
+ * the undecided-transition index (0012) per granted queue of an endpoint with hooks; transitions younger than
  * `minAgeSeconds` are left to the notice still in flight.
  */
 export async function queuesWithUndecided(
@@ -189,14 +189,16 @@ export async function queuesWithUndecided(
   a: { limit: number; minAgeSeconds: number; maxAgeSeconds: number },
 ): Promise<Array<{ endpoint_id: string; queue: string }>> {
   const res = await db.query<{ endpoint_id: string; queue: string }>(
-    `SELECT DISTINCT h.endpoint_id, q.queue
+    `SELECT h.endpoint_id, q.queue
        FROM (SELECT DISTINCT endpoint_id FROM notify_hooks) h
-       CROSS JOIN LATERAL (
-         SELECT DISTINCT t.queue FROM todos t
-          WHERE t.endpoint_id = h.endpoint_id AND t.state = 'pending' AND NOT t.synthetic AND ${SENDER_VERIFIED}
-            AND (t.hook_fired_at IS NULL OR t.hook_fired_at < t.updated_at)
+       JOIN endpoints e ON e.id = h.endpoint_id
+       CROSS JOIN LATERAL unnest(e.queues) q(queue)
+      WHERE EXISTS (
+         SELECT 1 FROM todos t
+          WHERE t.endpoint_id = h.endpoint_id AND t.queue = q.queue AND t.state = 'pending' AND NOT t.synthetic
+            AND ${SENDER_VERIFIED} AND (t.hook_fired_at IS NULL OR t.hook_fired_at < t.updated_at)
             AND t.updated_at > now() - make_interval(secs => $3)
-            AND t.updated_at < now() - make_interval(secs => $2)) q
+            AND t.updated_at < now() - make_interval(secs => $2))
       LIMIT $1`,
     [a.limit, a.minAgeSeconds, a.maxAgeSeconds],
   );

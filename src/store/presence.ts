@@ -5,7 +5,8 @@
 
 import { CHANNEL } from '../db/bus.js';
 import type { Queryable } from '../db/pool.js';
-import { SENDER_VERIFIED } from './rings.js';
+import { RING_READY } from './rings.js';
+import { countSql } from './todo-counts.js';
 
 export interface PresenceRow {
   id: string;
@@ -108,13 +109,17 @@ export async function claimDigest(
     `WITH claimed AS (
        UPDATE endpoints SET digest_due_at = NULL
         WHERE id = $1 AND digest_due_at IS NOT NULL AND presence_seen = 'in' AND revoked_at IS NULL
-       RETURNING id, slug, digest_reason)
+       RETURNING id, slug, digest_reason, queues)
      SELECT c.slug, c.digest_reason AS reason, COALESCE((
        SELECT json_agg(json_build_object('queue', q.queue, 'pending', q.n, 'oldest_seconds', q.age) ORDER BY q.queue)
-         FROM (SELECT t.queue, count(*)::int AS n,
-                      floor(extract(epoch FROM now() - min(t.created_at)))::int AS age
-                 FROM todos t WHERE t.endpoint_id = c.id AND t.state = 'pending' AND NOT t.synthetic
-                  AND ${SENDER_VERIFIED} GROUP BY t.queue) q), '[]'::json) AS queues
+         FROM (SELECT g.queue, ${countSql('c.id', 'g.queue', `'pending'`)}::int AS n,
+                      floor(extract(epoch FROM now() - h.ready_at))::int AS age
+                 FROM unnest(c.queues) g(queue)
+                 CROSS JOIN LATERAL (
+                   SELECT t.ready_at FROM todos t
+                    WHERE t.endpoint_id = c.id AND t.queue = g.queue AND t.ready_at <= now()
+                      AND t.state = 'pending' AND NOT t.synthetic
+                    ORDER BY t.ready_at LIMIT 1) h) q), '[]'::json) AS queues
        FROM claimed c`,
     [endpointId],
   );
@@ -141,7 +146,7 @@ export async function claimDigestTarget(
         WHERE s.endpoint_id = target.endpoint_id AND s.id = target.id),
      stamped AS (
        UPDATE todos t SET last_ringed_at = now(), last_rung_instance = target.instance FROM target
-        WHERE t.endpoint_id = $1 AND t.state = 'pending' AND NOT t.synthetic AND t.queue = ANY($2))
+        WHERE t.endpoint_id = $1 AND t.queue = ANY($2) AND ${RING_READY})
      SELECT id AS session_id, instance FROM target`,
     [a.endpointId, a.queues],
   );
@@ -151,7 +156,11 @@ export async function claimDigestTarget(
 /** Pending, push-visible work of an endpoint (the `pending` of the presence verb). */
 export async function pendingCount(db: Queryable, endpointId: string): Promise<number> {
   const res = await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM todos t WHERE t.endpoint_id = $1 AND t.state = 'pending' AND NOT t.synthetic`,
+    `SELECT coalesce(sum(${countSql('e.id', 'q.queue', `'pending'`)}), 0)::int AS n
+       FROM endpoints e CROSS JOIN LATERAL (
+         SELECT queue FROM todo_counts WHERE endpoint_id = e.id AND state = 'pending'
+         UNION SELECT queue FROM todo_count_deltas WHERE endpoint_id = e.id) q
+      WHERE e.id = $1`,
     [endpointId],
   );
   return res.rows[0]?.n ?? 0;

@@ -35,19 +35,43 @@ export type RingReason =
   /** A session just opened its stream: waiting todos not rung in the last minute. */
   | { kind: 'attach'; sessionId: string };
 
-/** The due predicate over alias t; `p` is the placeholder of the reason's parameter. */
-function dueSql(reason: RingReason, p: string): string {
+// The rows a ring pass may pick, as the partial indexes of 0012_backlog_scale.sql spell
+// them (the literals are MAX_RINGS and the re-ring schedule's length in doorbell/pump.ts;
+// the planner matches an index only on the same predicate). Over alias t.
+const RINGABLE = `t.state = 'pending' AND t.ring_attempts < 6 AND NOT t.synthetic AND ${SENDER_VERIFIED}`;
+export const RING_READY = `${RINGABLE} AND (t.last_ringed_at IS NULL OR t.last_ringed_at < t.updated_at)`;
+const RERING_DUE = `t.state = 'pending' AND t.ring_attempts BETWEEN 1 AND 4 AND NOT t.synthetic AND ${SENDER_VERIFIED}`;
+const NOT_RUNG_LATELY = `(t.last_ringed_at IS NULL OR t.last_ringed_at < now() - interval '1 minute')`;
+
+/**
+ * The due todos, oldest first, as one index range per queue (and per ring count for the
+ * re-ring): $1 endpoint, $2 ring budget, $3 limit, $4 the reason's parameter (queue,
+ * session or schedule), $5 the queues a pass over several looks at. Each range stops at the limit, so a pass reads
+ * about as many rows as it rings, whatever the backlog.
+ */
+function dueSql(reason: RingReason): string {
+  const row = `t.endpoint_id, t.id, t.created_at`;
+  const tail = `AND t.ring_attempts < $2 ORDER BY t.created_at LIMIT $3 FOR UPDATE SKIP LOCKED`;
   switch (reason.kind) {
     case 'ready':
-      return `t.queue = ${p} AND (t.last_ringed_at IS NULL OR t.last_ringed_at < t.updated_at)`;
+      return `SELECT ${row} FROM todos t WHERE t.endpoint_id = $1 AND t.queue = $4 AND ${RING_READY} ${tail}`;
     case 'reopen':
-      return `t.queue = ${p} AND (t.last_ringed_at IS NULL OR t.last_ringed_at < now() - interval '1 minute')`;
-    case 'rering':
-      return `t.ring_attempts BETWEEN 1 AND cardinality(${p}::int[])
-        AND t.created_at <= now() - make_interval(secs => (${p}::int[])[t.ring_attempts])
-        AND t.last_ringed_at < now() - interval '1 minute'`;
+      return `SELECT ${row} FROM todos t
+        WHERE t.endpoint_id = $1 AND t.queue = $4 AND ${RINGABLE} AND ${NOT_RUNG_LATELY} ${tail}`;
     case 'attach':
-      return `(t.last_ringed_at IS NULL OR t.last_ringed_at < now() - interval '1 minute')`;
+      return `SELECT c.* FROM unnest($5::text[]) q(queue) CROSS JOIN LATERAL (
+        SELECT ${row} FROM todos t
+         WHERE t.endpoint_id = $1 AND t.queue = q.queue AND ${RINGABLE} AND ${NOT_RUNG_LATELY} ${tail}) c
+        ORDER BY c.created_at LIMIT $3`;
+    case 'rering':
+      return `SELECT c.* FROM unnest($5::text[]) q(queue)
+        CROSS JOIN unnest($4::int[]) WITH ORDINALITY s(secs, k)
+        CROSS JOIN LATERAL (
+          SELECT ${row} FROM todos t
+           WHERE t.endpoint_id = $1 AND t.queue = q.queue AND ${RERING_DUE} AND t.ring_attempts = s.k
+             AND t.created_at <= now() - make_interval(secs => s.secs)
+             AND t.last_ringed_at < now() - interval '1 minute' ${tail}) c
+        ORDER BY c.created_at LIMIT $3`;
   }
 }
 
@@ -61,26 +85,33 @@ function targetSql(reason: RingReason): string {
 /**
  * Claims up to `limit` due todos of one endpoint and the session to ring them: the open
  * stream rung longest ago (or the named one on attach). Nothing is spent when no session
- * has an open stream: the todo waits for ring-on-attach and stays claimable.
+ * has an open stream: the todo waits for ring-on-attach and stays claimable. Deferred
+ * queues (seed 000) never ring; `queues` bounds the passes over several queues (attach,
+ * re-ring) and defaults to the endpoint's granted queues.
  */
 export async function claimRings(
   db: Queryable,
-  a: { endpointId: string; maxRings: number; limit: number; reason: RingReason; deferredQueues?: string[] },
+  a: {
+    endpointId: string;
+    maxRings: number;
+    limit: number;
+    reason: RingReason;
+    deferredQueues?: string[];
+    queues?: string[];
+  },
 ): Promise<RungTodo[]> {
-  const param =
-    a.reason.kind === 'ready' || a.reason.kind === 'reopen'
-      ? a.reason.queue
-      : a.reason.kind === 'rering'
-        ? a.reason.scheduleSeconds
-        : a.reason.sessionId;
+  const deferred = a.deferredQueues ?? [];
+  const reason = a.reason;
+  if ((reason.kind === 'ready' || reason.kind === 'reopen') && deferred.includes(reason.queue)) return [];
+  const params: unknown[] = [a.endpointId, a.maxRings, a.limit];
+  if (reason.kind === 'ready' || reason.kind === 'reopen') params.push(reason.queue);
+  else {
+    const queues = (a.queues ?? (await grantedQueues(db, a.endpointId))).filter((q) => !deferred.includes(q));
+    params.push(reason.kind === 'rering' ? reason.scheduleSeconds : reason.sessionId, queues);
+  }
   const res = await db.query<RungTodo>(
-    `WITH target AS (${targetSql(a.reason)}),
-     due AS (
-       SELECT t.endpoint_id, t.id FROM todos t
-        WHERE t.endpoint_id = $1 AND t.state = 'pending' AND t.ring_attempts < $2 AND NOT t.synthetic
-          AND ${SENDER_VERIFIED} AND ${dueSql(a.reason, '$4')} AND EXISTS (SELECT 1 FROM target)
-          AND t.queue <> ALL($5::text[])
-        ORDER BY t.created_at LIMIT $3 FOR UPDATE SKIP LOCKED),
+    `WITH target AS (${targetSql(reason)}),
+     due AS (SELECT d.* FROM (${dueSql(reason)}) d WHERE EXISTS (SELECT 1 FROM target)),
      rung AS (
        UPDATE todos t SET ring_attempts = t.ring_attempts + 1, last_ringed_at = now(),
            last_rung_instance = target.instance
@@ -92,24 +123,24 @@ export async function claimRings(
      SELECT rung.id, rung.queue, rung.title, rung.kind, rung.source, rung.claims, target.id AS session_id,
             target.instance
        FROM rung, target ORDER BY rung.created_at`,
-    [a.endpointId, a.maxRings, a.limit, param, a.deferredQueues ?? []],
+    params,
   );
   return res.rows;
 }
 
-/** Endpoints with pending todos due a heartbeat re-ring (for the re-ring sweep). */
-export async function endpointsDueReRing(
-  db: Queryable,
-  scheduleSeconds: number[],
-  maxRings: number,
-): Promise<string[]> {
+async function grantedQueues(db: Queryable, endpointId: string): Promise<string[]> {
+  const res = await db.query<{ queues: string[] }>('SELECT queues FROM endpoints WHERE id = $1', [endpointId]);
+  return res.rows[0]?.queues ?? [];
+}
+
+/**
+ * Endpoints that may have work due a heartbeat re-ring: those with an open notification
+ * stream (nothing is rung without one), so the sweep's cost follows live streams, never
+ * the backlog; the ring statement finds each one's due todos through its index.
+ */
+export async function endpointsWithOpenStreams(db: Queryable): Promise<string[]> {
   const res = await db.query<{ endpoint_id: string }>(
-    `SELECT DISTINCT t.endpoint_id FROM todos t
-      WHERE t.state = 'pending' AND t.ring_attempts < $2 AND NOT t.synthetic AND ${SENDER_VERIFIED}
-        AND ${dueSql({ kind: 'rering', scheduleSeconds }, '$1')}
-        AND t.created_at <= now() - make_interval(secs => ($1::int[])[1])
-      LIMIT 500`,
-    [scheduleSeconds, maxRings],
+    `SELECT DISTINCT endpoint_id FROM mcp_sessions WHERE stream_open AND closed_at IS NULL`,
   );
   return res.rows.map((r) => r.endpoint_id);
 }

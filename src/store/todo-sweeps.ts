@@ -4,6 +4,7 @@
 // thousands of row locks.
 
 import type { Queryable } from '../db/pool.js';
+import { queuesHolding } from './todo-counts.js';
 import { NOTIFY_READY, closeAttemptSql } from './todo-sql.js';
 
 /**
@@ -56,15 +57,25 @@ export async function requeueDueRetries(db: Queryable, limit: number): Promise<n
   return res.rows[0]?.requeued ?? 0;
 }
 
-/** Deletes one batch of terminal todos last changed before the cutoff; never live ones. */
+/**
+ * Deletes one batch of terminal todos last changed before the cutoff; never live ones.
+ * Walks the queues that hold terminal todos (the counters) and takes each one's oldest
+ * from its done and dead-letter indexes, so a batch reads about the rows it deletes.
+ */
 export async function pruneTerminal(db: Queryable, olderThanSeconds: number, limit: number): Promise<number> {
+  const old = (where: string) => `SELECT t.endpoint_id, t.id FROM todos t
+     WHERE t.endpoint_id = q.endpoint_id AND t.queue = q.queue AND ${where}
+       AND t.updated_at < now() - make_interval(secs => $1) AND NOT t.synthetic
+     ORDER BY t.updated_at LIMIT $2 FOR UPDATE SKIP LOCKED`;
   const res = await db.query(
-    `WITH old AS (
-       SELECT endpoint_id, id FROM todos
-        WHERE (state IN ('done', 'canceled') OR (state = 'failed' AND next_retry_at IS NULL))
-          AND updated_at < now() - make_interval(secs => $1) AND NOT synthetic
-        LIMIT $2 FOR UPDATE SKIP LOCKED)
-     DELETE FROM todos t USING old WHERE t.endpoint_id = old.endpoint_id AND t.id = old.id`,
+    `WITH q AS (${queuesHolding(`'done', 'failed', 'canceled'`)}),
+     done AS (SELECT o.* FROM q CROSS JOIN LATERAL (${old(`t.state = 'done'`)}) o LIMIT $2),
+     dead AS (
+       SELECT o.* FROM q
+        CROSS JOIN LATERAL (${old(`(t.state = 'canceled' OR (t.state = 'failed' AND t.next_retry_at IS NULL))`)}) o
+        LIMIT $2 - (SELECT count(*) FROM done))
+     DELETE FROM todos t USING (SELECT * FROM done UNION ALL SELECT * FROM dead) old
+      WHERE t.endpoint_id = old.endpoint_id AND t.id = old.id`,
     [olderThanSeconds, limit],
   );
   return res.rowCount ?? 0;

@@ -25,6 +25,12 @@ export interface Redelivery {
   /** A queue of the endpoint has todos due a ring again. */
   ring(endpointId: string, queue: string): Promise<void>;
   messages: MessageDeps;
+  /**
+   * Rings through a dead instance younger than this are given back (the doorbell's ack
+   * window): an older ring was already judged heard or unheard, and the heartbeat re-ring
+   * covers its todo, so the sweep never walks the whole rung backlog.
+   */
+  ringWindowMs: number;
 }
 
 /** Rings again and returns in-flight messages for what a dead instance held. */
@@ -57,7 +63,9 @@ export class InstanceHeartbeat {
    * behind if it died, then inserts this instance's row. Throws if the database fails.
    */
   async start(redelivery: Redelivery): Promise<DeadInstances> {
-    const released = await withTx(this.options.db, (tx) => reapPredecessor(tx, this.options.info.id));
+    const released = await withTx(this.options.db, (tx) =>
+      reapPredecessor(tx, this.options.info.id, redelivery.ringWindowMs),
+    );
     await beat(this.options.db, this.options.info);
     this.healthySince = Date.now();
     if (released.instances.length > 0) {
@@ -142,7 +150,9 @@ export function deadInstanceSweep(
     intervalMs: a.intervalMs,
     async run() {
       if (a.heartbeat.healthyForMs() < a.deadAfterMs) return;
-      const released = await withTx(db, (tx) => reapDeadInstances(tx, a.deadAfterMs, a.instanceId));
+      const released = await withTx(db, (tx) =>
+        reapDeadInstances(tx, a.deadAfterMs, a.instanceId, a.redelivery.ringWindowMs),
+      );
       if (released.instances.length === 0) return;
       a.log.warn(
         { instances: released.instances, streams: released.sessions.length },

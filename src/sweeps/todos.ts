@@ -1,10 +1,13 @@
 // The todo sweeps: the reaper (lapsed leases), the due-retry requeue, and retention.
-// Each works in bounded batches and stops after a bounded number of them per tick, so a
-// backlog drains over a few ticks instead of one long transaction.
+// Each works in bounded batches and stops after a bounded number of them per tick (the
+// reaper and requeue) or a bounded time (retention), so a backlog drains over a few ticks
+// instead of one long transaction.
 
-import type { Pool } from '../db/pool.js';
+import type { Pool, Queryable } from '../db/pool.js';
 import type { Metrics } from '../metrics/index.js';
 import { pruneTerminal, reapExpired, requeueDueRetries } from '../store/todo-sweeps.js';
+import type { PruneArgs } from '../store/retention.js';
+import { drainPrune, RETENTION_BOUNDS } from './retention.js';
 import type { Sweep } from './runner.js';
 
 // 500 rows keep each statement's locks and WAL small; 20 batches (10,000 rows) a tick
@@ -50,12 +53,14 @@ export function retryRequeueSweep(db: Pool, intervalMs: number): Sweep {
   };
 }
 
+/** Finished todos past retention, drained like the other retention rules (sweeps/retention.ts). */
 export function retentionSweep(db: Pool, intervalMs: number, retentionMs: number): Sweep {
+  const prune = (q: Queryable, a: PruneArgs) => pruneTerminal(q, a.olderThanSeconds, a.limit);
   return {
     name: 'retention',
     intervalMs,
     async run() {
-      return { pruned: await drain(() => pruneTerminal(db, retentionMs / 1000, BATCH)) };
+      return { pruned: await drainPrune(db, prune, retentionMs, RETENTION_BOUNDS) };
     },
   };
 }

@@ -2,15 +2,17 @@
 // - unheard: rings delivered but not acknowledged within SWITCHBOARD_DOORBELL_ACK_WINDOW
 //   become unheard (counted once), and a session whose last 3 rings all went unheard is
 //   marked unheard, with one warning per session per run of this process;
-// - doorbell_tests: rings self-tests whose timer was lost, freezes expired tests, deletes
-//   their synthetic todos and reports older than 7 days, and prunes rings older than 7 days.
+// - doorbell_tests: rings self-tests whose timer was lost, freezes expired tests and
+//   deletes their synthetic todos. Ring records and reports are kept for
+//   SWITCHBOARD_DOORBELL_RETENTION and pruned by the doorbell_retention sweep
+//   (src/sweeps/retention.ts).
 
 import type { Logger } from 'pino';
 import type { Queryable } from '../db/pool.js';
 import { freezeTest } from '../doorbell/self-test-report.js';
 import type { SelfTestRinger } from '../doorbell/self-test-ring.js';
 import type { DoorbellMetrics } from '../metrics/doorbell.js';
-import { markUnheardRings, markUnheardSessions, pruneRings } from '../store/doorbell-rings.js';
+import { markUnheardRings, markUnheardSessions } from '../store/doorbell-rings.js';
 import { cleanupSynthetic, expiredTests, getTest } from '../store/doorbell-tests.js';
 import type { Sweep } from './runner.js';
 
@@ -22,8 +24,6 @@ const TESTS_INTERVAL_MS = 10_000;
 // 500 rows a statement, 20 statements a tick: the same bounds as the todo sweeps.
 const BATCH = 500;
 const MAX_BATCHES = 20;
-/** Ring records and self-test reports are diagnostics: a week answers "what happened this week". */
-export const DOORBELL_KEEP_SECONDS = 7 * 86_400;
 
 export interface UnheardSweepDeps {
   db: Queryable;
@@ -74,9 +74,8 @@ export function doorbellTestsSweep(deps: { db: Queryable; ringer: SelfTestRinger
         const test = await getTest(deps.db, t.endpoint_id, t.id);
         if (test && (await freezeTest(deps.db, test, 'expiry'))) expired += 1;
       }
-      const cleaned = await cleanupSynthetic(deps.db, { keepSeconds: DOORBELL_KEEP_SECONDS, limit: BATCH });
-      const pruned = await pruneRings(deps.db, DOORBELL_KEEP_SECONDS, BATCH);
-      return { rung, expired, synthetic_deleted: cleaned.todos, reports_pruned: cleaned.tests, rings_pruned: pruned };
+      const syntheticDeleted = await cleanupSynthetic(deps.db, BATCH);
+      return { rung, expired, synthetic_deleted: syntheticDeleted };
     },
   };
 }

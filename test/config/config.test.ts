@@ -92,3 +92,32 @@ test('instance liveness: heartbeat 5s and dead after three beats by default; a t
   assert.ok(!bad.ok);
   assert.equal(bad.problems.length, 2, bad.problems.join('\n'));
 });
+
+test('retention: 7d for sessions, sign-ins and doorbell records, 30d for tokens and delivery ids; floors refused below', () => {
+  const defaults = parseConfig({});
+  assert.ok(defaults.ok);
+  const day = 86_400_000;
+  assert.deepEqual(defaults.config.retention, {
+    mcpSessionsMs: 7 * day,
+    signInMs: 7 * day,
+    apiTokensMs: 30 * day,
+    webhookDeliveriesMs: 30 * day,
+    doorbellMs: 7 * day,
+    admissionAuditMs: 30 * day,
+  });
+  const set = parseConfig({ SWITCHBOARD_RETENTION: '90d', SWITCHBOARD_WEBHOOK_DEDUP_RETENTION: '4d' });
+  assert.ok(set.ok);
+  assert.equal(set.config.retention.admissionAuditMs, 90 * day, 'the audit follows SWITCHBOARD_RETENTION');
+  assert.equal(set.config.retention.webhookDeliveriesMs, 4 * day);
+  const short = parseConfig({
+    SWITCHBOARD_WEBHOOK_DEDUP_RETENTION: '3d',
+    SWITCHBOARD_DOORBELL_RETENTION: '6h',
+    SWITCHBOARD_MCP_SESSION_RETENTION: '30m',
+  });
+  assert.ok(!short.ok);
+  assert.equal(short.problems.length, 3, short.problems.join('\n'));
+  assert.match(
+    short.problems.join('\n'),
+    /SWITCHBOARD_WEBHOOK_DEDUP_RETENTION: "3d" is outside the allowed range 4d–3650d/,
+  );
+});

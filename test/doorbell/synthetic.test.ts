@@ -133,10 +133,11 @@ const CHECKS: Record<string, () => Promise<void>> = {
       assert.ok(!rung.some((t) => t.id === fake), `no ${reason.kind} ring for a synthetic todo`);
     }
   },
-  'rings.endpointsDueReRing': async () => {
-    await pool.query(`DELETE FROM todos WHERE endpoint_id = $1 AND NOT synthetic AND state = 'pending'`, [E]);
+  'rings.endpointsWithOpenStreams': async () => {
+    // Reads sessions, not todos: a synthetic todo cannot put an endpoint on the re-ring list.
+    await pool.query(`UPDATE mcp_sessions SET stream_open = false WHERE endpoint_id = $1`, [E]);
     await row('pending', true);
-    assert.ok(!(await rings.endpointsDueReRing(pool, [300, 1200, 3600, 21_600], 6)).includes(E));
+    assert.ok(!(await rings.endpointsWithOpenStreams(pool)).includes(E));
   },
   'rings.publishRing': async () => {
     await rings.publishRing(pool, { note: 'not a todo query: a NOTIFY payload' });

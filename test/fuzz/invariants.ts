@@ -4,6 +4,7 @@
 // states.
 
 import type { Pool } from '../../src/db/pool.js';
+import { COUNTER_MISMATCHES_SQL } from '../../src/store/todo-counts.js';
 
 export interface Invariant {
   name: string;
@@ -11,6 +12,10 @@ export interface Invariant {
 }
 
 export const INVARIANTS: Invariant[] = [
+  {
+    name: 'the todo counters equal count(*) per (endpoint, queue, state)',
+    sql: COUNTER_MISMATCHES_SQL,
+  },
   {
     name: 'at most one open attempt per todo',
     sql: `SELECT endpoint_id, todo_id, count(*) AS open FROM todo_attempts

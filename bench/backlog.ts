@@ -1,0 +1,242 @@
+// The backlog benchmark (docs/design/scale.md): does the queue slow down when work piles
+// up? One `switchboard serve` child on the bench database; 16 MCP sessions with their
+// notification streams open and read, each looping claim_next → complete, while two
+// producers add a todo over MCP every ~20 ms (each rings a session). Measured at 10k,
+// 100k and 1M pending todos of the endpoint, bulk-loaded in SQL; each size's rate ÷ the
+// 10k rate (target ≥ 0.9 at 1M), with p50/p99 of claim_next and of push → doorbell
+// (from the producer's create_todo call to the ring reaching any session's stream).
+//
+// The backlog is shaped as old work that has had all its rings: created by a human over
+// the last days, ring budget used (ring_attempts 5, last rung long ago), ready since its
+// creation. Beside each size's pending todos lie as many done ones (with their attempt
+// rows), so the history grows with the backlog. Before each timed round the pending count
+// is topped up to the size. Also at each size: the /metrics scrape and the board's queues
+// page (the serve child runs with SWITCHBOARD_AUTH=off, so the board is the synthetic
+// admin's, who owns the endpoint), median of 5, ÷ the 10k figure (target ≤ 2×).
+//
+// BENCH_BACKLOG_SIZES (default 10000,100000,1000000), BENCH_BACKLOG_SECONDS per round
+// (default 8), BENCH_BACKLOG_ROUNDS per size (default 3).
+
+import { loadavg } from 'node:os';
+import { monotonicFactory } from 'ulid';
+import { createPool, type Pool } from '../src/db/pool.js';
+import { vendEndpoint } from '../src/endpoints/manage.js';
+import { ensureHuman } from '../src/store/humans.js';
+import { benchDatabase, median } from './db.js';
+import { openSession, type BenchSession } from './mcp-client.js';
+import { startServe, type ServeChild } from './serve.js';
+
+const SIZES = (process.env.BENCH_BACKLOG_SIZES ?? '10000,100000,1000000').split(',').map(Number);
+const SECONDS = Number(process.env.BENCH_BACKLOG_SECONDS ?? 8);
+const ROUNDS = Number(process.env.BENCH_BACKLOG_ROUNDS ?? 3);
+const WORKERS = 16;
+const PRODUCERS = 2;
+const PRODUCE_EVERY_MS = 20;
+const LOAD_BATCH = 50_000;
+/** The synthetic admin of SWITCHBOARD_AUTH=off (identity/setup.ts localAdmin). */
+const LOCAL_ADMIN = 'hu_00000000000000000000000000';
+const RATE_TARGET = 0.9;
+const READ_TARGET = 2;
+
+interface SizeFigures {
+  size: number;
+  rate: number;
+  claim: number[];
+  doorbell: number[];
+  scrapeMs: number;
+  boardMs: number;
+}
+
+function percentile(samples: number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+const ulid = monotonicFactory();
+
+/** Adds `count` rows in `state` ('pending' or 'done'), created over the past days, oldest first. */
+async function load(pool: Pool, endpointId: string, state: 'pending' | 'done', count: number): Promise<void> {
+  const start = Date.now() - 3 * 86_400_000;
+  for (let from = 0; from < count; from += LOAD_BATCH) {
+    const n = Math.min(LOAD_BATCH, count - from);
+    const ids = Array.from({ length: n }, (_, i) => `td_${ulid(start + from + i)}`);
+    await pool.query(
+      `WITH rows AS (
+         SELECT u.id, to_timestamp(($3::bigint + u.i) / 1000.0) AS at
+           FROM unnest($4::text[]) WITH ORDINALITY u(id, i)),
+       added AS (
+         INSERT INTO todos (endpoint_id, id, queue, title, created_by_human_id, state, attempt, claims, ready_at,
+                            ring_attempts, last_ringed_at, completed_at, created_at, updated_at)
+         SELECT $1, r.id, 'inbox', 'backlog', $2, $5, CASE WHEN $5 = 'done' THEN 1 ELSE 0 END,
+                CASE WHEN $5 = 'done' THEN 1 ELSE 0 END, CASE WHEN $5 = 'pending' THEN r.at END, 5,
+                r.at + interval '6 hours', CASE WHEN $5 = 'done' THEN r.at END, r.at, r.at
+           FROM rows r
+         RETURNING endpoint_id, id, state, created_at)
+       INSERT INTO todo_attempts (endpoint_id, todo_id, seq, attempt, session_id, claimed_at, lease_expires_at,
+                                  ended_at, outcome)
+       SELECT endpoint_id, id, 1, 1, 'ms_bench', created_at, created_at + interval '5 minutes', created_at, 'completed'
+         FROM added WHERE state = 'done'`,
+      [endpointId, LOCAL_ADMIN, start + from, ids, state],
+    );
+  }
+}
+
+async function pendingOf(pool: Pool, endpointId: string): Promise<number> {
+  const res = await pool.query<{ n: number }>(`SELECT todo_count($1, 'inbox', 'pending')::int AS n`, [endpointId]);
+  return res.rows[0]?.n ?? 0;
+}
+
+async function grow(pool: Pool, endpointId: string, size: number): Promise<void> {
+  const done = await pool.query<{ n: number }>(`SELECT todo_count($1, 'inbox', 'done')::int AS n`, [endpointId]);
+  const t0 = Date.now();
+  await load(pool, endpointId, 'done', size - (done.rows[0]?.n ?? 0));
+  await load(pool, endpointId, 'pending', size - (await pendingOf(pool, endpointId)));
+  await pool.query('VACUUM ANALYZE todos');
+  await pool.query('VACUUM ANALYZE todo_attempts');
+  await pool.query('CHECKPOINT');
+  process.stdout.write(`  loaded to ${size} pending + ${size} done in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+}
+
+/** How long one GET takes, median of 5 after a warm-up. */
+async function timedGet(url: string): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < 6; i++) {
+    const t0 = performance.now();
+    const res = await fetch(url);
+    await res.text();
+    if (res.status !== 200) throw new Error(`GET ${url} answered ${res.status}`);
+    if (i > 0) times.push(performance.now() - t0);
+  }
+  return median(times);
+}
+
+/** One timed round: workers cycle, producers push; the cycles, claim and ring latencies. */
+async function round(
+  workers: BenchSession[],
+  producers: BenchSession[],
+  pushed: Map<string, number>,
+  rings: number[],
+): Promise<{ cycles: number; claim: number[] }> {
+  const claim: number[] = [];
+  const until = Date.now() + SECONDS * 1000;
+  let cycles = 0;
+  const work = workers.map(async (w) => {
+    while (Date.now() < until) {
+      const t0 = performance.now();
+      const r = await w.call('claim_next', {});
+      claim.push(performance.now() - t0);
+      const todo = r.todo as { id: string } | undefined;
+      if (!todo) throw new Error('the backlog ran empty during the measurement');
+      await w.call('complete', { id: todo.id });
+      cycles += 1;
+    }
+  });
+  const produce = producers.map(async (p, i) => {
+    let n = 0;
+    while (Date.now() < until) {
+      const t0 = performance.now();
+      const r = await p.call('create_todo', { queue: 'inbox', title: `pushed ${i}-${n++}` });
+      pushed.set((r.todo as { id: string }).id, t0);
+      await new Promise((resolve) => setTimeout(resolve, PRODUCE_EVERY_MS));
+    }
+  });
+  rings.length = 0;
+  await Promise.all([...work, ...produce]);
+  return { cycles, claim };
+}
+
+async function measureSize(
+  pool: Pool,
+  serve: ServeChild,
+  endpointId: string,
+  size: number,
+  sessions: { workers: BenchSession[]; producers: BenchSession[]; pushed: Map<string, number>; rings: number[] },
+): Promise<SizeFigures> {
+  await grow(pool, endpointId, size);
+  let cycles = 0;
+  const claim: number[] = [];
+  const doorbell: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    await load(pool, endpointId, 'pending', size - (await pendingOf(pool, endpointId)));
+    const result = await round(sessions.workers, sessions.producers, sessions.pushed, sessions.rings);
+    cycles += result.cycles;
+    claim.push(...result.claim);
+    doorbell.push(...sessions.rings);
+  }
+  const figures: SizeFigures = {
+    size,
+    rate: cycles / (ROUNDS * SECONDS),
+    claim,
+    doorbell: [...doorbell],
+    scrapeMs: await timedGet(`${serve.url}/metrics`),
+    boardMs: await timedGet(`${serve.url}/`),
+  };
+  process.stdout.write(
+    `  ${size} pending: ${figures.rate.toFixed(0)} cycles/s; claim_next p50 ${percentile(claim, 50).toFixed(2)} ms` +
+      ` p99 ${percentile(claim, 99).toFixed(2)} ms; push → doorbell p50 ${percentile(doorbell, 50).toFixed(2)} ms` +
+      ` p99 ${percentile(doorbell, 99).toFixed(2)} ms (${doorbell.length} rings); /metrics ${figures.scrapeMs.toFixed(1)} ms;` +
+      ` board ${figures.boardMs.toFixed(1)} ms; load ${loadavg()[0]?.toFixed(2)}\n`,
+  );
+  return figures;
+}
+
+export async function runBacklogBench(): Promise<void> {
+  const db = await benchDatabase();
+  const pool = createPool({ url: db.url, max: 4 });
+  let serve: ServeChild | null = null;
+  const open: BenchSession[] = [];
+  try {
+    process.stdout.write(
+      `backlog bench: ${WORKERS} streaming sessions cycling, ${PRODUCERS} producers every ${PRODUCE_EVERY_MS} ms,` +
+        ` ${ROUNDS} × ${SECONDS} s per size, on ${db.server}\n`,
+    );
+    await ensureHuman(pool, { id: LOCAL_ADMIN, email: 'admin@localhost', displayName: 'bench', role: 'admin' });
+    const vended = await vendEndpoint(
+      { db: pool, publicUrl: 'http://bench.test' },
+      LOCAL_ADMIN,
+      { name: 'backlog', verbs: ['drain', 'create'] },
+      new Date(),
+    );
+    serve = await startServe(db.url, { SWITCHBOARD_AUTH: 'off' });
+    const pushed = new Map<string, number>();
+    const rings: number[] = [];
+    const onRing = (meta: Record<string, string>) => {
+      const sent = meta.todo_id ? pushed.get(meta.todo_id) : undefined;
+      if (sent !== undefined) {
+        rings.push(performance.now() - sent);
+        pushed.delete(meta.todo_id!);
+      }
+    };
+    const workers: BenchSession[] = [];
+    for (let i = 0; i < WORKERS; i++) workers.push(await openSession('raw', serve.url, vended.credential, onRing));
+    const producers: BenchSession[] = [];
+    for (let i = 0; i < PRODUCERS; i++) producers.push(await openSession('raw', serve.url, vended.credential));
+    open.push(...workers, ...producers);
+    const figures: SizeFigures[] = [];
+    for (const size of SIZES) {
+      figures.push(await measureSize(pool, serve, vended.endpoint.id, size, { workers, producers, pushed, rings }));
+    }
+    const base = figures[0];
+    if (!base) return;
+    for (const f of figures.slice(1)) {
+      const rate = f.rate / base.rate;
+      const scrape = f.scrapeMs / base.scrapeMs;
+      const board = f.boardMs / base.boardMs;
+      process.stdout.write(
+        `  ${f.size} ÷ ${base.size}: rate ${rate.toFixed(3)} (target ≥ ${RATE_TARGET}: ${rate >= RATE_TARGET ? 'met' : 'NOT met'});` +
+          ` claim_next p50 ${(percentile(f.claim, 50) / percentile(base.claim, 50)).toFixed(2)}×` +
+          ` p99 ${(percentile(f.claim, 99) / percentile(base.claim, 99)).toFixed(2)}×;` +
+          ` doorbell p50 ${(percentile(f.doorbell, 50) / percentile(base.doorbell, 50)).toFixed(2)}×` +
+          ` p99 ${(percentile(f.doorbell, 99) / percentile(base.doorbell, 99)).toFixed(2)}×;` +
+          ` /metrics ${scrape.toFixed(2)}×, board ${board.toFixed(2)}× (target ≤ ${READ_TARGET}×:` +
+          ` ${scrape <= READ_TARGET && board <= READ_TARGET ? 'met' : 'NOT met'})\n`,
+      );
+    }
+  } finally {
+    for (const s of open) await s.end().catch(() => undefined);
+    await serve?.stop();
+    await pool.end();
+    await db.close();
+  }
+}

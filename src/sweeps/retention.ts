@@ -1,0 +1,113 @@
+// Retention of the tables that only grow: closed MCP sessions, expired board sessions and
+// spent setup links, dead API tokens, inbound webhook delivery ids, the admission audit,
+// and doorbell ring records with self-test reports. One sweep per rule, each on the
+// retention interval in claimed ticks (one instance a tick), each draining its table in
+// bounded batches. Finished todos and admission windows keep their own sweeps
+// (sweeps/todos.ts, sweeps/admission.ts); what counts as dead is decided in the store.
+
+import type { Queryable } from '../db/pool.js';
+import { pruneRings } from '../store/doorbell-rings.js';
+import { pruneReports } from '../store/doorbell-tests.js';
+import {
+  pruneAdmissionAudit,
+  pruneApiTokens,
+  pruneBoardSessions,
+  pruneClosedSessions,
+  pruneSetupTokens,
+  pruneWebhookDeliveries,
+  type PruneArgs,
+} from '../store/retention.js';
+import type { Sweep } from './runner.js';
+
+/** How long each table keeps a dead row (Config.retention). */
+export interface RetentionSettings {
+  mcpSessionsMs: number;
+  signInMs: number;
+  apiTokensMs: number;
+  webhookDeliveriesMs: number;
+  doorbellMs: number;
+  admissionAuditMs: number;
+}
+
+/** Rows per statement, and how many statements (or how long) one tick may run. */
+export interface RetentionBounds {
+  batch: number;
+  maxBatches: number;
+  maxMs?: number;
+}
+
+// 500 rows keep each statement's locks and WAL small. A tick drains until a batch comes
+// back short, for at most 10 s: a count bound would cap what retention can delete per
+// interval whatever the write rate (20 batches an hour is 10,000 rows, far below a busy
+// queue's completions), while 10 s still lets shutdown, which waits for a running tick,
+// end promptly. At 10–50 ms a batch that is 100,000–500,000 rows a tick; a faster
+// SWITCHBOARD_RETENTION_INTERVAL keeps up with more.
+export const RETENTION_BOUNDS: RetentionBounds = { batch: 500, maxBatches: Number.POSITIVE_INFINITY, maxMs: 10_000 };
+
+type Prune = (db: Queryable, a: PruneArgs) => Promise<number>;
+
+/** Runs one prune until a batch comes back short or the tick's bound (count or time) is reached. */
+export async function drainPrune(
+  db: Queryable,
+  prune: Prune,
+  keepMs: number,
+  bounds: RetentionBounds,
+): Promise<number> {
+  const args = { olderThanSeconds: keepMs / 1000, limit: bounds.batch };
+  const deadline = Date.now() + (bounds.maxMs ?? Number.POSITIVE_INFINITY);
+  let total = 0;
+  for (let i = 0; i < bounds.maxBatches && Date.now() < deadline; i++) {
+    const n = await prune(db, args);
+    total += n;
+    if (n < bounds.batch) break;
+  }
+  return total;
+}
+
+/** A sweep that drains each (count name, prune, keep) in turn and reports the counts. */
+function sweepOf(
+  name: string,
+  intervalMs: number,
+  db: Queryable,
+  bounds: RetentionBounds,
+  rules: Array<[count: string, prune: Prune, keepMs: number]>,
+): Sweep {
+  return {
+    name,
+    intervalMs,
+    async run() {
+      const counts: Record<string, number> = {};
+      for (const [count, prune, keepMs] of rules) counts[count] = await drainPrune(db, prune, keepMs, bounds);
+      return counts;
+    },
+  };
+}
+
+/** Every retention sweep, for the composition root's SweepRunner. */
+export function retentionSweeps(
+  db: Queryable,
+  intervalMs: number,
+  keep: RetentionSettings,
+  bounds: RetentionBounds = RETENTION_BOUNDS,
+): Sweep[] {
+  return [
+    sweepOf('mcp_session_retention', intervalMs, db, bounds, [
+      ['sessions_pruned', pruneClosedSessions, keep.mcpSessionsMs],
+    ]),
+    sweepOf('signin_retention', intervalMs, db, bounds, [
+      ['board_sessions_pruned', pruneBoardSessions, keep.signInMs],
+      ['setup_tokens_pruned', pruneSetupTokens, keep.signInMs],
+    ]),
+    sweepOf('api_token_retention', intervalMs, db, bounds, [['api_tokens_pruned', pruneApiTokens, keep.apiTokensMs]]),
+    sweepOf('webhook_dedup_retention', intervalMs, db, bounds, [
+      ['deliveries_pruned', pruneWebhookDeliveries, keep.webhookDeliveriesMs],
+    ]),
+    sweepOf('admission_audit_retention', intervalMs, db, bounds, [
+      ['audit_pruned', pruneAdmissionAudit, keep.admissionAuditMs],
+    ]),
+    sweepOf('doorbell_retention', intervalMs, db, bounds, [
+      ['rings_pruned', pruneRings, keep.doorbellMs],
+      ['reports_pruned', pruneReports, keep.doorbellMs],
+    ]),
+  ];
+}

@@ -1,0 +1,231 @@
+// Pins the scale rule (docs/design/scale.md) on plans: with 200,000 pending and 200,000 done
+// todos, every statement of the doorbell passes, the reaper, the retry requeue, retention,
+// the dead-instance sweep, admission's deferred summary, the board's lanes and the metrics
+// collectors reads todos, todo_attempts and doorbell_rings through an index — no
+// sequential scan of them. Each statement is captured as the store issues it (text and
+// parameters) and EXPLAINed with those parameters; a failure prints the plan.
+
+import assert from 'node:assert/strict';
+import { before, test } from 'node:test';
+import type pg from 'pg';
+import type { Queryable } from '../../src/db/pool.js';
+import { allPolicyStates, heldPolicyOf, pendingByQueue, policyStates } from '../../src/store/admission.js';
+import { laneCards, laneCounts, liveFingerprint } from '../../src/store/board-lanes.js';
+import { countUnheardSessions, markUnheardRings, pruneRings } from '../../src/store/doorbell-rings.js';
+import { reapDeadInstances } from '../../src/store/instances.js';
+import { claimReadyTransitions, queuesWithUndecided } from '../../src/store/notify-hooks.js';
+import { claimDigest, claimDigestTarget, pendingCount } from '../../src/store/presence.js';
+import { oldestPendingAges, queueStateCounts } from '../../src/store/queue-stats.js';
+import { claimRings, endpointsWithOpenStreams } from '../../src/store/rings.js';
+import { closeIdleSessions } from '../../src/store/sessions.js';
+import { foldTodoCounts, stateCounts } from '../../src/store/todo-counts.js';
+import { pruneTerminal, reapExpired, requeueDueRetries } from '../../src/store/todo-sweeps.js';
+import { testDatabase, type TestDatabase } from '../helpers/db.js';
+import { makeEndpoint } from '../helpers/fixtures.js';
+
+const PENDING = 200_000;
+const DONE = 200_000;
+const WATCHED = new Set(['todos', 'todo_attempts', 'doorbell_rings']);
+const SCHEDULE = [300, 1200, 3600, 21_600];
+
+const db: TestDatabase = await testDatabase('scale_plans');
+let endpointId = '';
+
+before(async () => {
+  const e = await makeEndpoint(db.pool, { queues: ['inbox', 'budgeted'] });
+  endpointId = e.id;
+  // A backlog rung once through an instance that has since died (1 in 100 never rung), a
+  // history of done work, a third of it past retention, a few claims (some lapsed) and
+  // retries (some due).
+  await db.pool.query(
+    `INSERT INTO todos (endpoint_id, id, queue, title, created_by_human_id, state, ready_at, ring_attempts,
+                        last_ringed_at, last_rung_instance, created_at, updated_at)
+     SELECT $1, 'td_p' || lpad(g::text, 8, '0'), CASE WHEN g % 10 = 0 THEN 'budgeted' ELSE 'inbox' END, 'backlog',
+            $2, 'pending', now() - interval '3 days' + g * interval '1 second', CASE WHEN g % 100 = 0 THEN 0 ELSE 1 END,
+            CASE WHEN g % 100 <> 0 THEN now() - interval '3 days' + g * interval '1 second' + interval '1 second' END,
+            CASE WHEN g % 100 <> 0 THEN 'i-dead' END, now() - interval '3 days' + g * interval '1 second',
+            now() - interval '3 days' + g * interval '1 second'
+       FROM generate_series(1, $3::int) g`,
+    [endpointId, e.human_id, PENDING],
+  );
+  await db.pool.query(
+    `INSERT INTO todos (endpoint_id, id, queue, title, created_by_human_id, state, attempt, claims, completed_at,
+                        created_at, updated_at)
+     SELECT $1, 'td_d' || lpad(g::text, 8, '0'), 'inbox', 'history', $2, 'done', 1, 1,
+            now() - g * interval '40 seconds', now() - g * interval '40 seconds', now() - g * interval '40 seconds'
+       FROM generate_series(1, $3::int) g`,
+    [endpointId, e.human_id, DONE],
+  );
+  await db.pool.query(
+    `INSERT INTO todo_attempts (endpoint_id, todo_id, seq, attempt, session_id, claimed_at, lease_expires_at, ended_at,
+                                outcome)
+     SELECT endpoint_id, id, 1, 1, 'ms_old', created_at, created_at + interval '5 minutes', updated_at, 'completed'
+       FROM todos WHERE state = 'done'`,
+  );
+  await db.pool.query(
+    `INSERT INTO doorbell_rings (endpoint_id, id, session_id, todo_id, kind, queue, sent_at, acked_at, ack_via)
+     SELECT endpoint_id, 'rg_' || id, 'ms_old', id, 'todo', queue, created_at, created_at, 'claim'
+       FROM todos WHERE state = 'done'`,
+  );
+  await db.pool.query(
+    `INSERT INTO todos (endpoint_id, id, queue, title, created_by_human_id, state, attempt, claims, owner_session_id,
+                        lease_expires_at, ready_at, next_retry_at)
+     SELECT $1, 'td_c' || g, 'inbox', 'in flight', $2, CASE WHEN g % 2 = 0 THEN 'claimed' ELSE 'failed' END, 1, 1,
+            CASE WHEN g % 2 = 0 THEN 'ms_live' END,
+            CASE WHEN g % 2 = 0 THEN now() + (g - 10) * interval '1 minute' END,
+            now() + (g - 10) * interval '1 minute',
+            CASE WHEN g % 2 = 1 THEN now() + (g - 10) * interval '1 minute' END
+       FROM generate_series(1, 20) g`,
+    [endpointId, e.human_id],
+  );
+  await db.pool.query(
+    `INSERT INTO mcp_sessions (endpoint_id, id, instance, stream_open) VALUES ($1, 'ms_live', 'i-live', true)`,
+    [endpointId],
+  );
+  await db.pool.query(`INSERT INTO instances (id, host, pid, version, last_beat_at)
+                       VALUES ('i-dead', 'h', 1, 'v', now() - interval '1 hour')`);
+  await db.pool.query(
+    `INSERT INTO admission_policies (endpoint_id, queue, max_in_flight, created_by_human_id, updated_by_human_id,
+                                     held_at)
+     VALUES ($1, 'budgeted', 1, $2, $2, now())`,
+    [endpointId, e.human_id],
+  );
+  await db.pool.query(`INSERT INTO notify_hooks (endpoint_id, id, url, secret) VALUES ($1, 'nh_1', 'https://x', 's')`, [
+    endpointId,
+  ]);
+  await foldTodoCounts(db.pool);
+  await db.pool.query('ANALYZE');
+});
+
+interface Captured {
+  text: string;
+  values: unknown[];
+}
+
+/** Runs fn in a transaction that is rolled back, capturing every statement it sends. */
+async function capture(fn: (q: Queryable) => Promise<unknown>): Promise<Captured[]> {
+  const client = await db.pool.connect();
+  const seen: Captured[] = [];
+  const recorder = {
+    query: (config: string | pg.QueryConfig, values?: unknown[]) => {
+      const text = typeof config === 'string' ? config : config.text;
+      seen.push({ text, values: (typeof config === 'string' ? values : config.values) ?? [] });
+      return client.query(text, seen.at(-1)?.values);
+    },
+  } as unknown as Queryable;
+  try {
+    await client.query('BEGIN');
+    await fn(recorder);
+  } finally {
+    await client.query('ROLLBACK');
+    client.release();
+  }
+  return seen;
+}
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  Plans?: PlanNode[];
+}
+
+function seqScans(node: PlanNode): string[] {
+  const here =
+    node['Node Type'] === 'Seq Scan' && WATCHED.has(node['Relation Name'] ?? '') ? [node['Relation Name']!] : [];
+  return [...here, ...(node.Plans ?? []).flatMap(seqScans)];
+}
+
+async function assertIndexed(name: string, fn: (q: Queryable) => Promise<unknown>): Promise<void> {
+  const statements = await capture(fn);
+  assert.ok(statements.length > 0, `${name} sent no statement`);
+  for (const s of statements) {
+    const res = await db.pool.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
+      `EXPLAIN (FORMAT JSON) ${s.text}`,
+      s.values,
+    );
+    const plan = res.rows[0]!['QUERY PLAN'][0]!.Plan;
+    const scans = seqScans(plan);
+    if (scans.length > 0) {
+      const text = await db.pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${s.text}`, s.values);
+      assert.fail(
+        `${name}: sequential scan of ${scans.join(', ')} in\n${s.text}\n\n${text.rows.map((r) => r['QUERY PLAN']).join('\n')}`,
+      );
+    }
+  }
+}
+
+const reasons = () =>
+  [
+    { kind: 'ready', queue: 'inbox' },
+    { kind: 'reopen', queue: 'inbox' },
+    { kind: 'attach', sessionId: 'ms_live' },
+    { kind: 'rering', scheduleSeconds: SCHEDULE },
+  ] as const;
+
+for (const reason of reasons()) {
+  test(`the doorbell's ${reason.kind} ring pass reads through indexes`, () =>
+    assertIndexed(`claimRings ${reason.kind}`, (q) =>
+      claimRings(q, { endpointId, maxRings: 6, limit: 16, reason, deferredQueues: ['budgeted'] }),
+    ));
+}
+
+const statements: Record<string, (q: Queryable) => Promise<unknown>> = {
+  're-ring endpoints': (q) => endpointsWithOpenStreams(q),
+  reaper: (q) => reapExpired(q, 500),
+  'retry requeue': (q) => requeueDueRetries(q, 500),
+  'todo retention': (q) => pruneTerminal(q, 30 * 86_400, 500),
+  'dead-instance sweep': (q) => reapDeadInstances(q, 60_000, 'i-live', 900_000),
+  'deferred summary (policy states)': (q) => policyStates(q, endpointId, ['budgeted']),
+  'deferred summary (pending by queue)': (q) => pendingByQueue(q, endpointId, ['budgeted', 'inbox']),
+  'reopen check': (q) => heldPolicyOf(q, endpointId, 'budgeted'),
+  'admission metrics': (q) => allPolicyStates(q, 1000),
+  'board lane counts': (q) => laneCounts(q, [endpointId]),
+  'board lane cards': (q) =>
+    laneCards(
+      q,
+      [
+        { endpointId, queue: 'inbox' },
+        { endpointId, queue: 'budgeted' },
+      ],
+      20,
+    ),
+  'board fingerprint': (q) => liveFingerprint(q, [endpointId]),
+  'metrics queue counts': (q) => queueStateCounts(q),
+  'metrics oldest pending': (q) => oldestPendingAges(q),
+  'metrics unheard sessions': (q) => countUnheardSessions(q),
+  'unheard sweep': (q) => markUnheardRings(q, { windowSeconds: 900, limit: 500 }),
+  'ring retention': (q) => pruneRings(q, { olderThanSeconds: 7 * 86_400, limit: 500 }),
+  'hook decisions': (q) => claimReadyTransitions(q, { endpointId, queue: 'inbox', limit: 50, maxAgeSeconds: 3600 }),
+  'hook sweep': (q) => queuesWithUndecided(q, { limit: 100, minAgeSeconds: 30, maxAgeSeconds: 3600 }),
+  'presence digest': async (q) => {
+    await q.query(`UPDATE endpoints SET digest_due_at = now(), presence_seen = 'in' WHERE id = $1`, [endpointId]);
+    await claimDigest(q, endpointId);
+    await claimDigestTarget(q, { endpointId, queues: ['inbox'] });
+  },
+  'presence pending': (q) => pendingCount(q, endpointId),
+  'idle sessions': (q) => closeIdleSessions(q, 1800, 500),
+  'counter fold': (q) => foldTodoCounts(q),
+};
+
+for (const [name, fn] of Object.entries(statements)) {
+  test(`${name} reads through indexes`, () => assertIndexed(name, fn));
+}
+
+test('the counters the plans were read with match the rows', async () => {
+  const counts = await stateCounts(db.pool, [endpointId]);
+  const rows = await db.pool.query<{ queue: string; state: string; n: number }>(
+    `SELECT queue, state, count(*)::int AS n FROM todos WHERE endpoint_id = $1 AND NOT synthetic GROUP BY 1, 2`,
+    [endpointId],
+  );
+  assert.deepEqual(
+    counts.map((c) => `${c.queue}/${c.state}=${c.count}`).sort(),
+    rows.rows.map((r) => `${r.queue}/${r.state}=${r.n}`).sort(),
+  );
+});
+
+test('the check itself fails on a statement that scans todos', async () => {
+  await assert.rejects(
+    assertIndexed('a scan', (q) => q.query(`SELECT count(*) FROM todos WHERE title = 'backlog'`)),
+    /sequential scan of todos/,
+  );
+});
