@@ -1,28 +1,32 @@
 // The backlog benchmark (docs/design/scale.md): does the queue slow down when work piles
-// up? One `switchboard serve` child on the bench database; 16 MCP sessions with their
-// notification streams open and read, each looping claim_next → complete, while two
-// producers add a todo over MCP every ~20 ms (each rings a session). Measured at 10k,
-// 100k and 1M pending todos of the endpoint, bulk-loaded in SQL; each size's rate ÷ the
-// 10k rate (target ≥ 0.9 at 1M), with p50/p99 of claim_next and of push → doorbell
-// (from the producer's create_todo call to the ring reaching any session's stream).
+// up? Per size, a database and a `switchboard serve` child of its own on the one bench
+// PostgreSQL server, and 16 MCP sessions with their notification streams open and read,
+// each looping claim_next → complete, while two producers add a todo over MCP every
+// ~20 ms (each rings a session). Measured at 10k, 100k and 1M pending todos of the
+// endpoint, bulk-loaded in SQL; each size's rate ÷ the 10k rate (target ≥ 0.9 at 1M), with
+// p50/p99 of claim_next and of push → doorbell (from the producer's create_todo call to
+// the ring reaching any session's stream).
 //
 // The backlog is shaped as old work that has had all its rings: created by a human over
 // the last days, ring budget used (ring_attempts 5, last rung long ago), ready since its
 // creation. Beside each size's pending todos lie as many done ones (with their attempt
 // rows), so the history grows with the backlog. Before each timed round the pending count
-// is topped up to the size. Also at each size: the /metrics scrape and the board's queues
-// page (the serve child runs with SWITCHBOARD_AUTH=off, so the board is the synthetic
-// admin's, who owns the endpoint), median of 5, ÷ the 10k figure (target ≤ 2×).
+// is topped up to the size; rounds rotate over the sizes, each starting with another, so
+// drift on a shared machine hits every size alike. After the rounds, at each size: the
+// /metrics scrape and the board's queues page (the serve children run with
+// SWITCHBOARD_AUTH=off, so the board is the synthetic admin's, who owns the endpoint),
+// median of 5, ÷ the 10k figure (target ≤ 2×).
 //
 // BENCH_BACKLOG_SIZES (default 10000,100000,1000000), BENCH_BACKLOG_SECONDS per round
-// (default 8), BENCH_BACKLOG_ROUNDS per size (default 3).
+// (default 8), BENCH_BACKLOG_ROUNDS (default 3); BENCH_BACKLOG_EXPLAIN=1 prints each size's
+// claim plan.
 
 import { loadavg } from 'node:os';
 import { monotonicFactory } from 'ulid';
 import { createPool, type Pool } from '../src/db/pool.js';
 import { vendEndpoint } from '../src/endpoints/manage.js';
 import { ensureHuman } from '../src/store/humans.js';
-import { benchDatabase, median } from './db.js';
+import { benchDatabase, claimStatementBuffers, median } from './db.js';
 import { openSession, type BenchSession } from './mcp-client.js';
 import { startServe, type ServeChild } from './serve.js';
 
@@ -146,97 +150,133 @@ async function round(
   return { cycles, claim };
 }
 
-async function measureSize(
-  pool: Pool,
-  serve: ServeChild,
-  endpointId: string,
-  size: number,
-  sessions: { workers: BenchSession[]; producers: BenchSession[]; pushed: Map<string, number>; rings: number[] },
-): Promise<SizeFigures> {
-  await grow(pool, endpointId, size);
-  let cycles = 0;
-  const claim: number[] = [];
-  const doorbell: number[] = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    await load(pool, endpointId, 'pending', size - (await pendingOf(pool, endpointId)));
-    const result = await round(sessions.workers, sessions.producers, sessions.pushed, sessions.rings);
-    cycles += result.cycles;
-    claim.push(...result.claim);
-    doorbell.push(...sessions.rings);
-  }
-  const figures: SizeFigures = {
-    size,
-    rate: cycles / (ROUNDS * SECONDS),
-    claim,
-    doorbell: [...doorbell],
-    scrapeMs: await timedGet(`${serve.url}/metrics`),
-    boardMs: await timedGet(`${serve.url}/`),
-  };
-  process.stdout.write(
-    `  ${size} pending: ${figures.rate.toFixed(0)} cycles/s; claim_next p50 ${percentile(claim, 50).toFixed(2)} ms` +
-      ` p99 ${percentile(claim, 99).toFixed(2)} ms; push → doorbell p50 ${percentile(doorbell, 50).toFixed(2)} ms` +
-      ` p99 ${percentile(doorbell, 99).toFixed(2)} ms (${doorbell.length} rings); /metrics ${figures.scrapeMs.toFixed(1)} ms;` +
-      ` board ${figures.boardMs.toFixed(1)} ms; load ${loadavg()[0]?.toFixed(2)}\n`,
-  );
-  return figures;
+/** One size's own database, serve child and sessions; its figures accumulate over the rounds. */
+interface Side {
+  size: number;
+  pool: Pool;
+  serve: ServeChild;
+  endpointId: string;
+  workers: BenchSession[];
+  producers: BenchSession[];
+  pushed: Map<string, number>;
+  rings: number[];
+  cycles: number;
+  claim: number[];
+  doorbell: number[];
 }
 
+async function openSide(url: string, size: number): Promise<Side> {
+  const pool = createPool({ url, max: 4 });
+  await ensureHuman(pool, { id: LOCAL_ADMIN, email: 'admin@localhost', displayName: 'bench', role: 'admin' });
+  const vended = await vendEndpoint(
+    { db: pool, publicUrl: 'http://bench.test' },
+    LOCAL_ADMIN,
+    { name: 'backlog', verbs: ['drain', 'create'] },
+    new Date(),
+  );
+  await grow(pool, vended.endpoint.id, size);
+  const serve = await startServe(url, { SWITCHBOARD_AUTH: 'off' });
+  const side: Side = {
+    size,
+    pool,
+    serve,
+    endpointId: vended.endpoint.id,
+    workers: [],
+    producers: [],
+    pushed: new Map(),
+    rings: [],
+    cycles: 0,
+    claim: [],
+    doorbell: [],
+  };
+  const onRing = (meta: Record<string, string>) => {
+    const sent = meta.todo_id ? side.pushed.get(meta.todo_id) : undefined;
+    if (meta.todo_id && sent !== undefined) {
+      side.rings.push(performance.now() - sent);
+      side.pushed.delete(meta.todo_id);
+    }
+  };
+  for (let i = 0; i < WORKERS; i++) side.workers.push(await openSession('raw', serve.url, vended.credential, onRing));
+  for (let i = 0; i < PRODUCERS; i++) side.producers.push(await openSession('raw', serve.url, vended.credential));
+  return side;
+}
+
+async function closeSide(side: Side): Promise<void> {
+  for (const s of [...side.workers, ...side.producers]) await s.end().catch(() => undefined);
+  await side.serve.stop();
+  await side.pool.end();
+}
+
+/** Tops the side up to its size and runs one timed round on it. */
+async function roundOf(side: Side): Promise<void> {
+  await load(side.pool, side.endpointId, 'pending', side.size - (await pendingOf(side.pool, side.endpointId)));
+  const result = await round(side.workers, side.producers, side.pushed, side.rings);
+  side.cycles += result.cycles;
+  side.claim.push(...result.claim);
+  side.doorbell.push(...side.rings);
+}
+
+async function report(side: Side): Promise<SizeFigures> {
+  const buffers = await claimStatementBuffers(side.pool, side.endpointId, process.env.BENCH_BACKLOG_EXPLAIN === '1');
+  const table = await side.pool.query<{ dead: number; vacuums: number }>(
+    `SELECT n_dead_tup AS dead, autovacuum_count AS vacuums FROM pg_stat_user_tables WHERE relname = 'todos'`,
+  );
+  const f: SizeFigures = {
+    size: side.size,
+    rate: side.cycles / (ROUNDS * SECONDS),
+    claim: side.claim,
+    doorbell: side.doorbell,
+    scrapeMs: await timedGet(`${side.serve.url}/metrics`),
+    boardMs: await timedGet(`${side.serve.url}/`),
+  };
+  process.stdout.write(
+    `  ${f.size} pending: ${f.rate.toFixed(0)} cycles/s; claim_next p50 ${percentile(f.claim, 50).toFixed(2)} ms` +
+      ` p99 ${percentile(f.claim, 99).toFixed(2)} ms; push → doorbell p50 ${percentile(f.doorbell, 50).toFixed(2)} ms` +
+      ` p99 ${percentile(f.doorbell, 99).toFixed(2)} ms (${f.doorbell.length} rings); /metrics ${f.scrapeMs.toFixed(1)} ms;` +
+      ` board ${f.boardMs.toFixed(1)} ms; the claim statement touches ${buffers} buffers; todos has` +
+      ` ${table.rows[0]?.dead} dead tuples after ${table.rows[0]?.vacuums} autovacuums\n`,
+  );
+  return f;
+}
+
+function compare(base: SizeFigures, f: SizeFigures): void {
+  const rate = f.rate / base.rate;
+  const scrape = f.scrapeMs / base.scrapeMs;
+  const board = f.boardMs / base.boardMs;
+  const ratio = (a: number[], b: number[], p: number) => (percentile(a, p) / percentile(b, p)).toFixed(2);
+  process.stdout.write(
+    `  ${f.size} ÷ ${base.size}: rate ${rate.toFixed(3)} (target ≥ ${RATE_TARGET}: ${rate >= RATE_TARGET ? 'met' : 'NOT met'});` +
+      ` claim_next p50 ${ratio(f.claim, base.claim, 50)}× p99 ${ratio(f.claim, base.claim, 99)}×;` +
+      ` doorbell p50 ${ratio(f.doorbell, base.doorbell, 50)}× p99 ${ratio(f.doorbell, base.doorbell, 99)}×;` +
+      ` /metrics ${scrape.toFixed(2)}×, board ${board.toFixed(2)}× (target ≤ ${READ_TARGET}×:` +
+      ` ${scrape <= READ_TARGET && board <= READ_TARGET ? 'met' : 'NOT met'})\n`,
+  );
+}
+
+/**
+ * Each size has a database and a serve child of its own on the same PostgreSQL server, so
+ * the 10k figure comes from a table that really holds 10k; rounds rotate over the sizes
+ * (each round starting with another), so drift on a shared machine hits every size alike.
+ */
 export async function runBacklogBench(): Promise<void> {
   const db = await benchDatabase();
-  const pool = createPool({ url: db.url, max: 4 });
-  let serve: ServeChild | null = null;
-  const open: BenchSession[] = [];
+  const sides: Side[] = [];
   try {
     process.stdout.write(
       `backlog bench: ${WORKERS} streaming sessions cycling, ${PRODUCERS} producers every ${PRODUCE_EVERY_MS} ms,` +
-        ` ${ROUNDS} × ${SECONDS} s per size, on ${db.server}\n`,
+        ` ${ROUNDS} × ${SECONDS} s per size, rounds rotating over the sizes, on ${db.server}\n`,
     );
-    await ensureHuman(pool, { id: LOCAL_ADMIN, email: 'admin@localhost', displayName: 'bench', role: 'admin' });
-    const vended = await vendEndpoint(
-      { db: pool, publicUrl: 'http://bench.test' },
-      LOCAL_ADMIN,
-      { name: 'backlog', verbs: ['drain', 'create'] },
-      new Date(),
-    );
-    serve = await startServe(db.url, { SWITCHBOARD_AUTH: 'off' });
-    const pushed = new Map<string, number>();
-    const rings: number[] = [];
-    const onRing = (meta: Record<string, string>) => {
-      const sent = meta.todo_id ? pushed.get(meta.todo_id) : undefined;
-      if (sent !== undefined) {
-        rings.push(performance.now() - sent);
-        pushed.delete(meta.todo_id!);
-      }
-    };
-    const workers: BenchSession[] = [];
-    for (let i = 0; i < WORKERS; i++) workers.push(await openSession('raw', serve.url, vended.credential, onRing));
-    const producers: BenchSession[] = [];
-    for (let i = 0; i < PRODUCERS; i++) producers.push(await openSession('raw', serve.url, vended.credential));
-    open.push(...workers, ...producers);
+    for (const [i, size] of SIZES.entries()) sides.push(await openSide(i === 0 ? db.url : await db.sibling(), size));
+    for (let r = 0; r < ROUNDS; r++) {
+      for (let k = 0; k < sides.length; k++) await roundOf(sides[(r + k) % sides.length]!);
+      process.stdout.write(`  round ${r + 1} of ${ROUNDS} done; load ${loadavg()[0]?.toFixed(2)}\n`);
+    }
     const figures: SizeFigures[] = [];
-    for (const size of SIZES) {
-      figures.push(await measureSize(pool, serve, vended.endpoint.id, size, { workers, producers, pushed, rings }));
-    }
+    for (const side of sides) figures.push(await report(side));
     const base = figures[0];
-    if (!base) return;
-    for (const f of figures.slice(1)) {
-      const rate = f.rate / base.rate;
-      const scrape = f.scrapeMs / base.scrapeMs;
-      const board = f.boardMs / base.boardMs;
-      process.stdout.write(
-        `  ${f.size} ÷ ${base.size}: rate ${rate.toFixed(3)} (target ≥ ${RATE_TARGET}: ${rate >= RATE_TARGET ? 'met' : 'NOT met'});` +
-          ` claim_next p50 ${(percentile(f.claim, 50) / percentile(base.claim, 50)).toFixed(2)}×` +
-          ` p99 ${(percentile(f.claim, 99) / percentile(base.claim, 99)).toFixed(2)}×;` +
-          ` doorbell p50 ${(percentile(f.doorbell, 50) / percentile(base.doorbell, 50)).toFixed(2)}×` +
-          ` p99 ${(percentile(f.doorbell, 99) / percentile(base.doorbell, 99)).toFixed(2)}×;` +
-          ` /metrics ${scrape.toFixed(2)}×, board ${board.toFixed(2)}× (target ≤ ${READ_TARGET}×:` +
-          ` ${scrape <= READ_TARGET && board <= READ_TARGET ? 'met' : 'NOT met'})\n`,
-      );
-    }
+    if (base) for (const f of figures.slice(1)) compare(base, f);
   } finally {
-    for (const s of open) await s.end().catch(() => undefined);
-    await serve?.stop();
-    await pool.end();
+    for (const side of sides) await closeSide(side);
     await db.close();
   }
 }

@@ -12,6 +12,7 @@ import { migrate } from '../src/db/migrate.js';
 import type { Pool } from '../src/db/pool.js';
 import { newId } from '../src/domain/ids.js';
 import { vendEndpoint } from '../src/endpoints/manage.js';
+import { nextSql } from '../src/store/claims.js';
 import { insertHuman } from '../src/store/humans.js';
 
 export interface BenchDatabase {
@@ -85,4 +86,26 @@ export async function vendBenchEndpoint(
     new Date(),
   );
   return { humanId: human.id, endpointId: vended.endpoint.id, credential: vended.credential };
+}
+
+/** Shared buffers (hit + read) the claim statement touches once, from EXPLAIN (ANALYZE, BUFFERS), rolled back. */
+export async function claimStatementBuffers(pool: Pool, endpointId: string, print: boolean): Promise<number> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const res = await client.query<{ 'QUERY PLAN': string }>(
+      `EXPLAIN (ANALYZE, BUFFERS) ${nextSql('t.queue = ($2::text[])[1]')}`,
+      [endpointId, ['inbox'], 'bench-explain', 300],
+    );
+    const plan = res.rows.map((r) => r['QUERY PLAN']);
+    if (print) process.stdout.write(`${plan.map((l) => `    ${l}`).join('\n')}\n`);
+    // The top node's Buffers line counts everything below it.
+    const line = plan.find((l) => /Buffers: shared/.test(l)) ?? '';
+    const hit = Number(/hit=(\d+)/.exec(line)?.[1] ?? 0);
+    const read = Number(/read=(\d+)/.exec(line)?.[1] ?? 0);
+    return hit + read;
+  } finally {
+    await client.query('ROLLBACK');
+    client.release();
+  }
 }

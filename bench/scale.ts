@@ -29,13 +29,12 @@ import { monotonicFactory } from 'ulid';
 import { createPool, type Pool } from '../src/db/pool.js';
 import { newId } from '../src/domain/ids.js';
 import { laneCards, laneCounts, liveFingerprint } from '../src/store/board-lanes.js';
-import { nextSql } from '../src/store/claims.js';
 import { insertEndpoint } from '../src/store/endpoints.js';
 import { insertHuman } from '../src/store/humans.js';
 import { oldestPendingAges, queueStateCounts } from '../src/store/queue-stats.js';
 import { claimNext, complete, type Agent } from '../src/todos/index.js';
 import { backendCpu, backendCpuUsed } from './cpu.js';
-import { benchDatabase, median, type BenchDatabase } from './db.js';
+import { benchDatabase, claimStatementBuffers, median, type BenchDatabase } from './db.js';
 
 const SMALL = Number(process.env.BENCH_SCALE_SMALL ?? 10_000);
 const LARGE = Number(process.env.BENCH_SCALE_LARGE ?? 1_000_000);
@@ -146,28 +145,6 @@ async function cycles(b: Bench, endpointId: string, claims: number, workers: num
     }),
   );
   return samples;
-}
-
-/** Shared buffers (hit + read) the claim statement touches once, from EXPLAIN (ANALYZE, BUFFERS), rolled back. */
-async function claimBuffers(b: Bench, endpointId: string, print: boolean): Promise<number> {
-  const client = await b.pool.connect();
-  try {
-    await client.query('BEGIN');
-    const res = await client.query<{ 'QUERY PLAN': string }>(
-      `EXPLAIN (ANALYZE, BUFFERS) ${nextSql('t.queue = ($2::text[])[1]')}`,
-      [endpointId, ['inbox'], 'scale-explain', 300],
-    );
-    const plan = res.rows.map((r) => r['QUERY PLAN']);
-    if (print) process.stdout.write(`${plan.map((l) => `    ${l}`).join('\n')}\n`);
-    // The top node's Buffers line counts everything below it.
-    const line = plan.find((l) => /Buffers: shared/.test(l)) ?? '';
-    const hit = Number(/hit=(\d+)/.exec(line)?.[1] ?? 0);
-    const read = Number(/read=(\d+)/.exec(line)?.[1] ?? 0);
-    return hit + read;
-  } finally {
-    await client.query('ROLLBACK');
-    client.release();
-  }
 }
 
 /** Median of 3 timings of each read that scans by table size (run per scrape or per board poll, not per claim). */
@@ -291,7 +268,7 @@ export async function runScaleBench(): Promise<void> {
     const buffers = [];
     const reads = [];
     for (const side of sides) {
-      buffers.push(await claimBuffers(side.b, side.endpointId, explain));
+      buffers.push(await claimStatementBuffers(side.b.pool, side.endpointId, explain));
       reads.push(await scanReads(side.b, side.endpointId));
     }
     const [s1, l1, sm, lm] = [latency(small.one), latency(large.one), latency(small.many), latency(large.many)];

@@ -46,8 +46,8 @@ const NOT_RUNG_LATELY = `(t.last_ringed_at IS NULL OR t.last_ringed_at < now() -
 /**
  * The due todos, oldest first, as one index range per queue (and per ring count for the
  * re-ring): $1 endpoint, $2 ring budget, $3 limit, $4 the reason's parameter (queue,
- * session or schedule), $5 the queues a pass over several looks at. Each range stops at the limit, so a pass reads
- * about as many rows as it rings, whatever the backlog.
+ * session or schedule), $5 the queues a pass over several looks at. Each range stops at
+ * the limit, so a pass reads about as many rows as it rings, whatever the backlog.
  */
 function dueSql(reason: RingReason): string {
   const row = `t.endpoint_id, t.id, t.created_at`;

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import type pg from 'pg';
 import type { Queryable } from '../../src/db/pool.js';
+import { MAX_RINGS, RERING_SCHEDULE_SECONDS } from '../../src/doorbell/pump.js';
 import { allPolicyStates, heldPolicyOf, pendingByQueue, policyStates } from '../../src/store/admission.js';
 import { laneCards, laneCounts, liveFingerprint } from '../../src/store/board-lanes.js';
 import { countUnheardSessions, markUnheardRings, pruneRings } from '../../src/store/doorbell-rings.js';
@@ -26,7 +27,6 @@ import { makeEndpoint } from '../helpers/fixtures.js';
 const PENDING = 200_000;
 const DONE = 200_000;
 const WATCHED = new Set(['todos', 'todo_attempts', 'doorbell_rings']);
-const SCHEDULE = [300, 1200, 3600, 21_600];
 
 const db: TestDatabase = await testDatabase('scale_plans');
 let endpointId = '';
@@ -159,7 +159,7 @@ const reasons = () =>
     { kind: 'ready', queue: 'inbox' },
     { kind: 'reopen', queue: 'inbox' },
     { kind: 'attach', sessionId: 'ms_live' },
-    { kind: 'rering', scheduleSeconds: SCHEDULE },
+    { kind: 'rering', scheduleSeconds: RERING_SCHEDULE_SECONDS },
   ] as const;
 
 for (const reason of reasons()) {
@@ -221,6 +221,13 @@ test('the counters the plans were read with match the rows', async () => {
     counts.map((c) => `${c.queue}/${c.state}=${c.count}`).sort(),
     rows.rows.map((r) => `${r.queue}/${r.state}=${r.n}`).sort(),
   );
+});
+
+test("the ring indexes' literals are the doorbell's ring budget and re-ring schedule", () => {
+  // 0012_backlog_scale.sql and store/rings.ts spell `ring_attempts < 6` and `BETWEEN 1 AND 4`:
+  // changing either constant needs a migration of those partial indexes.
+  assert.equal(MAX_RINGS, 6);
+  assert.equal(RERING_SCHEDULE_SECONDS.length, 4);
 });
 
 test('the check itself fails on a statement that scans todos', async () => {
