@@ -1,17 +1,22 @@
-// Pins the scale rule (docs/design/scale.md) on plans: with 200,000 pending and 200,000 done
-// todos, every statement of the doorbell passes, the reaper, the retry requeue, retention,
-// the dead-instance sweep, admission's deferred summary, the board's lanes and the metrics
-// collectors reads todos, todo_attempts and doorbell_rings through an index — no
-// sequential scan of them. Each statement is captured as the store issues it (text and
-// parameters) and EXPLAINed with those parameters; a failure prints the plan.
+// Pins the scale rule (docs/design/scale.md) on plans: with 200,000 pending todos (each with
+// an open ring) and 200,000 done ones, every statement of the claim path, the doorbell
+// passes, the reaper, the retry requeue, retention, the dead-instance sweep, admission's
+// deferred summary, the board's lanes and the metrics collectors reads todos,
+// todo_attempts and doorbell_rings through an index — no sequential scan of them. Each
+// statement is captured as the store issues it (text and parameters) and EXPLAINed with
+// those parameters; and every statement that runs, those inside SQL functions included,
+// is checked under a forced generic plan (auto_explain), as a cached plan ends up. A
+// failure prints the plan.
 
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import type pg from 'pg';
 import type { Queryable } from '../../src/db/pool.js';
 import { MAX_RINGS, RERING_SCHEDULE_SECONDS } from '../../src/doorbell/pump.js';
+import { admitNext } from '../../src/admission/claim.js';
 import { allPolicyStates, heldPolicyOf, pendingByQueue, policyStates } from '../../src/store/admission.js';
 import { laneCards, laneCounts, liveFingerprint } from '../../src/store/board-lanes.js';
+import { claimById, claimNext, complete, fail, heartbeat, release } from '../../src/store/claims.js';
 import { countUnheardSessions, markUnheardRings, pruneRings } from '../../src/store/doorbell-rings.js';
 import { reapDeadInstances } from '../../src/store/instances.js';
 import { claimReadyTransitions, queuesWithUndecided } from '../../src/store/notify-hooks.js';
@@ -78,6 +83,14 @@ before(async () => {
        FROM generate_series(1, 20) g`,
     [endpointId, e.human_id],
   );
+  // Every pending todo was rung once and never claimed: its ring is still open (half of
+  // them judged unheard), as in a backlog an agent has not reached.
+  await db.pool.query(
+    `INSERT INTO doorbell_rings (endpoint_id, id, session_id, todo_id, kind, queue, sent_at, unheard_at)
+     SELECT endpoint_id, 'rg_' || id, 'ms_old', id, 'todo', queue, last_ringed_at,
+            CASE WHEN ring_attempts % 2 = 0 THEN last_ringed_at + interval '15 minutes' END
+       FROM todos WHERE state = 'pending' AND last_ringed_at IS NOT NULL`,
+  );
   await db.pool.query(
     `INSERT INTO mcp_sessions (endpoint_id, id, instance, stream_open) VALUES ($1, 'ms_live', 'i-live', true)`,
     [endpointId],
@@ -100,27 +113,8 @@ before(async () => {
 interface Captured {
   text: string;
   values: unknown[];
-}
-
-/** Runs fn in a transaction that is rolled back, capturing every statement it sends. */
-async function capture(fn: (q: Queryable) => Promise<unknown>): Promise<Captured[]> {
-  const client = await db.pool.connect();
-  const seen: Captured[] = [];
-  const recorder = {
-    query: (config: string | pg.QueryConfig, values?: unknown[]) => {
-      const text = typeof config === 'string' ? config : config.text;
-      seen.push({ text, values: (typeof config === 'string' ? values : config.values) ?? [] });
-      return client.query(text, seen.at(-1)?.values);
-    },
-  } as unknown as Queryable;
-  try {
-    await client.query('BEGIN');
-    await fn(recorder);
-  } finally {
-    await client.query('ROLLBACK');
-    client.release();
-  }
-  return seen;
+  /** A named (prepared) statement: PostgreSQL caches its plan, generic after a few runs. */
+  named: boolean;
 }
 
 interface PlanNode {
@@ -129,26 +123,95 @@ interface PlanNode {
   Plans?: PlanNode[];
 }
 
+/** A plan PostgreSQL chose while running the statements, top-level or inside a function. */
+interface RunPlan {
+  query: string;
+  plan: PlanNode;
+}
+
+/**
+ * Runs fn in a transaction that is rolled back, capturing every statement it sends and,
+ * through auto_explain (nested statements, plans sent as notices), the plan of every
+ * statement that ran, those inside SQL and PL/pgSQL functions included. Generic plans are
+ * forced, as a cached plan (a named statement, a function's statement) ends up generic.
+ */
+async function capture(fn: (q: Queryable) => Promise<unknown>): Promise<{ sent: Captured[]; ran: RunPlan[] }> {
+  const client = await db.pool.connect();
+  const sent: Captured[] = [];
+  const ran: RunPlan[] = [];
+  const onNotice = (msg: { message?: string }) => {
+    const json = /plan:\s*(\{[\s\S]*\})\s*$/.exec(msg.message ?? '')?.[1];
+    if (!json) return;
+    const explained = JSON.parse(json) as { 'Query Text': string; Plan: PlanNode };
+    ran.push({ query: explained['Query Text'], plan: explained.Plan });
+  };
+  const recorder = {
+    query: (config: string | pg.QueryConfig, values?: unknown[]) => {
+      if (typeof config === 'string') {
+        sent.push({ text: config, values: values ?? [], named: false });
+        return client.query(config, values);
+      }
+      sent.push({ text: config.text, values: config.values ?? [], named: config.name !== undefined });
+      return client.query(config);
+    },
+  } as unknown as Queryable;
+  try {
+    await client.query('BEGIN');
+    await client.query(`LOAD 'auto_explain'`);
+    for (const setting of [
+      'auto_explain.log_min_duration = 0',
+      'auto_explain.log_nested_statements = on',
+      'auto_explain.log_level = notice',
+      'auto_explain.log_format = json',
+      'plan_cache_mode = force_generic_plan',
+      'client_min_messages = notice',
+    ]) {
+      await client.query(`SET LOCAL ${setting}`);
+    }
+    client.on('notice', onNotice);
+    await fn(recorder);
+  } finally {
+    client.off('notice', onNotice);
+    await client.query('ROLLBACK');
+    client.release();
+  }
+  return { sent, ran };
+}
+
 function seqScans(node: PlanNode): string[] {
   const here =
     node['Node Type'] === 'Seq Scan' && WATCHED.has(node['Relation Name'] ?? '') ? [node['Relation Name']!] : [];
   return [...here, ...(node.Plans ?? []).flatMap(seqScans)];
 }
 
+/**
+ * Fails when a statement fn sends plans a sequential scan of a watched table, as EXPLAIN
+ * plans it with its parameters, or when a statement whose plan is cached — a named one, or
+ * one inside a function — ran with one under a generic plan. (An unnamed statement is
+ * planned afresh with its parameters on every run, as EXPLAIN plans it.)
+ */
 async function assertIndexed(name: string, fn: (q: Queryable) => Promise<unknown>): Promise<void> {
-  const statements = await capture(fn);
-  assert.ok(statements.length > 0, `${name} sent no statement`);
-  for (const s of statements) {
+  const { sent, ran } = await capture(fn);
+  assert.ok(sent.length > 0, `${name} sent no statement`);
+  for (const s of sent) {
     const res = await db.pool.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
       `EXPLAIN (FORMAT JSON) ${s.text}`,
       s.values,
     );
-    const plan = res.rows[0]!['QUERY PLAN'][0]!.Plan;
-    const scans = seqScans(plan);
+    const scans = seqScans(res.rows[0]!['QUERY PLAN'][0]!.Plan);
     if (scans.length > 0) {
       const text = await db.pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${s.text}`, s.values);
       assert.fail(
         `${name}: sequential scan of ${scans.join(', ')} in\n${s.text}\n\n${text.rows.map((r) => r['QUERY PLAN']).join('\n')}`,
+      );
+    }
+  }
+  const unnamed = new Set(sent.filter((x) => !x.named).map((x) => x.text.trim()));
+  for (const r of ran.filter((x) => !unnamed.has(x.query.trim()))) {
+    const scans = seqScans(r.plan);
+    if (scans.length > 0) {
+      assert.fail(
+        `${name}: a generic plan scans ${scans.join(', ')} in\n${r.query}\n\n${JSON.stringify(r.plan, null, 1)}`,
       );
     }
   }
@@ -169,7 +232,18 @@ for (const reason of reasons()) {
     ));
 }
 
+const claimArgs = () => ({ endpointId, sessionId: 'ms_live', leaseSeconds: 300 });
+const owned = (id: string) => ({ endpointId, id, sessionId: 'ms_live' });
+
 const statements: Record<string, (q: Queryable) => Promise<unknown>> = {
+  'claim_next (one queue, acknowledging the ring)': (q) => claimNext(q, { ...claimArgs(), queues: ['inbox'] }),
+  'claim_next over a budgeted queue (probe, then admit)': (q) =>
+    admitNext(q, { ...claimArgs(), queues: ['inbox', 'budgeted'] }),
+  'claim by id': (q) => claimById(q, { ...claimArgs(), queues: ['inbox'], id: 'td_p00000001' }),
+  heartbeat: (q) => heartbeat(q, { ...owned('td_c2'), leaseSeconds: 300 }),
+  complete: (q) => complete(q, { ...owned('td_c4'), result: { ok: true } }),
+  fail: (q) => fail(q, { ...owned('td_c6'), error: 'x', result: null, schedule: [30] }),
+  release: (q) => release(q, owned('td_c8')),
   're-ring endpoints': (q) => endpointsWithOpenStreams(q),
   reaper: (q) => reapExpired(q, 500),
   'retry requeue': (q) => requeueDueRetries(q, 500),
