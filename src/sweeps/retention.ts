@@ -5,6 +5,7 @@
 // bounded batches. Finished todos and admission windows keep their own sweeps
 // (sweeps/todos.ts, sweeps/admission.ts); what counts as dead is decided in the store.
 
+import type { RetentionConfig } from '../config/schema.js';
 import type { Queryable } from '../db/pool.js';
 import { pruneRings } from '../store/doorbell-rings.js';
 import { pruneReports } from '../store/doorbell-tests.js';
@@ -18,16 +19,6 @@ import {
   type PruneArgs,
 } from '../store/retention.js';
 import type { Sweep } from './runner.js';
-
-/** How long each table keeps a dead row (Config.retention). */
-export interface RetentionSettings {
-  mcpSessionsMs: number;
-  signInMs: number;
-  apiTokensMs: number;
-  webhookDeliveriesMs: number;
-  doorbellMs: number;
-  admissionAuditMs: number;
-}
 
 /** Rows per statement, and how many statements (or how long) one tick may run. */
 export interface RetentionBounds {
@@ -87,7 +78,7 @@ function sweepOf(
 export function retentionSweeps(
   db: Queryable,
   intervalMs: number,
-  keep: RetentionSettings,
+  keep: RetentionConfig,
   bounds: RetentionBounds = RETENTION_BOUNDS,
 ): Sweep[] {
   return [
