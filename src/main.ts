@@ -209,7 +209,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     const redelivery = {
       messages,
       ring: (endpointId: string, queue: string) => doorbell.ready(endpointId, queue),
-      ringWindowMs: config.doorbell.ackWindowMs,
+      ringMarginMs: config.instances.heartbeatMs,
     };
 
     const sweeps = new SweepRunner({

@@ -50,21 +50,17 @@ export async function reapDeadInstances(
   tx: Queryable,
   deadAfterMs: number,
   self: string,
-  ringWindowMs: number,
+  marginMs: number,
 ): Promise<DeadInstances> {
-  const dead = await tx.query<{ id: string }>(
+  const dead = await tx.query<DeadRow>(
     `DELETE FROM instances WHERE id IN (
        SELECT id FROM instances
         WHERE last_beat_at < now() - make_interval(secs => $1::double precision / 1000) AND id <> $2
         FOR UPDATE SKIP LOCKED)
-     RETURNING id`,
+     RETURNING id, last_beat_at`,
     [deadAfterMs, self],
   );
-  return releaseInstances(
-    tx,
-    dead.rows.map((r) => r.id),
-    ringWindowMs,
-  );
+  return releaseInstances(tx, dead.rows, marginMs);
 }
 
 /**
@@ -72,22 +68,27 @@ export async function reapDeadInstances(
  * SWITCHBOARD_INSTANCE_ID that did not shut down cleanly (a clean shutdown deletes it).
  * What that process held is released like a dead instance's. Runs before the first beat.
  */
-export async function reapPredecessor(tx: Queryable, id: string, ringWindowMs: number): Promise<DeadInstances> {
-  const res = await tx.query<{ id: string }>('DELETE FROM instances WHERE id = $1 RETURNING id', [id]);
-  return releaseInstances(
-    tx,
-    res.rows.map((r) => r.id),
-    ringWindowMs,
-  );
+export async function reapPredecessor(tx: Queryable, id: string, marginMs: number): Promise<DeadInstances> {
+  const res = await tx.query<DeadRow>('DELETE FROM instances WHERE id = $1 RETURNING id, last_beat_at', [id]);
+  return releaseInstances(tx, res.rows, marginMs);
+}
+
+interface DeadRow {
+  id: string;
+  last_beat_at: Date;
 }
 
 /**
  * Marks the open streams of these (dead) instances closed and makes the pending todos
- * last rung through them within the ring window due a ring again (last_ringed_at
- * cleared, the lost ring's budget given back). Both read partial indexes of open streams
- * and of rung pending todos (0012), so the cost follows what the instance held lately.
+ * rung through them since shortly before their last beat due a ring again (last_ringed_at
+ * cleared, the lost ring's budget given back). A ring sent earlier was written by an
+ * instance still beating, to a stream that was open; it was delivered or counted as a
+ * failed write, and the heartbeat re-ring covers its todo. So the sweep touches the rings
+ * of the instance's last moments, not every todo it ever rang. Both statements read
+ * partial indexes (0012): open streams by instance, rung pending todos by instance and time.
  */
-async function releaseInstances(tx: Queryable, instances: string[], ringWindowMs: number): Promise<DeadInstances> {
+async function releaseInstances(tx: Queryable, dead: DeadRow[], marginMs: number): Promise<DeadInstances> {
+  const instances = dead.map((d) => d.id);
   if (instances.length === 0) return { instances, sessions: [], queues: [] };
   const sessions = await tx.query<{ endpoint_id: string; id: string }>(
     `UPDATE mcp_sessions SET stream_open = false
@@ -101,11 +102,12 @@ async function releaseInstances(tx: Queryable, instances: string[], ringWindowMs
     `WITH unrung AS (
        UPDATE todos SET last_ringed_at = NULL, last_rung_instance = NULL,
            ring_attempts = greatest(ring_attempts - 1, 0)
-        WHERE state = 'pending' AND last_rung_instance = ANY($1::text[])
-          AND last_ringed_at > now() - make_interval(secs => $2::double precision / 1000)
-        RETURNING endpoint_id, queue)
+         FROM unnest($1::text[], $2::timestamptz[]) d(id, last_beat_at)
+        WHERE todos.state = 'pending' AND todos.last_rung_instance = d.id
+          AND todos.last_ringed_at > d.last_beat_at - make_interval(secs => $3::double precision / 1000)
+        RETURNING todos.endpoint_id, todos.queue)
      SELECT DISTINCT endpoint_id, queue FROM unrung`,
-    [instances, ringWindowMs],
+    [instances, dead.map((d) => d.last_beat_at), marginMs],
   );
   return {
     instances,

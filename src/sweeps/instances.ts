@@ -26,11 +26,11 @@ export interface Redelivery {
   ring(endpointId: string, queue: string): Promise<void>;
   messages: MessageDeps;
   /**
-   * Rings through a dead instance younger than this are given back (the doorbell's ack
-   * window): an older ring was already judged heard or unheard, and the heartbeat re-ring
-   * covers its todo, so the sweep never walks the whole rung backlog.
+   * Rings through a dead instance are given back from this long before its last beat on
+   * (one heartbeat interval): earlier ones were written while it was alive, and the
+   * heartbeat re-ring covers their todos, so the sweep never walks the whole rung backlog.
    */
-  ringWindowMs: number;
+  ringMarginMs: number;
 }
 
 /** Rings again and returns in-flight messages for what a dead instance held. */
@@ -64,7 +64,7 @@ export class InstanceHeartbeat {
    */
   async start(redelivery: Redelivery): Promise<DeadInstances> {
     const released = await withTx(this.options.db, (tx) =>
-      reapPredecessor(tx, this.options.info.id, redelivery.ringWindowMs),
+      reapPredecessor(tx, this.options.info.id, redelivery.ringMarginMs),
     );
     await beat(this.options.db, this.options.info);
     this.healthySince = Date.now();
@@ -151,7 +151,7 @@ export function deadInstanceSweep(
     async run() {
       if (a.heartbeat.healthyForMs() < a.deadAfterMs) return;
       const released = await withTx(db, (tx) =>
-        reapDeadInstances(tx, a.deadAfterMs, a.instanceId, a.redelivery.ringWindowMs),
+        reapDeadInstances(tx, a.deadAfterMs, a.instanceId, a.redelivery.ringMarginMs),
       );
       if (released.instances.length === 0) return;
       a.log.warn(

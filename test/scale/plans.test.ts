@@ -248,7 +248,7 @@ const statements: Record<string, (q: Queryable) => Promise<unknown>> = {
   reaper: (q) => reapExpired(q, 500),
   'retry requeue': (q) => requeueDueRetries(q, 500),
   'todo retention': (q) => pruneTerminal(q, 30 * 86_400, 500),
-  'dead-instance sweep': (q) => reapDeadInstances(q, 60_000, 'i-live', 900_000),
+  'dead-instance sweep': (q) => reapDeadInstances(q, 60_000, 'i-live', 5_000),
   'deferred summary (policy states)': (q) => policyStates(q, endpointId, ['budgeted']),
   'deferred summary (pending by queue)': (q) => pendingByQueue(q, endpointId, ['budgeted', 'inbox']),
   'reopen check': (q) => heldPolicyOf(q, endpointId, 'budgeted'),
