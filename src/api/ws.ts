@@ -23,11 +23,12 @@ import { WS_ACTIONS } from './ws-actions.js';
 import { actorOf } from './message-routes.js';
 import { errorBody } from './errors.js';
 import { LIMITS, RateLimiter } from './rate-limit.js';
+import type { Bus } from '../domain/events.js';
 
 export interface WsDeps extends IdentityDeps {
   messages: MessageDeps;
   syntheticAdmin: Principal | null;
-  bus?: { subscribe(type: string, handler: (event: Record<string, unknown>) => void): () => void };
+  bus?: Bus;
 }
 
 /** The slice of a `ws` socket used here (the package ships no types of its own). */

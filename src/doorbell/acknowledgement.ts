@@ -11,10 +11,7 @@ import type { Sweep } from '../sweeps/runner.js';
 import type { ChannelParams } from './content.js';
 import { RingRowWriter, type DeliveredRing, type RingRecorder } from './ring-writer.js';
 import { ringRecorder, SelfTestRinger } from './self-test-ring.js';
-
-interface Bus {
-  subscribe(type: string, handler: (event: Record<string, unknown>) => void): () => void;
-}
+import type { Bus } from '../domain/events.js';
 
 export interface AcknowledgementDeps {
   db: Queryable;

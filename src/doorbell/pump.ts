@@ -15,6 +15,7 @@ import { claimRings, endpointsWithOpenStreams, publishRing, type RingReason, typ
 import { holdDeferred } from '../admission/gate.js';
 import { ringParams, type ChannelParams } from './content.js';
 import type { DeliveredRing, RingRecorder } from './ring-writer.js';
+import type { Bus } from '../domain/events.js';
 
 /** A creation ring plus at most five more per todo (DESIGN §8). */
 export const MAX_RINGS = 6;
@@ -42,10 +43,6 @@ export interface DoorbellDeps {
   recorder?: RingRecorder;
 }
 
-interface Bus {
-  subscribe(type: string, handler: (event: Record<string, unknown>) => void): () => void;
-}
-
 export class Doorbell {
   private readonly failures = new Map<string, number>();
   private readonly warned = new Set<string>();
@@ -60,12 +57,10 @@ export class Doorbell {
   listen(bus: Bus): () => void {
     const offs = [
       bus.subscribe('todo_ready', (e) => {
-        if (typeof e.endpoint_id === 'string' && typeof e.queue === 'string') {
-          void (e.reopen === true ? this.reopened(e.endpoint_id, e.queue) : this.ready(e.endpoint_id, e.queue));
-        }
+        void (e.reopen === true ? this.reopened(e.endpoint_id, e.queue) : this.ready(e.endpoint_id, e.queue));
       }),
       bus.subscribe('ring', (e) => {
-        if (e.instance === this.deps.instanceId && typeof e.session_id === 'string') {
+        if (e.instance === this.deps.instanceId) {
           void this.write(e.session_id, e.params as ChannelParams, e.ring as DeliveredRing | undefined);
         }
       }),

@@ -9,6 +9,7 @@ import { AppError } from '../domain/errors.js';
 import { capacityInput, parseStoredCapacity, resolveCapacity, type Capacity } from '../domain/messages.js';
 import { parseInput } from '../domain/todo.js';
 import { readSetting, writeSetting, type StoredSetting } from '../store/settings.js';
+import type { Bus } from '../domain/events.js';
 
 export const CAPACITY_KEY = 'message_queue';
 
@@ -17,11 +18,6 @@ export interface CapacityDeps {
   /** The valid environment value (non-positive already normalised to 0), or null. */
   envCapacity: number | null;
   log?: { warn(obj: object, msg: string): void };
-}
-
-interface Bus {
-  subscribe(type: string, handler: (event: Record<string, unknown>) => void): () => void;
-  onReconnect?(handler: () => void): () => void;
 }
 
 export class CapacitySetting {
@@ -91,9 +87,9 @@ export class CapacitySetting {
       bus.subscribe('settings_changed', (e) => {
         if (e.key === CAPACITY_KEY) reread();
       }),
-      bus.onReconnect?.(reread),
+      bus.onReconnect(reread),
     ];
-    return () => offs.forEach((off) => off?.());
+    return () => offs.forEach((off) => off());
   }
 
   private apply(stored: StoredSetting): void {

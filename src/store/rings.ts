@@ -4,7 +4,7 @@
 // the session's last_rung_at rotates rings across the endpoint's open streams, and
 // last_rung_instance names the instance it went to (re-rung if that instance dies).
 
-import { CHANNEL } from '../db/bus.js';
+import { CHANNEL, eventPayload, type BusEvents } from '../db/bus.js';
 import type { Queryable } from '../db/pool.js';
 import { ENDPOINT_PRESENT } from './presence-sql.js';
 
@@ -146,6 +146,6 @@ export async function endpointsWithOpenStreams(db: Queryable): Promise<string[]>
 }
 
 /** Hands a ring to the instance holding the session's stream. */
-export async function publishRing(db: Queryable, payload: Record<string, unknown>): Promise<void> {
-  await db.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify({ type: 'ring', ...payload })]);
+export async function publishRing(db: Queryable, payload: BusEvents['ring']): Promise<void> {
+  await db.query('SELECT pg_notify($1, $2)', [CHANNEL, eventPayload('ring', payload)]);
 }

@@ -21,9 +21,12 @@ async function waitFor(what: string, condition: () => boolean | Promise<boolean>
 }
 
 /** A started bus recording every todo_ready; stopped when fn ends. */
-async function withBus(url: string, fn: (bus: NotifyBus, events: BusEvent[]) => Promise<void>): Promise<void> {
+async function withBus(
+  url: string,
+  fn: (bus: NotifyBus, events: BusEvent<'todo_ready'>[]) => Promise<void>,
+): Promise<void> {
   const bus = new NotifyBus({ url, backoff: BACKOFF });
-  const events: BusEvent[] = [];
+  const events: BusEvent<'todo_ready'>[] = [];
   bus.subscribe('todo_ready', (event) => events.push(event));
   await bus.start();
   try {
@@ -33,12 +36,17 @@ async function withBus(url: string, fn: (bus: NotifyBus, events: BusEvent[]) => 
   }
 }
 
-function on(events: BusEvent[], endpointId: string, queue: string): BusEvent[] {
+function on(events: BusEvent<'todo_ready'>[], endpointId: string, queue: string): BusEvent<'todo_ready'>[] {
   return events.filter((e) => e.endpoint_id === endpointId && e.queue === queue);
 }
 
 /** Commits a todo on `queue` and waits for its notice: everything committed earlier has arrived. */
-async function commitMarker(pool: Pool, endpointId: string, events: BusEvent[], queue = 'marker'): Promise<void> {
+async function commitMarker(
+  pool: Pool,
+  endpointId: string,
+  events: BusEvent<'todo_ready'>[],
+  queue = 'marker',
+): Promise<void> {
   const before = on(events, endpointId, queue).length;
   await createTodo(depsOf(pool), { endpointId }, { humanId: 'hu_test' }, { queue, title: 'marker' });
   await waitFor(`todo_ready on ${queue}`, () => on(events, endpointId, queue).length > before);

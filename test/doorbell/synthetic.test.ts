@@ -140,7 +140,12 @@ const CHECKS: Record<string, () => Promise<void>> = {
     assert.ok(!(await rings.endpointsWithOpenStreams(pool)).includes(E));
   },
   'rings.publishRing': async () => {
-    await rings.publishRing(pool, { note: 'not a todo query: a NOTIFY payload' });
+    await rings.publishRing(pool, {
+      instance: 'x',
+      endpoint_id: E,
+      session_id: 's',
+      params: { note: 'a NOTIFY payload' },
+    });
   },
   'todos.insertTodo': async () => {
     const { todo } = await todos.insertTodo(pool, {
