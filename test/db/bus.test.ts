@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { NotifyBus, type BusEvent } from '../../src/db/bus.js';
+import { NotifyBus, decodeEvent, notifySql, type BusEvent } from '../../src/db/bus.js';
 import type { Pool } from '../../src/db/pool.js';
 import { createTodo } from '../../src/todos/index.js';
 import { testDatabase } from '../helpers/db.js';
@@ -157,4 +157,30 @@ test('after its LISTEN connection is terminated the bus reconnects, asks subscri
     );
     await waitFor('todo_ready after the reconnect', () => on(events, endpoint.id, 'inbox').length === 1);
   });
+});
+
+test('a payload outside the event union is dropped before any subscriber sees it', () => {
+  assert.deepEqual(decodeEvent('{"type":"todo_ready","endpoint_id":"ep_1","queue":"inbox"}'), {
+    type: 'todo_ready',
+    endpoint_id: 'ep_1',
+    queue: 'inbox',
+  });
+  for (const payload of [
+    'not json',
+    'null',
+    '"todo_ready"',
+    '{"type":"no_such_event","endpoint_id":"ep_1"}',
+    '{"type":"todo_ready","endpoint_id":"ep_1"}',
+    '{"type":"ring","instance":"i","endpoint_id":"ep_1","session_id":7}',
+    '{"type":"toString"}',
+  ]) {
+    assert.equal(decodeEvent(payload), null, payload);
+  }
+});
+
+test('notifySql builds the pg_notify of one event from SQL expressions', () => {
+  assert.equal(
+    notifySql('session_closed', { endpoint_id: 'r.endpoint_id', session_id: 'r.id' }),
+    `pg_notify('switchboard', json_build_object('type', 'session_closed', 'endpoint_id', r.endpoint_id, 'session_id', r.id)::text)`,
+  );
 });
