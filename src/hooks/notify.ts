@@ -85,7 +85,7 @@ export class NotifyHooks {
     let queued = 0;
     try {
       // A deferred queue's transitions are left undecided: the admission reopen's
-      // todo_ready announces them when the budget admits work again (seed 000).
+      // todo_ready announces them when the budget admits work again (docs/design/admission.md).
       if (!(await (this.deps.eligible ?? isPushEligible)(this.deps.db, endpointId, queue))) return 0;
       for (;;) {
         const todos = await claimReadyTransitions(this.deps.db, {

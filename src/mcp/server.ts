@@ -1,8 +1,9 @@
-// POST|GET|DELETE /mcp: the MCP Streamable HTTP surface (DESIGN §7). Each request is
-// authenticated by its `sbk_…` bearer, then handed to the session's SDK transport: a new
-// one for `initialize`, this instance's or a rebuilt one for a known session id. GET
-// opens the session's notification stream (recorded as stream_open while it lasts);
-// DELETE closes the session. The doorbell, which writes to those streams, is not here.
+// POST|GET|DELETE /mcp: the MCP Streamable HTTP surface (docs/design/mcp-surface.md).
+// Each request is authenticated by its `sbk_…` bearer, then handed to the session's SDK
+// transport: a new one for `initialize`, this instance's or a rebuilt one for a known
+// session id. GET opens the session's notification stream (recorded as stream_open while
+// it lasts); DELETE closes the session. The doorbell, which writes to those streams, is
+// not here.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';

@@ -1,8 +1,9 @@
-// The install-wide message queue capacity (seed 002): valid environment value > persisted
-// install setting > default 10. The live value is held here and read once per admission;
-// an admin's save is persisted first and applied only after the write committed, and
-// every other instance applies it when it hears `settings_changed`. Writes carry a
-// version, so overlapping saves end with the last one written everywhere.
+// The install-wide message queue capacity (docs/design/message-queue.md, "Capacity"):
+// valid environment value > persisted install setting > default 10. The live value is
+// held here and read once per admission; an admin's save is persisted first and applied
+// only after the write committed, and every other instance applies it when it hears
+// `settings_changed`. Writes carry a version, so overlapping saves end with the last one
+// written everywhere.
 
 import type { Queryable } from '../db/pool.js';
 import { AppError } from '../domain/errors.js';

@@ -1,6 +1,6 @@
-// Admission policies, their window counters and audit (seed 000). Every read is scoped
-// by endpoint_id, except the sweeps' (reopen, retention, the metrics collector), which
-// act for the server. Policy writes and their audit row commit together.
+// Admission policies, their window counters and audit (docs/design/admission.md). Every
+// read is scoped by endpoint_id, except the sweeps' (reopen, retention, the metrics
+// collector), which act for the server. Policy writes and their audit row commit together.
 
 import { notifySql } from '../db/bus.js';
 import type { Queryable } from '../db/pool.js';

@@ -1,8 +1,9 @@
-// Doorbell self-tests (doorbell_tests, seed 004) and the synthetic todo each one rings
-// for. The synthetic todo is the only todo the normal paths never see: it is created
-// with ready_at NULL and every claim, listing and sweep statement says NOT synthetic;
-// the self-test opts in here, by id, with claimSyntheticById. Every statement names the
-// endpoint, so another endpoint's test or todo is never found.
+// Doorbell self-tests (doorbell_tests, docs/design/doorbell-acknowledgement.md) and the
+// synthetic todo each one rings for. The synthetic todo is the only todo the normal paths
+// never see: it is created with ready_at NULL and every claim, listing and sweep
+// statement says NOT synthetic; the self-test opts in here, by id, with
+// claimSyntheticById. Every statement names the endpoint, so another endpoint's test or
+// todo is never found.
 
 import { notifySql } from '../db/bus.js';
 import type { Queryable } from '../db/pool.js';

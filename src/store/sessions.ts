@@ -82,8 +82,9 @@ export async function listLiveSessions(db: Queryable, endpointId: string): Promi
 }
 
 /**
- * Closes sessions idle past the cutoff with no open stream (DESIGN §7: 30 min), and tells
- * every instance to drop their transports. Returns how many closed.
+ * Closes sessions idle past the cutoff with no open stream (30 min,
+ * docs/design/mcp-surface.md), and tells every instance to drop their transports. Returns
+ * how many closed.
  */
 export async function closeIdleSessions(db: Queryable, idleSeconds: number, limit: number): Promise<number> {
   const res = await db.query<{ n: number }>(

@@ -1,7 +1,8 @@
-// Pins the store-level synthetic filter (seed 004): every exported todo query of the store
-// is listed here and called beside a synthetic todo that would otherwise match it; the
-// ones that read or move todos never return or touch it, and a new export fails this
-// test until it is classified. Reads by id are the documented opt-in, like claim by id.
+// Pins the store-level synthetic filter (docs/design/doorbell-acknowledgement.md,
+// "Synthetic todos"): every exported todo query of the store is listed here and called
+// beside a synthetic todo that would otherwise match it; the ones that read or move todos
+// never return or touch it, and a new export fails this test until it is classified.
+// Reads by id are the documented opt-in, like claim by id.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
