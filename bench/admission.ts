@@ -1,4 +1,4 @@
-// Admission's cost on the claim path (seed 000), in one run on one database.
+// Admission's cost on the claim path (docs/design/admission.md), in one run on one database.
 //
 // foundation: 16 workers loop claim_next → complete with the claim and complete
 //   statements exactly as they were before admission existed (copied below), through
@@ -45,8 +45,9 @@ const TODOS = Number(process.env.BENCH_TODOS ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 
 // The foundation's claim_next (one queue) and complete, verbatim from before admission,
-// plus the ring acknowledgement every claim statement now carries (seed 004, not
-// admission's), so the comparison isolates what admission adds.
+// plus the ring acknowledgement every claim statement now carries
+// (docs/design/doorbell-acknowledgement.md, not admission's), so the comparison isolates
+// what admission adds.
 const FOUNDATION_CLAIM = `WITH pick AS (
   SELECT t.endpoint_id, t.id, t.claims FROM todos t
    WHERE t.endpoint_id = $1 AND t.queue = ($2::text[])[1] AND ${CLAIMABLE}

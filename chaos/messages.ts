@@ -1,8 +1,8 @@
-// The session message queue under the same faults (DESIGN §10, seed 002). Producers on
-// one endpoint send_message into the live sessions of another endpoint of the same owner;
-// half the consumer sessions hold their notification stream (messages arrive as
-// notifications/claude/channel, with a next_message poll when idle), half only pull with
-// next_message. Every delivery is acknowledged with ack_message, duplicates included.
+// The session message queue under the same faults (docs/design/message-queue.md).
+// Producers on one endpoint send_message into the live sessions of another endpoint of the
+// same owner; half the consumer sessions hold their notification stream (messages arrive
+// as notifications/claude/channel, with a next_message poll when idle), half only pull
+// with next_message. Every delivery is acknowledged with ack_message, duplicates included.
 //
 // The contract is at-least-once until the ack, and the ack deletes the row: a message may
 // be handed out again before its ack (stream lost, ack timeout), never after. So:

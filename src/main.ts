@@ -64,7 +64,7 @@ export interface Server {
   app: FastifyInstance;
   pool: Pool;
   doorbell: Doorbell;
-  /** Ring records, self-tests and their sweeps (seed 004). */
+  /** Ring records, self-tests and their sweeps (docs/design/doorbell-acknowledgement.md). */
   doorbellAck: Acknowledgement;
   metrics: Metrics;
   messages: MessageDeps;

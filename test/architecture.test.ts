@@ -1,5 +1,5 @@
-// Pins the layering of DESIGN §4: pg only in db/ and store/, process.env only in
-// config/, surfaces never importing store/ directly, domain/ pure.
+// Pins the layering of docs/architecture.md: pg only in db/ and store/, process.env only
+// in config/, surfaces never importing store/ directly, domain/ pure.
 
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';

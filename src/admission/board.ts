@@ -1,7 +1,7 @@
-// What the board reads of admission (seed 000, "Board"): every budget of a human's
-// endpoints keyed by endpoint and queue (one read, for the queue headers and the live
-// stream's change check), and one queue's budget editor: its policy and status when it
-// has one, and the audit list, which outlives the policy.
+// What the board reads of admission (docs/design/admission.md, "The board"): every budget
+// of a human's endpoints keyed by endpoint and queue (one read, for the queue headers and
+// the live stream's change check), and one queue's budget editor: its policy and status
+// when it has one, and the audit list, which outlives the policy.
 
 import { listAudit, type AuditRow } from '../store/admission.js';
 import { DETAIL_AUDIT, checkQueue, humanPolicies, statuses, type AdmissionDeps } from './service.js';

@@ -1,12 +1,12 @@
-// Claims under admission (seed 000): claim_next's loop over the granted queues and the
-// claim of one named todo. The first statement is the claim statement itself: when no
-// requested queue has a policy it claims the row (today's SQL plus one indexed miss).
-// Otherwise it returns the queues' policies, and admit statements
-// (src/store/admission-claims.ts) pick, decide, charge and claim. A refused queue is
-// excluded and the loop goes on, so claim_next never answers empty while another granted
-// queue has admissible work; each refusal removes a queue, so the loop is bounded by the
-// number of granted queues (plus a few re-reads when a policy changes or a window
-// boundary passes mid-claim).
+// Claims under admission (docs/design/admission.md, "How the claim path does it"):
+// claim_next's loop over the granted queues and the claim of one named todo. The first
+// statement is the claim statement itself: when no requested queue has a policy it claims
+// the row (today's SQL plus one indexed miss). Otherwise it returns the queues' policies,
+// and admit statements (src/store/admission-claims.ts) pick, decide, charge and claim. A
+// refused queue is excluded and the loop goes on, so claim_next never answers empty while
+// another granted queue has admissible work; each refusal removes a queue, so the loop is
+// bounded by the number of granted queues (plus a few re-reads when a policy changes or a
+// window boundary passes mid-claim).
 
 import type { Queryable } from '../db/pool.js';
 import { admit, claimedTodo, probed, type Probed, type Refused } from '../store/admission-claims.js';

@@ -1,7 +1,8 @@
-// Doorbell gating (seed 000): the doorbell asks, before each ring pass, which of the
-// endpoint's queues a budget holds back; it rings none of their todos, and marks their
-// policies held so the reopen sends the one push owed when the queue admits again. An
-// endpoint without policies costs one indexed miss.
+// Doorbell gating (docs/design/admission.md, "Doorbell gating and the reopen"): the
+// doorbell asks, before each ring pass, which of the endpoint's queues a budget holds
+// back; it rings none of their todos, and marks their policies held so the reopen sends
+// the one push owed when the queue admits again. An endpoint without policies costs one
+// indexed miss.
 
 import type { Queryable } from '../db/pool.js';
 import { markHeld } from '../store/admission.js';

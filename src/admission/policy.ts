@@ -1,8 +1,8 @@
-// Admission policies (seed 000): the policy shape, validation of a full-replace body
-// against the schema's CHECKs (every problem named by its field), and the one decision
-// every surface derives from a policy, its counters and an instant: admit, or defer with
-// a reason and the next eligible instant. Pure: the instant and the counters are passed
-// in. It reads and writes nothing; the store locks, counts and charges.
+// Admission policies (docs/design/admission.md): the policy shape, validation of a
+// full-replace body against the schema's CHECKs (every problem named by its field), and the
+// one decision every surface derives from a policy, its counters and an instant: admit, or
+// defer with a reason and the next eligible instant. Pure: the instant and the counters are
+// passed in. It reads and writes nothing; the store locks, counts and charges.
 
 import { Temporal } from 'temporal-polyfill';
 import { AppError, isAppError } from '../domain/errors.js';

@@ -1,7 +1,7 @@
-// The reopen (seed 000, "Doorbells and the reopen sweep"): work a budget held back got
-// no push, so when its queue admits again — the window rolled over, an in-flight slot
-// freed, the policy changed — exactly one todo_ready goes out for that endpoint and
-// queue, which drives the doorbell through its existing path. The held mark's
+// The reopen (docs/design/admission.md, "Doorbell gating and the reopen"): work a budget
+// held back got no push, so when its queue admits again — the window rolled over, an
+// in-flight slot freed, the policy changed — exactly one todo_ready goes out for that
+// endpoint and queue, which drives the doorbell through its existing path. The held mark's
 // conditional clear (store) makes it one, whichever instance or trigger comes first.
 
 import type { Queryable } from '../db/pool.js';

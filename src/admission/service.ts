@@ -1,9 +1,9 @@
-// The policy service (seed 000): read, set (a full replace) and clear a queue's policy,
-// for the operator API, the CLI (through the API) and the admission verbs. Callers have
-// resolved the scope (the endpoint) and checked the actor may act on it; every write is
-// audited with the accountable human and, when an agent wrote it, the endpoint; a write
-// takes effect on the next claim on every instance (the claim reads the row under its
-// lock) and reopens the queue at once when it now admits held-back work.
+// The policy service (docs/design/admission.md): read, set (a full replace) and clear a
+// queue's policy, for the operator API, the CLI (through the API) and the admission
+// verbs. Callers have resolved the scope (the endpoint) and checked the actor may act on
+// it; every write is audited with the accountable human and, when an agent wrote it, the
+// endpoint; a write takes effect on the next claim on every instance (the claim reads the
+// row under its lock) and reopens the queue at once when it now admits held-back work.
 
 import type { Queryable } from '../db/pool.js';
 import { notFound, invalidArgument } from '../domain/errors.js';

@@ -1,7 +1,7 @@
-// Derived admission status (seed 000, "Derived deferral, not a stored state"): what a
-// queue's policy says at the instant it is read — open or deferred, why, until when —
-// and the `admission` object pending todos of a budgeted queue carry. Nothing here is
-// stored; every read computes it from the policy, the counters and the database clock.
+// Derived admission status (docs/design/admission.md, "Derived deferral, never stored"):
+// what a queue's policy says at the instant it is read — open or deferred, why, until
+// when — and the `admission` object pending todos of a budgeted queue carry. Nothing here
+// is stored; every read computes it from the policy, the counters and the database clock.
 
 import type { Queryable } from '../db/pool.js';
 import { countersOf, policyStates, type PolicyState } from '../store/admission.js';

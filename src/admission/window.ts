@@ -1,9 +1,9 @@
-// Window arithmetic for admission control (seed 000, "Fixed zoned windows" and "Window
-// arithmetic"): the window spec, its validation, and where the window containing an
-// instant starts and where the next one starts, walked on the policy zone's wall clock.
-// Pure: the instant is always passed in; no clock reads, no I/O, no module state.
-// It does not decide admission (limits, in-flight, reasons), read policies or charge
-// counters: those belong to the claim path and the store.
+// Window arithmetic for admission control (docs/design/admission.md, "Windows"): the
+// window spec, its validation, and where the window containing an instant starts and
+// where the next one starts, walked on the policy zone's wall clock. Pure: the instant is
+// always passed in; no clock reads, no I/O, no module state. It does not decide admission
+// (limits, in-flight, reasons), read policies or charge counters: those belong to the
+// claim path and the store.
 
 import { Temporal } from 'temporal-polyfill';
 import { AppError } from '../domain/errors.js';
@@ -11,7 +11,7 @@ import { AppError } from '../domain/errors.js';
 export const PERIODS = ['hour', 'day', 'week'] as const;
 export type Period = (typeof PERIODS)[number];
 
-/** The seed's `window_weekday` CHECK values, in ISO order (Mon = 1 … Sun = 7). */
+/** The `window_weekday` CHECK values (docs/design/admission.md), in ISO order (Mon = 1 … Sun = 7). */
 export const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const;
 export type Weekday = (typeof WEEKDAYS)[number];
 
@@ -35,7 +35,7 @@ export type WindowProblem = {
 
 export type ParsedWindow = { ok: true; spec: WindowSpec } | { ok: false; problems: WindowProblem[] };
 
-/** The seed's CHECK on `window_start`, verbatim. */
+/** The CHECK on `window_start` (migrations/0005_admission.sql), verbatim. */
 const START_PATTERN = /^([01][0-9]|2[0-3]):[0-5][0-9]$/;
 
 /** Characters of an IANA zone name; an offset such as `+05:30` is not a zone name. */
@@ -49,7 +49,7 @@ const ZONE_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_+\-/]*$/;
  */
 const MAX_STEPS = 60;
 
-/** Validates a window as the seed's CHECKs do; lists every problem, named by field. */
+/** Validates a window as the schema's CHECKs do; lists every problem, named by field. */
 export function parseWindow(input: unknown): ParsedWindow {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     return fail([{ field: 'window', reason: 'invalid', message: 'window must be an object' }]);
@@ -229,10 +229,11 @@ function floorSlot(spec: WindowSpec, wall: Temporal.PlainDateTime): Temporal.Pla
 }
 
 /**
- * The instant of a local wall-clock time, by the seed's rule: "A start in a DST gap
- * resolves to the first valid instant after it. An overlap resolves to the first
- * occurrence." Not Temporal's `compatible`, which moves a gap time forward by the gap's
- * length (02:30 → 03:30) rather than to the first valid instant (03:00).
+ * The instant of a local wall-clock time, by the rule of docs/design/admission.md
+ * ("Windows"): a start in a DST gap resolves to the first valid instant after it, an
+ * overlap to the first occurrence. Not Temporal's `compatible`, which moves a gap time
+ * forward by the gap's length (02:30 → 03:30) rather than to the first valid instant
+ * (03:00).
  */
 function resolveWall(wall: Temporal.PlainDateTime, tz: string): Temporal.Instant {
   let first: Temporal.ZonedDateTime;

@@ -1,7 +1,7 @@
-// /api/v1/admission (seed 000, "Operator API and CLI"): a human's budgets. {scope} is
-// `endpoint:<slug-or-id>` (team scopes come with team queues); a scope that is unknown,
-// malformed or another human's answers 404 not_found, the same on every route. PUT is a
-// full replace, validated field by field before anything is written.
+// /api/v1/admission (docs/design/admission.md, "Wire shapes"): a human's budgets. {scope}
+// is `endpoint:<slug-or-id>` (team scopes come with team queues); a scope that is
+// unknown, malformed or another human's answers 404 not_found, the same on every route.
+// PUT is a full replace, validated field by field before anything is written.
 
 import type { FastifyInstance } from 'fastify';
 import { clearPolicy, humanPolicies, policyDetail, setPolicy, type AdmissionDeps } from '../admission/service.js';

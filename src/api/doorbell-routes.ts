@@ -1,5 +1,6 @@
-// /api/v1 routes for doorbell self-tests (seed 004): a signed-in human starts and reads
-// a test of one of their own endpoints. `switchboard doctor` is their client.
+// /api/v1 routes for doorbell self-tests (docs/design/doorbell-acknowledgement.md): a
+// signed-in human starts and reads a test of one of their own endpoints.
+// `switchboard doctor` is their client.
 
 import type { FastifyInstance } from 'fastify';
 import { getOwnedTest, startOwnedTest, type OperatorTestDeps } from '../doorbell/operator-tests.js';

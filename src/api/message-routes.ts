@@ -31,7 +31,10 @@ function withEntry(body: unknown, entry: string): unknown {
   return body && typeof body === 'object' && !Array.isArray(body) ? { ...body, entry_id: entry } : body;
 }
 
-/** DESIGN §13: the saved setting, and what applies with where it comes from. */
+/**
+ * The capacity view (docs/design/message-queue.md, "Surfaces"): the saved setting, and
+ * what applies with where it comes from.
+ */
 export function capacityView(c: Capacity) {
   return {
     settings: { max_per_session: c.configured },

@@ -14,7 +14,7 @@ import type { Pool } from '../db/pool.js';
 import { boardHeaders, boardPages } from '../board/index.js';
 import { sessionPages } from '../board/session.js';
 import { setupPages } from '../board/setup.js';
-import { mcpRoutes, type McpBus } from '../mcp/server.js';
+import { mcpRoutes } from '../mcp/server.js';
 import type { Principal } from '../identity/principal.js';
 import { admissionRoutes } from './admission-routes.js';
 import { createAuth } from './auth.js';
@@ -35,6 +35,7 @@ import { CapacitySetting } from '../messages/capacity.js';
 import type { MessageDeps } from '../messages/context.js';
 import { messageRoutes } from './message-routes.js';
 import { wsRoutes } from './ws.js';
+import type { Bus } from '../domain/events.js';
 
 /** 1 MiB: the largest todo (64 KiB body + 256 KiB payload) with room for JSON overhead. */
 export const BODY_LIMIT = 1024 * 1024;
@@ -54,7 +55,7 @@ export interface HttpDeps extends HealthDeps {
   /** Recorded on the MCP sessions and streams this process holds; tests may leave it out. */
   instanceId?: string;
   /** The LISTEN/NOTIFY bus; without it, closes on other instances end no stream here. */
-  bus?: McpBus;
+  bus?: Bus;
   /** How long /mcp reuses a (credential, live session) answer (endpoints/credentials.ts); tests lengthen it. */
   credentialReuseMs?: number;
   /** Told when an MCP notification stream opens on this instance (ring-on-attach). */

@@ -6,6 +6,7 @@
 
 import type { MessageDeps } from '../messages/context.js';
 import { statusOf } from '../messages/queue.js';
+import type { Bus } from '../domain/events.js';
 
 export interface Socket {
   send(data: string): void;
@@ -13,10 +14,6 @@ export interface Socket {
 }
 
 const OPEN = 1;
-
-interface Bus {
-  subscribe(type: string, handler: (event: Record<string, unknown>) => void): () => void;
-}
 
 export class StatusHub {
   private readonly subscribers = new Map<string, { endpointId: string; sockets: Set<Socket> }>();
@@ -29,10 +26,10 @@ export class StatusHub {
     if (!bus) return;
     this.offs.push(
       bus.subscribe('message_ready', (e) => {
-        if (typeof e.session_id === 'string') void this.publish(e.session_id);
+        void this.publish(e.session_id);
       }),
       bus.subscribe('session_closed', (e) => {
-        if (typeof e.session_id === 'string') this.closed(e.session_id);
+        this.closed(e.session_id);
       }),
     );
   }

@@ -1,11 +1,11 @@
-// /ws: the board's WebSocket for the session message queue (seed 002). Signed in by the
-// board session cookie (or the synthetic admin with auth off); a browser's Origin must be
-// this server's. Frames follow DESIGN §13: `{id, type: "request", action, payload}` in;
-// `{id, type: "response", action, payload}` or `{id, type: "error", action, payload:
-// {code, message, details?}}` out; pushes are `{type: "notification", action, payload}`.
-// Every action authorises the named session inside its use case, so a foreign, unknown or
-// closed session answers NOT_FOUND "Session not found" with nothing mutated or published.
-// `message.queue.subscribe` subscribes the connection to a session: after every
+// /ws: the board's WebSocket for the session message queue (docs/design/message-queue.md,
+// "Surfaces"). Signed in by the board session cookie (or the synthetic admin with auth
+// off); a browser's Origin must be this server's. Frames: `{id, type: "request", action,
+// payload}` in; `{id, type: "response", action, payload}` or `{id, type: "error", action,
+// payload: {code, message, details?}}` out; pushes are `{type: "notification", action,
+// payload}`. Every action authorises the named session inside its use case, so a foreign,
+// unknown or closed session answers NOT_FOUND "Session not found" with nothing mutated or
+// published. `message.queue.subscribe` subscribes the connection to a session: after every
 // successful mutation (on any instance) it receives `message.queue.status_changed`.
 
 import { isDatabaseUnavailable } from '../db/unavailable.js';
@@ -23,11 +23,12 @@ import { WS_ACTIONS } from './ws-actions.js';
 import { actorOf } from './message-routes.js';
 import { errorBody } from './errors.js';
 import { LIMITS, RateLimiter } from './rate-limit.js';
+import type { Bus } from '../domain/events.js';
 
 export interface WsDeps extends IdentityDeps {
   messages: MessageDeps;
   syntheticAdmin: Principal | null;
-  bus?: { subscribe(type: string, handler: (event: Record<string, unknown>) => void): () => void };
+  bus?: Bus;
 }
 
 /** The slice of a `ws` socket used here (the package ships no types of its own). */
@@ -36,7 +37,10 @@ interface WsSocket extends Socket {
   close(code?: number, reason?: string): void;
 }
 
-/** The seed's wire codes for the generic errors; domain codes (queue_full, …) pass as they are. */
+/**
+ * The /ws codes for the generic errors (docs/design/message-queue.md, "Error codes");
+ * domain codes (queue_full, …) pass as they are.
+ */
 const WIRE_CODES: Partial<Record<ErrorCode, string>> = {
   not_found: 'NOT_FOUND',
   invalid_argument: 'VALIDATION_ERROR',

@@ -1,8 +1,8 @@
-// HTML for budgets (seed 000, "Board"): the strip in a queue header (used of limit, in
-// flight of cap, status, "resets at" in the policy's zone and in the viewer's: the
-// browser's zone with JavaScript, UTC without), the reason chip on a deferred card, and
-// the budget editor page with its audit list. A zone the runtime does not know is
-// flagged: the queue fails closed (admission_unavailable) until it is fixed.
+// HTML for budgets (docs/design/admission.md, "The board"): the strip in a queue header
+// (used of limit, in flight of cap, status, "resets at" in the policy's zone and in the
+// viewer's: the browser's zone with JavaScript, UTC without), the reason chip on a
+// deferred card, and the budget editor page with its audit list. A zone the runtime does
+// not know is flagged: the queue fails closed (admission_unavailable) until it is fixed.
 
 import type { AuditRow } from '../admission/board.js';
 import type { QueueStatus } from '../admission/status.js';

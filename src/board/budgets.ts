@@ -1,8 +1,8 @@
-// The budget editor (seed 000, "Board"): a full page per endpoint and queue with the
-// current strip, the form (a full replace through the admission service, audited with
-// the signed-in human) and the audit list. A mistake re-renders the page with the field
-// named and the values typed so far; another human's endpoint, or a queue the endpoint
-// is not granted, answers 404.
+// The budget editor (docs/design/admission.md, "The board"): a full page per endpoint and
+// queue with the current strip, the form (a full replace through the admission service,
+// audited with the signed-in human) and the audit list. A mistake re-renders the page
+// with the field named and the values typed so far; another human's endpoint, or a queue
+// the endpoint is not granted, answers 404.
 
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { budgetEditorView } from '../admission/board.js';

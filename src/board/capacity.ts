@@ -1,8 +1,8 @@
-// The settings page's message queue capacity (seed 002): configured and effective value,
-// the source badge (default, setting or environment), "0 means unlimited", and the
-// control: admins save through the capacity setting (persisted, then applied everywhere),
-// members read it; when SWITCHBOARD_QUEUE_MAX_PER_SESSION locks it, the control is
-// disabled with an explanation naming the variable.
+// The settings page's message queue capacity (docs/design/message-queue.md, "Capacity"):
+// configured and effective value, the source badge (default, setting or environment), "0
+// means unlimited", and the control: admins save through the capacity setting (persisted,
+// then applied everywhere), members read it; when SWITCHBOARD_QUEUE_MAX_PER_SESSION locks
+// it, the control is disabled with an explanation naming the variable.
 
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Capacity } from '../domain/messages.js';

@@ -1,7 +1,8 @@
-// The endpoint card's own forms beyond revoke and delete: "Run self-test" (seed 004),
-// whose result page shows the verdict live (htmx polls it while pending; without
-// JavaScript the page refreshes itself) with the hints, and the owner's clock in /
-// clock out (an operator presence override, DESIGN §11).
+// The endpoint card's own forms beyond revoke and delete: "Run self-test"
+// (docs/design/doorbell-acknowledgement.md), whose result page shows the verdict live
+// (htmx polls it while pending; without JavaScript the page refreshes itself) with the
+// hints, and the owner's clock in / clock out (an operator presence override,
+// docs/design/hooks-and-presence.md).
 
 import type { FastifyInstance } from 'fastify';
 import { isAppError } from '../domain/errors.js';

@@ -1,8 +1,9 @@
 // The parts of an endpoint card that come from other areas: its notify hooks with their
-// health (last status, last error, consecutive failures; DESIGN §11), its presence (in
-// or out, from which source, until when) with clock in / clock out for the owner, the
-// budget links of its queues (seed 000) and "Run self-test" (seed 004). Read through the
-// hooks and presence use cases, one endpoint at a time.
+// health (last status, last error, consecutive failures) and its presence (in or out, from
+// which source, until when) with clock in / clock out for the owner
+// (docs/design/hooks-and-presence.md), the budget links of its queues
+// (docs/design/admission.md) and "Run self-test" (docs/design/doorbell-acknowledgement.md).
+// Read through the hooks and presence use cases, one endpoint at a time.
 
 import type { EndpointView } from '../endpoints/manage.js';
 import { HookGuard } from '../hooks/guard.js';

@@ -1,7 +1,8 @@
 // HTML for endpoint cards: queues, verbs by family, live sessions (client, stream,
 // last seen), last seen, and the revoke / delete forms. Slots marked data-slot="…" are
-// where later parts land: "Run self-test" and its verdict and the unheard mark (seed
-// 004), the budget link (seed 000), notify hooks and presence (DESIGN §11).
+// where later parts land: "Run self-test" and its verdict and the unheard mark
+// (docs/design/doorbell-acknowledgement.md), the budget link (docs/design/admission.md),
+// notify hooks and presence (docs/design/hooks-and-presence.md).
 
 import type { SessionView } from '../endpoints/board.js';
 import type { EndpointView } from '../endpoints/manage.js';

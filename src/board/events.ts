@@ -19,19 +19,21 @@ import { endpointsFragment } from './endpoint-html.js';
 import { boardCaller } from './guard.js';
 import { lanesFragment } from './queue-html.js';
 import type { BoardDeps } from './queues.js';
-
-export interface BoardBus {
-  subscribe(type: string, handler: (event: { [key: string]: unknown }) => void): () => void;
-}
+import type { Bus, BusEventType } from '../domain/events.js';
 
 export interface EventDeps extends BoardDeps {
-  bus?: BoardBus;
+  bus?: Bus;
   /** How often an open stream re-reads its view: the worst-case delay for a claim to show. */
   pollMs: number;
   log?: { warn(obj: object, msg: string): void };
 }
 
-const TRIGGERS = ['todo_ready', 'board_changed', 'endpoint_revoked', 'session_closed'];
+const TRIGGERS = [
+  'todo_ready',
+  'board_changed',
+  'endpoint_revoked',
+  'session_closed',
+] as const satisfies BusEventType[];
 /** A comment line this often keeps proxies from closing a quiet stream. */
 const KEEPALIVE_MS = 15_000;
 /** Re-render at least this often even when the fingerprint holds: ages and lease countdowns move. */
@@ -69,7 +71,7 @@ class BoardStream {
     this.reply.raw.write('retry: 2000\n\n');
     for (const type of TRIGGERS) {
       const off = this.deps.bus?.subscribe(type, (event) => {
-        if (typeof event.endpoint_id === 'string' && this.owned.has(event.endpoint_id)) void this.refresh();
+        if (this.owned.has(event.endpoint_id)) void this.refresh();
       });
       if (off) this.stops.push(off);
     }

@@ -1,9 +1,9 @@
-// The session page's message queue panel (seed 002): entries with position #1..#N and a
-// provenance label, Remove on every row, Edit only on the rows this human queued (the
-// use case refuses the rest), Clear all, the add box and "N of M" with a full state.
-// Every action is a plain form post through the message use cases, answered with a 303
-// back to the session page; with JavaScript, board.js subscribes to the session over /ws
-// (the board cookie signs it in) and re-reads the panel fragment on every change.
+// The session page's message queue panel (docs/design/message-queue.md): entries with
+// position #1..#N and a provenance label, Remove on every row, Edit only on the rows this
+// human queued (the use case refuses the rest), Clear all, the add box and "N of M" with a
+// full state. Every action is a plain form post through the message use cases, answered
+// with a 303 back to the session page; with JavaScript, board.js subscribes to the session
+// over /ws (the board cookie signs it in) and re-reads the panel fragment on every change.
 
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { isAppError } from '../domain/errors.js';

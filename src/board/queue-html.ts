@@ -1,8 +1,8 @@
 // HTML for the queues page: the lanes of every queue (the fragment the SSE stream pushes),
 // the push form, and the todo detail shown as a drawer (htmx) or a full page (no JS).
 // Slots marked data-slot="…" are where later parts land: the budget strip in each queue
-// header (admission, seed 000), the deferred reason chip on a card, the rings of a todo
-// (doorbell acknowledgement, seed 004).
+// header (docs/design/admission.md), the deferred reason chip on a card, the rings of a
+// todo (docs/design/doorbell-acknowledgement.md).
 
 import type { EndpointLanes, LaneCard, QueueLanes } from '../endpoints/board.js';
 import type { Todo, TodoAttempt } from '../domain/todo.js';

@@ -1,5 +1,5 @@
 // A session's own page: which client, whether its notification stream is open, when it
-// was last seen. The message queue panel (seed 002) lands in its data-slot.
+// was last seen. The message queue panel (docs/design/message-queue.md) lands in its data-slot.
 
 import type { FastifyInstance } from 'fastify';
 import { sessionOfHuman } from '../endpoints/board.js';

@@ -1,6 +1,7 @@
 // The settings page: what this install is configured with, readable by every signed-in
 // human. Retention (from SWITCHBOARD_RETENTION, so read-only here) and the message queue
-// capacity (seed 002: admins write, members read, locked when the environment sets it).
+// capacity (admins write, members read, locked when the environment sets it:
+// docs/design/message-queue.md).
 
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { BoardSession } from '../identity/board-sessions.js';

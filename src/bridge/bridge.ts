@@ -1,11 +1,12 @@
-// The stdio bridge (DESIGN §7): one MCP session on a local transport (stdio in the CLI)
-// proxied to a remote Switchboard `/mcp` over Streamable HTTP. It owns the remote session:
-// opened on the local `initialize` with the local client's name and capabilities (so the
-// server records the real client), answered with the remote's capabilities, serverInfo and
-// instructions; requests and notifications forwarded verbatim both ways, results and
-// JSON-RPC errors included; the remote's notification stream reopened with capped backoff
-// when it drops, and a new remote session opened when the server has closed the old one.
-// It does not parse flags, read files or touch process: the CLI (src/cli/bridge.ts) does.
+// The stdio bridge (docs/design/mcp-surface.md, "The bridge"): one MCP session on a local
+// transport (stdio in the CLI) proxied to a remote Switchboard `/mcp` over Streamable
+// HTTP. It owns the remote session: opened on the local `initialize` with the local
+// client's name and capabilities (so the server records the real client), answered with
+// the remote's capabilities, serverInfo and instructions; requests and notifications
+// forwarded verbatim both ways, results and JSON-RPC errors included; the remote's
+// notification stream reopened with capped backoff when it drops, and a new remote
+// session opened when the server has closed the old one. It does not parse flags, read
+// files or touch process: the CLI (src/cli/bridge.ts) does.
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';

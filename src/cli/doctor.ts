@@ -1,8 +1,9 @@
 // `switchboard doctor [ENDPOINT] [--wait 60s] [--json]`: checks this CLI against the server
 // (reachability, /healthz, server vs CLI version, the saved sign-in) and lists endpoints
-// and their sessions; with ENDPOINT it also runs the live doorbell self-test (seed 004).
-// It acts as the signed-in human and never asks for an endpoint credential. Exit 0 only
-// when every check passed and, with ENDPOINT, the verdict is `pass`.
+// and their sessions; with ENDPOINT it also runs the live doorbell self-test
+// (docs/design/doorbell-acknowledgement.md). It acts as the signed-in human and never
+// asks for an endpoint credential. Exit 0 only when every check passed and, with
+// ENDPOINT, the verdict is `pass`.
 
 import type { Command } from 'commander';
 import { parseDuration } from '../config/duration.js';

@@ -1,4 +1,4 @@
-// `switchboard queue budget show|set|clear` (seed 000, "Operator API and CLI"): a
+// `switchboard queue budget show|set|clear` (docs/design/admission.md, "Wire shapes"): a
 // queue's admission budget over the REST API. `set` is a full replace built from the
 // flags, checked before any request (each problem names its flag); the server checks
 // everything again.

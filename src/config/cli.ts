@@ -1,6 +1,6 @@
 // The CLI's environment: the optional SWITCHBOARD_URL and SWITCHBOARD_TOKEN overrides and
 // the user config directory the credentials file lives in. The one place a CLI command
-// reads process.env (DESIGN §4); the server's variables are in schema.ts, not here.
+// reads process.env (docs/architecture.md); the server's variables are in schema.ts, not here.
 
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';

@@ -143,7 +143,8 @@ const SCHEMA = z.object({
   // heard or unheard long before it can be deleted.
   SWITCHBOARD_DOORBELL_RETENTION: duration('7d', 86_400_000, 3_650 * 86_400_000, '1d–3650d'),
   // A quarter hour outlasts an ordinary agent turn, so a ring is called unheard only when
-  // nobody claimed or acknowledged it in that time (seed 004); operators tune it.
+  // nobody claimed or acknowledged it in that time; operators tune it
+  // (docs/design/doorbell-acknowledgement.md, "The ack window").
   SWITCHBOARD_DOORBELL_ACK_WINDOW: duration('15m', 60_000, 21_600_000, '1m–6h'),
   // Every instance beats its `instances` row this often; five seconds is a cheap upsert
   // per instance and finds a killed instance in well under a minute.
@@ -161,10 +162,12 @@ const SCHEMA = z.object({
   SWITCHBOARD_AUTH: z.enum(['on', 'off']).default('on'),
   // Empty by default: X-Forwarded-For is believed only from proxies named here.
   SWITCHBOARD_TRUST_PROXY: cidrList,
-  // Session message queue capacity (seed 002): a valid value locks the admin setting. Kept
-  // as text: an invalid value is logged and ignored, never fatal (see messageConfig).
+  // Session message queue capacity (docs/design/message-queue.md): a valid value locks
+  // the admin setting. Kept as text: an invalid value is logged and ignored, never fatal
+  // (see messageConfig).
   SWITCHBOARD_QUEUE_MAX_PER_SESSION: z.string().optional(),
-  // The seed's own name for the same variable, read when the Switchboard one is not valid.
+  // The variable's original name (docs/design/message-queue.md, "Capacity"), read when
+  // the Switchboard one is not valid.
   KANDEV_QUEUE_MAX_PER_SESSION: z.string().optional(),
   // Ten minutes: longer than an agent's turn, so a message is redelivered only when the
   // agent really missed it; shorter would duplicate work in progress, longer delays recovery.

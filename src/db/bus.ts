@@ -6,12 +6,54 @@
 // only on commit); this module only listens.
 
 import pg from 'pg';
+import type { Bus, BusEvent, BusEvents, BusEventType } from '../domain/events.js';
 
 export const CHANNEL = 'switchboard';
 
-export interface BusEvent {
-  type: string;
-  [key: string]: unknown;
+export type { Bus, BusEvent, BusEvents, BusEventType } from '../domain/events.js';
+
+/** The fields each event must carry as strings; a payload without them is dropped, never handed on. */
+const REQUIRED: { [K in BusEventType]: Array<keyof BusEvents[K] & string> } = {
+  todo_ready: ['endpoint_id', 'queue'],
+  board_changed: ['endpoint_id'],
+  ring: ['instance', 'endpoint_id', 'session_id'],
+  message_ready: ['endpoint_id', 'session_id'],
+  session_closed: ['endpoint_id', 'session_id'],
+  endpoint_revoked: ['endpoint_id'],
+  settings_changed: ['key'],
+  doorbell_test: ['endpoint_id', 'test_id'],
+  presence_in: ['endpoint_id'],
+};
+
+/** A NOTIFY payload as an event of the union, or null when it is not one. */
+export function decodeEvent(payload: string | undefined): BusEvent | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(payload ?? '');
+  } catch {
+    return null;
+  }
+  if (typeof value !== 'object' || value === null) return null;
+  const event = value as Record<string, unknown>;
+  const type = event.type;
+  if (typeof type !== 'string' || !Object.hasOwn(REQUIRED, type)) return null;
+  const fields: string[] = REQUIRED[type as BusEventType];
+  return fields.every((f) => typeof event[f] === 'string') ? (event as BusEvent) : null;
+}
+
+/**
+ * SQL: the pg_notify call that publishes one event, with each payload field given as a SQL
+ * expression (a column, a parameter with its cast, a literal). The event's type and field
+ * names type-check against BusEvents, so a publisher cannot drift from its subscribers.
+ */
+export function notifySql<T extends BusEventType>(type: T, fields: { [K in keyof BusEvents[T]]: string }): string {
+  const pairs = Object.entries(fields as Record<string, string>).map(([key, sql]) => `'${key}', ${sql}`);
+  return `pg_notify('${CHANNEL}', json_build_object('type', '${type}', ${pairs.join(', ')})::text)`;
+}
+
+/** A payload for pg_notify($1, $2) from application code (a ring's params, a message notice). */
+export function eventPayload<T extends BusEventType>(type: T, fields: BusEvents[T]): string {
+  return JSON.stringify({ type, ...fields });
 }
 
 export interface BusOptions {
@@ -23,9 +65,9 @@ export interface BusOptions {
 
 type Handler = (event: BusEvent) => void;
 
-export class NotifyBus {
+export class NotifyBus implements Bus {
   private client: pg.Client | null = null;
-  private readonly handlers = new Map<string, Set<Handler>>();
+  private readonly handlers = new Map<BusEventType, Set<Handler>>();
   private readonly repollers = new Set<() => void>();
   private stopped = false;
   private retryTimer: NodeJS.Timeout | null = null;
@@ -46,11 +88,12 @@ export class NotifyBus {
     await this.connect();
   }
 
-  subscribe(type: string, handler: Handler): () => void {
+  subscribe<T extends BusEventType>(type: T, handler: (event: BusEvent<T>) => void): () => void {
     const set = this.handlers.get(type) ?? new Set<Handler>();
-    set.add(handler);
+    const h = handler as unknown as Handler;
+    set.add(h);
     this.handlers.set(type, set);
-    return () => set.delete(handler);
+    return () => set.delete(h);
   }
 
   /** Called after every reconnect: whatever was notified while down must be re-polled. */
@@ -113,12 +156,8 @@ export class NotifyBus {
   }
 
   private dispatch(payload: string | undefined): void {
-    let event: BusEvent;
-    try {
-      event = JSON.parse(payload ?? '') as BusEvent;
-    } catch {
-      return;
-    }
+    const event = decodeEvent(payload);
+    if (!event) return;
     for (const handler of this.handlers.get(event.type) ?? []) {
       try {
         handler(event);

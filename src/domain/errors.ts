@@ -13,13 +13,13 @@ export type ErrorCode =
   | 'forbidden'
   /** The caller is not authenticated (missing, bad, revoked or expired credential). */
   | 'unauthenticated'
-  /** A budget holds the work back until its window reopens (seed 000). */
+  /** A budget holds the work back until its window reopens (docs/design/admission.md). */
   | 'deferred'
   /** A budget cannot be evaluated (e.g. unknown zone): fail closed, nothing admitted. */
   | 'admission_unavailable'
   /** A rate or size limit was hit; retry later or send less. */
   | 'resource_exhausted'
-  /** A session's message queue is at capacity (seed 002). */
+  /** A session's message queue is at capacity (docs/design/message-queue.md). */
   | 'queue_full'
   /** No pending message with that id in that session (gone, in flight, or not editable by the caller). */
   | 'entry_not_found'

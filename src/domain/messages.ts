@@ -1,5 +1,5 @@
-// Session messages (DESIGN §10, seed 002): provenance, limits, input validation and the
-// capacity precedence. Pure.
+// Session messages (docs/design/message-queue.md): provenance, limits, input validation
+// and the capacity precedence. Pure.
 //
 // Message states:
 //
@@ -68,7 +68,8 @@ export type EnvCapacity = { ok: true; value: number } | { ok: false; text: strin
 
 /**
  * An environment value: a whole number, where anything not positive means unlimited (0),
- * as seed 002 keeps for compatibility. Unset → null; anything else → invalid.
+ * as docs/design/message-queue.md ("Capacity") keeps for compatibility. Unset → null;
+ * anything else → invalid.
  */
 export function parseEnvCapacity(text: string | undefined): EnvCapacity {
   if (text === undefined || text.trim() === '') return null;

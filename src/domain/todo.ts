@@ -1,6 +1,6 @@
 // Todos: states, limits, validation of inputs and the retry schedule. Pure.
 //
-// State machine (DESIGN §5). "Claimable" is a predicate, not a state:
+// State machine (docs/design/todos.md). "Claimable" is a predicate, not a state:
 //
 //   create ──▶ pending ──claim──▶ claimed ──complete──▶ done
 //                ▲  ▲               │  │

@@ -1,6 +1,7 @@
-// MCP verbs and the families a human grants them by (DESIGN §6). Self verbs need no
-// grant. The admission family is in AllVerbs but not BasicVerbs: it lets an agent change
-// its own budget. The hooks family is never granted by default.
+// MCP verbs and the families a human grants them by (docs/design/mcp-surface.md, "Verbs
+// and grants"). Self verbs need no grant. The admission family is in AllVerbs but not
+// BasicVerbs: it lets an agent change its own budget. The hooks family is never granted
+// by default.
 
 export const VERB_FAMILIES = {
   drain: [

@@ -1,8 +1,9 @@
-// Acknowledgement (seed 004): a claim is the acknowledgement, written by the claim
-// statement itself (src/store/claims.ts), so it costs the agent nothing; ack_doorbell covers what a claim cannot (a
-// digest, a busy worker that heard but will not take the work, a triage policy). The
-// self-test's synthetic todo is claimed here too, by id only, and completes at once.
-// Counters move after the transaction commits; late acks move none.
+// Acknowledgement (docs/design/doorbell-acknowledgement.md, "What counts as heard"): a
+// claim is the acknowledgement, written by the claim statement itself
+// (src/store/claims.ts), so it costs the agent nothing; ack_doorbell covers what a claim
+// cannot (a digest, a busy worker that heard but will not take the work, a triage
+// policy). The self-test's synthetic todo is claimed here too, by id only, and completes
+// at once. Counters move after the transaction commits; late acks move none.
 
 import { z } from 'zod';
 import type { Queryable } from '../db/pool.js';

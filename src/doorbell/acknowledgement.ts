@@ -1,6 +1,7 @@
-// Wires the doorbell's acknowledgement side for one instance (seed 004): the ring writer
-// that records delivered rings, the self-test ringer, their sweeps and the unheard-session
-// gauge. The composition root builds it before the pump and passes `recorder` to it.
+// Wires the doorbell's acknowledgement side for one instance
+// (docs/design/doorbell-acknowledgement.md): the ring writer that records delivered
+// rings, the self-test ringer, their sweeps and the unheard-session gauge. The
+// composition root builds it before the pump and passes `recorder` to it.
 
 import type { Logger } from 'pino';
 import type { Queryable } from '../db/pool.js';
@@ -11,10 +12,7 @@ import type { Sweep } from '../sweeps/runner.js';
 import type { ChannelParams } from './content.js';
 import { RingRowWriter, type DeliveredRing, type RingRecorder } from './ring-writer.js';
 import { ringRecorder, SelfTestRinger } from './self-test-ring.js';
-
-interface Bus {
-  subscribe(type: string, handler: (event: Record<string, unknown>) => void): () => void;
-}
+import type { Bus } from '../domain/events.js';
 
 export interface AcknowledgementDeps {
   db: Queryable;

@@ -2,7 +2,7 @@
 // Pure. Every interpolated value is neutralised (CR/LF collapsed, any case of
 // `</channel>` defused) so a title cannot break out of its line or out of the channel
 // envelope, and every `meta` value is a string under a snake_case key, because some
-// clients drop the whole event otherwise (DESIGN §8).
+// clients drop the whole event otherwise (docs/design/doorbell-acknowledgement.md, "Rings").
 
 export interface RingSubject {
   id: string;

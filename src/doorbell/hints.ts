@@ -1,6 +1,6 @@
-// The self-test's remediation hints (seed 004): data, keyed by verdict and client family,
-// so a renamed flag is a one-line change reviewed beside docs/doorbell.md, which renders
-// the same table (a test keeps the two equal). Pure.
+// The self-test's remediation hints (docs/design/doorbell-acknowledgement.md, "Hints"):
+// data, keyed by verdict and client family, so a renamed flag is a one-line change reviewed
+// beside docs/doorbell.md, which renders the same table (a test keeps the two equal). Pure.
 //
 // The family comes from the clientInfo.name a session sent on initialize: Claude Code
 // sends "claude-code" and Crush sends "crush" (its MCP client's Implementation name);

@@ -15,8 +15,9 @@ import { claimRings, endpointsWithOpenStreams, publishRing, type RingReason, typ
 import { holdDeferred } from '../admission/gate.js';
 import { ringParams, type ChannelParams } from './content.js';
 import type { DeliveredRing, RingRecorder } from './ring-writer.js';
+import type { Bus } from '../domain/events.js';
 
-/** A creation ring plus at most five more per todo (DESIGN §8). */
+/** A creation ring plus at most five more per todo (docs/design/doorbell-acknowledgement.md, "Rings"). */
 export const MAX_RINGS = 6;
 /** Heartbeat re-rings of still-pending work, by age: 5 min, 20 min, 1 h, 6 h. */
 export const RERING_SCHEDULE_SECONDS = [300, 1200, 3600, 21_600];
@@ -38,12 +39,11 @@ export interface DoorbellDeps {
   instanceId: string;
   log: Logger;
   writer: RingWriter;
-  /** Told after each write (seed 004: a ring row only for a successful write); optional in unit tests. */
+  /**
+   * Told after each write (a ring row only for a successful write,
+   * docs/design/doorbell-acknowledgement.md); optional in unit tests.
+   */
   recorder?: RingRecorder;
-}
-
-interface Bus {
-  subscribe(type: string, handler: (event: Record<string, unknown>) => void): () => void;
 }
 
 export class Doorbell {
@@ -60,12 +60,10 @@ export class Doorbell {
   listen(bus: Bus): () => void {
     const offs = [
       bus.subscribe('todo_ready', (e) => {
-        if (typeof e.endpoint_id === 'string' && typeof e.queue === 'string') {
-          void (e.reopen === true ? this.reopened(e.endpoint_id, e.queue) : this.ready(e.endpoint_id, e.queue));
-        }
+        void (e.reopen === true ? this.reopened(e.endpoint_id, e.queue) : this.ready(e.endpoint_id, e.queue));
       }),
       bus.subscribe('ring', (e) => {
-        if (e.instance === this.deps.instanceId && typeof e.session_id === 'string') {
+        if (e.instance === this.deps.instanceId) {
           void this.write(e.session_id, e.params as ChannelParams, e.ring as DeliveredRing | undefined);
         }
       }),
@@ -78,7 +76,7 @@ export class Doorbell {
     return this.pass(endpointId, { kind: 'ready', queue }, BATCH, true);
   }
 
-  /** A budgeted queue admits again (seed 000's reopen): ring its waiting work once. */
+  /** A budgeted queue admits again (the reopen, docs/design/admission.md): ring its waiting work once. */
   reopened(endpointId: string, queue: string): Promise<void> {
     return this.pass(endpointId, { kind: 'reopen', queue }, BATCH, false);
   }
@@ -100,7 +98,7 @@ export class Doorbell {
 
   private async pass(endpointId: string, reason: RingReason, limit: number, drain: boolean): Promise<void> {
     try {
-      // Deferred queues never ring (seed 000); their work is held until the reopen.
+      // Deferred queues never ring (docs/design/admission.md); their work is held until the reopen.
       const deferred = await holdDeferred(this.deps.db, endpointId);
       for (;;) {
         const rung = await claimRings(this.deps.db, {

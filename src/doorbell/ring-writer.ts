@@ -1,10 +1,11 @@
-// The per-instance ring writer (seed 004): records each doorbell this instance delivered
-// (wrote to a stream) as a doorbell_rings row, asynchronously and in batches. The pump
-// hands it a ring after a successful write and goes on: record() never waits and never
-// throws. The buffer is bounded; on overflow, or when an insert fails, the record is
-// dropped and counted. A lost record only under-reports (the ring was still delivered);
-// it never blocks or loses a doorbell. Test rings are not buffered: the self-test needs
-// its row before it can report, so it inserts its own (src/doorbell/self-test.ts).
+// The per-instance ring writer (docs/design/doorbell-acknowledgement.md, "The ring
+// writer"): records each doorbell this instance delivered (wrote to a stream) as a
+// doorbell_rings row, asynchronously and in batches. The pump hands it a ring after a
+// successful write and goes on: record() never waits and never throws. The buffer is
+// bounded; on overflow, or when an insert fails, the record is dropped and counted. A
+// lost record only under-reports (the ring was still delivered); it never blocks or loses
+// a doorbell. Test rings are not buffered: the self-test needs its row before it can
+// report, so it inserts its own (src/doorbell/self-test.ts).
 
 import type { Logger } from 'pino';
 import type { Queryable } from '../db/pool.js';

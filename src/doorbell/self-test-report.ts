@@ -1,8 +1,9 @@
-// What a doorbell self-test reports (seed 004). "Delivered" (the ring was written to a
-// stream) and "heard" (a claim came back) are separate fields: `delivered` says the
-// first, `claimed_within_seconds` and the verdict say the second. A report is frozen
-// once (on the synthetic todo's claim, at expiry, or when the ring could not be written)
-// from the facts read here; a pending test is reported from the same facts, live.
+// What a doorbell self-test reports (docs/design/doorbell-acknowledgement.md, "The
+// self-test"). "Delivered" (the ring was written to a stream) and "heard" (a claim came
+// back) are separate fields: `delivered` says the first, `claimed_within_seconds` and the
+// verdict say the second. A report is frozen once (on the synthetic todo's claim, at
+// expiry, or when the ring could not be written) from the facts read here; a pending test
+// is reported from the same facts, live.
 
 import type { Queryable } from '../db/pool.js';
 import { getRing } from '../store/doorbell-rings.js';

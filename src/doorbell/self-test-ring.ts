@@ -16,13 +16,10 @@ import type { DeliveredRing, RingRecorder } from './ring-writer.js';
 import { toRecord } from './ring-writer.js';
 import { RING_DELAY_MS } from './self-test.js';
 import { completePass, freezeTest } from './self-test-report.js';
+import type { Bus } from '../domain/events.js';
 
 interface Sender {
   send(ring: DeliveredRing, params: ChannelParams, instance: string): Promise<void>;
-}
-
-interface Bus {
-  subscribe(type: string, handler: (event: Record<string, unknown>) => void): () => void;
 }
 
 export interface SelfTestRingerDeps {
@@ -53,7 +50,7 @@ export class SelfTestRinger {
 
   listen(bus: Bus): () => void {
     return bus.subscribe('doorbell_test', (e) => {
-      if (typeof e.endpoint_id === 'string' && typeof e.test_id === 'string') this.later(e.endpoint_id, e.test_id);
+      this.later(e.endpoint_id, e.test_id);
     });
   }
 

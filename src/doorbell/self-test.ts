@@ -1,9 +1,9 @@
-// The doorbell self-test use cases (seed 004), for the MCP verbs test_doorbell and
-// get_doorbell_test and the operator routes. Two phases: starting returns at once
-// (a model cannot act on a doorbell while its own tool call is pending), and the ring
-// follows about RING_DELAY_MS later (src/doorbell/self-test-ring.ts). Only the caller's
-// own endpoint is ever tested; one test may be outstanding per endpoint and at most
-// HOURLY_TESTS start an hour.
+// The doorbell self-test use cases (docs/design/doorbell-acknowledgement.md, "The
+// self-test"), for the MCP verbs test_doorbell and get_doorbell_test and the operator
+// routes. Two phases: starting returns at once (a model cannot act on a doorbell while
+// its own tool call is pending), and the ring follows about RING_DELAY_MS later
+// (src/doorbell/self-test-ring.ts). Only the caller's own endpoint is ever tested; one
+// test may be outstanding per endpoint and at most HOURLY_TESTS start an hour.
 
 import { z } from 'zod';
 import type { Queryable } from '../db/pool.js';

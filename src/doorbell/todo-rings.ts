@@ -1,6 +1,7 @@
-// A todo's doorbell rings as people see them (seed 004): each ring's state — open (sent,
-// no answer yet), heard (a claim or ack_doorbell answered it in its window), heard late
-// (answered after the window closed) or unheard — and how it was acknowledged.
+// A todo's doorbell rings as people see them (docs/design/doorbell-acknowledgement.md,
+// "The model"): each ring's state — open (sent, no answer yet), heard (a claim or
+// ack_doorbell answered it in its window), heard late (answered after the window closed)
+// or unheard — and how it was acknowledged.
 
 import type { Queryable } from '../db/pool.js';
 import { listTodoRings, type TodoRing } from '../store/todo-rings.js';

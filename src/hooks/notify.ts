@@ -19,6 +19,7 @@ import {
 } from '../store/notify-hooks.js';
 import type { HookDelivery } from './delivery.js';
 import { isPushEligible } from './eligibility.js';
+import type { Bus } from '../domain/events.js';
 
 /** Transitions claimed per statement; a burst drains in a few round trips. */
 const BATCH = 50;
@@ -35,10 +36,6 @@ const NOTICE_GRACE_SECONDS = 5;
 /** Queues the sweep catches up per tick; the rest wait for the next tick. */
 const SWEEP_PAIRS = 200;
 const LABEL_CHARS = 100;
-
-interface Bus {
-  subscribe(type: string, handler: (event: Record<string, unknown>) => void): () => void;
-}
 
 export interface BacklogSummary {
   slug: string;
@@ -79,7 +76,7 @@ export class NotifyHooks {
 
   listen(bus: Bus): () => void {
     return bus.subscribe('todo_ready', (e) => {
-      if (typeof e.endpoint_id === 'string' && typeof e.queue === 'string') void this.ready(e.endpoint_id, e.queue);
+      void this.ready(e.endpoint_id, e.queue);
     });
   }
 
@@ -88,7 +85,7 @@ export class NotifyHooks {
     let queued = 0;
     try {
       // A deferred queue's transitions are left undecided: the admission reopen's
-      // todo_ready announces them when the budget admits work again (seed 000).
+      // todo_ready announces them when the budget admits work again (docs/design/admission.md).
       if (!(await (this.deps.eligible ?? isPushEligible)(this.deps.db, endpointId, queue))) return 0;
       for (;;) {
         const todos = await claimReadyTransitions(this.deps.db, {

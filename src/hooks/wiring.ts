@@ -12,10 +12,7 @@ import type { Sweep } from '../sweeps/runner.js';
 import { HookDelivery } from './delivery.js';
 import type { HookGuard } from './guard.js';
 import { NotifyHooks } from './notify.js';
-
-interface Bus {
-  subscribe(type: string, handler: (event: Record<string, unknown>) => void): () => void;
-}
+import type { Bus } from '../domain/events.js';
 
 export interface PushServices {
   delivery: HookDelivery;

@@ -1,8 +1,9 @@
 // Verb outcomes → MCP tool results: the one mapping table of the MCP edge. A result is
-// returned both as structuredContent and as JSON text in content[0] (DESIGN §13); a
-// domain failure is a result with isError and `{"error": {"code", "message", ...details}}`
-// so the model can read it and recover. Internal errors are logged and never shown.
-// Malformed JSON-RPC is not handled here: it stays a protocol error of the SDK.
+// returned both as structuredContent and as JSON text in content[0]
+// (docs/design/mcp-surface.md); a domain failure is a result with isError and
+// `{"error": {"code", "message", ...details}}` so the model can read it and recover.
+// Internal errors are logged and never shown. Malformed JSON-RPC is not handled here: it
+// stays a protocol error of the SDK.
 
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';

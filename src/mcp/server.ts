@@ -1,8 +1,9 @@
-// POST|GET|DELETE /mcp: the MCP Streamable HTTP surface (DESIGN §7). Each request is
-// authenticated by its `sbk_…` bearer, then handed to the session's SDK transport: a new
-// one for `initialize`, this instance's or a rebuilt one for a known session id. GET
-// opens the session's notification stream (recorded as stream_open while it lasts);
-// DELETE closes the session. The doorbell, which writes to those streams, is not here.
+// POST|GET|DELETE /mcp: the MCP Streamable HTTP surface (docs/design/mcp-surface.md).
+// Each request is authenticated by its `sbk_…` bearer, then handed to the session's SDK
+// transport: a new one for `initialize`, this instance's or a rebuilt one for a known
+// session id. GET opens the session's notification stream (recorded as stream_open while
+// it lasts); DELETE closes the session. The doorbell, which writes to those streams, is
+// not here.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
@@ -19,16 +20,12 @@ import { directCallOf, invalidParamsOf } from './direct-call.js';
 import { authInfoFor, buildProtocol, callTool, type ProtocolDeps } from './protocol.js';
 import { SessionRegistry, type LocalSession } from './sessions.js';
 import type { HookGuard } from '../hooks/guard.js';
-
-/** The slice of the LISTEN/NOTIFY bus the MCP surface listens to. */
-export interface McpBus {
-  subscribe(type: string, handler: (event: { [key: string]: unknown }) => void): () => void;
-}
+import type { Bus, BusEvent } from '../domain/events.js';
 
 export interface McpDeps {
   db: Queryable;
   /** When set, session closes and endpoint revocations on any instance end local streams. */
-  bus?: McpBus;
+  bus?: Bus;
   /** How long a (credential, live session) answer is reused; CREDENTIAL_REUSE_MS by default. */
   credentialReuseMs?: number;
   /** Told when a session's notification stream opens here (the doorbell rings it). */
@@ -205,9 +202,8 @@ export function mcpRoutes(app: FastifyInstance, deps: McpDeps): SessionRegistry 
     log: deps.log,
     protocol: (endpoint, sessionId) => buildProtocol(protocol, endpoint, sessionId),
   });
-  const forget = (event: { [key: string]: unknown }) => {
-    if (typeof event.endpoint_id !== 'string') return;
-    const sessionId = typeof event.session_id === 'string' ? event.session_id : undefined;
+  const forget = (event: BusEvent<'session_closed' | 'endpoint_revoked'>) => {
+    const sessionId = event.type === 'session_closed' ? event.session_id : undefined;
     forgetCredentials(event.endpoint_id, sessionId);
     registry
       .forget({ endpointId: event.endpoint_id, sessionId })

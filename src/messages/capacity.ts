@@ -1,14 +1,16 @@
-// The install-wide message queue capacity (seed 002): valid environment value > persisted
-// install setting > default 10. The live value is held here and read once per admission;
-// an admin's save is persisted first and applied only after the write committed, and
-// every other instance applies it when it hears `settings_changed`. Writes carry a
-// version, so overlapping saves end with the last one written everywhere.
+// The install-wide message queue capacity (docs/design/message-queue.md, "Capacity"):
+// valid environment value > persisted install setting > default 10. The live value is
+// held here and read once per admission; an admin's save is persisted first and applied
+// only after the write committed, and every other instance applies it when it hears
+// `settings_changed`. Writes carry a version, so overlapping saves end with the last one
+// written everywhere.
 
 import type { Queryable } from '../db/pool.js';
 import { AppError } from '../domain/errors.js';
 import { capacityInput, parseStoredCapacity, resolveCapacity, type Capacity } from '../domain/messages.js';
 import { parseInput } from '../domain/todo.js';
 import { readSetting, writeSetting, type StoredSetting } from '../store/settings.js';
+import type { Bus } from '../domain/events.js';
 
 export const CAPACITY_KEY = 'message_queue';
 
@@ -17,11 +19,6 @@ export interface CapacityDeps {
   /** The valid environment value (non-positive already normalised to 0), or null. */
   envCapacity: number | null;
   log?: { warn(obj: object, msg: string): void };
-}
-
-interface Bus {
-  subscribe(type: string, handler: (event: Record<string, unknown>) => void): () => void;
-  onReconnect?(handler: () => void): () => void;
 }
 
 export class CapacitySetting {
@@ -91,9 +88,9 @@ export class CapacitySetting {
       bus.subscribe('settings_changed', (e) => {
         if (e.key === CAPACITY_KEY) reread();
       }),
-      bus.onReconnect?.(reread),
+      bus.onReconnect(reread),
     ];
-    return () => offs.forEach((off) => off?.());
+    return () => offs.forEach((off) => off());
   }
 
   private apply(stored: StoredSetting): void {

@@ -1,10 +1,10 @@
-// Delivery of session messages to the agent (seed 002, DESIGN §10): reserve the head
-// (one message in flight per session, under the session's lock row), hand it out as a
-// `notifications/claude/channel` or through next_message, delete it on ack_message, and
-// return it to pending — same id, position, queued_at, queued_by — when the write fails,
-// the stream closes or no ack comes within the ack timeout. Returning bypasses the
-// capacity (nothing is admitted: the row never left). At-least-once: a message can be
-// handed out again, never lost, until its ack or its session's purge.
+// Delivery of session messages to the agent (docs/design/message-queue.md, "Delivery"):
+// reserve the head (one message in flight per session, under the session's lock row),
+// hand it out as a `notifications/claude/channel` or through next_message, delete it on
+// ack_message, and return it to pending — same id, position, queued_at, queued_by — when
+// the write fails, the stream closes or no ack comes within the ack timeout. Returning
+// bypasses the capacity (nothing is admitted: the row never left). At-least-once: a
+// message can be handed out again, never lost, until its ack or its session's purge.
 
 import { withTx } from '../db/pool.js';
 import { neutralise, type ChannelParams } from '../doorbell/content.js';

@@ -21,6 +21,7 @@ import {
   returnSessionToPending,
   returnToPending,
 } from './delivery.js';
+import type { Bus } from '../domain/events.js';
 
 export interface StreamWriter {
   /** Writes the notification to this instance's stream of the session; false when it cannot. */
@@ -34,10 +35,6 @@ export interface PumpDeps {
   writer: StreamWriter;
 }
 
-interface Bus {
-  subscribe(type: string, handler: (event: Record<string, unknown>) => void): () => void;
-}
-
 export class MessagePump {
   private readonly chains = new Map<string, Promise<void>>();
   /** Messages this instance wrote to a stream, for tests. */
@@ -47,9 +44,7 @@ export class MessagePump {
 
   listen(bus: Bus): () => void {
     return bus.subscribe('message_ready', (e) => {
-      if (typeof e.endpoint_id === 'string' && typeof e.session_id === 'string' && e.deliver !== false) {
-        void this.kick({ endpointId: e.endpoint_id, sessionId: e.session_id });
-      }
+      if (e.deliver !== false) void this.kick({ endpointId: e.endpoint_id, sessionId: e.session_id });
     });
   }
 

@@ -1,9 +1,9 @@
-// The session message queue's operations for people, automation and agents (seed 002):
-// add, edit (same provenance and same sender only), remove any visible pending row,
-// Clear all, reorder (an exact permutation of the visible rows) and status. Each
-// mutation authorises the named session first, then runs under the session's lock row;
-// a successful one announces `message_ready` on commit (status for subscribers, work
-// for the delivery), a failed or empty one announces nothing.
+// The session message queue's operations for people, automation and agents
+// (docs/design/message-queue.md): add, edit (same provenance and same sender only),
+// remove any visible pending row, Clear all, reorder (an exact permutation of the visible
+// rows) and status. Each mutation authorises the named session first, then runs under the
+// session's lock row; a successful one announces `message_ready` on commit (status for
+// subscribers, work for the delivery), a failed or empty one announces nothing.
 
 import { randomUUID } from 'node:crypto';
 import { withTx, type TxClient } from '../db/pool.js';

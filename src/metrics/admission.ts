@@ -1,9 +1,10 @@
-// The admission series (seed 000, "Metrics"): the charged and refused counters, moved
-// after the claim transaction commits (charged) or after the refusal (refused), and a
-// scrape-time collector that reads the policies, their current windows and the deferred
-// work from the database, so every instance reports the same truth. A failing collector
-// counts switchboard_collection_errors_total{collector="admission"} and never breaks the
-// scrape. Queue names are folded through the capped `queue` label.
+// The admission series (docs/design/admission.md, "Audit, metrics, retention"): the
+// charged and refused counters, moved after the claim transaction commits (charged) or
+// after the refusal (refused), and a scrape-time collector that reads the policies, their
+// current windows and the deferred work from the database, so every instance reports the
+// same truth. A failing collector counts
+// switchboard_collection_errors_total{collector="admission"} and never breaks the scrape.
+// Queue names are folded through the capped `queue` label.
 
 import { Counter, Gauge } from 'prom-client';
 import type { Queryable } from '../db/pool.js';

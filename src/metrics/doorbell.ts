@@ -1,9 +1,10 @@
-// The doorbell series (seed 004). "Delivered" and "heard" are different words here too:
-// rings_total counts rings written to a stream (delivered); acknowledged_total counts
-// rings a claim or ack_doorbell proved heard within the window; unheard_total counts
-// rings the window closed on. sent = acknowledged + unheard + open holds over the rows;
-// the counters move once per ring, after the statement that decided it committed.
-// Self-test (synthetic) rings are counted by none of them: the test never pollutes metrics.
+// The doorbell series (docs/design/doorbell-acknowledgement.md). "Delivered" and "heard"
+// are different words here too: rings_total counts rings written to a stream (delivered);
+// acknowledged_total counts rings a claim or ack_doorbell proved heard within the window;
+// unheard_total counts rings the window closed on. sent = acknowledged + unheard + open
+// holds over the rows; the counters move once per ring, after the statement that decided
+// it committed. Self-test (synthetic) rings are counted by none of them: the test never
+// pollutes metrics.
 
 import { Counter, Gauge } from 'prom-client';
 import type { Queryable } from '../db/pool.js';

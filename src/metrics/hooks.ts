@@ -1,6 +1,6 @@
-// Notify hook series (DESIGN §11): notifications by type and outcome, attempts by result,
-// hooks disabled by reason. Counted by the delivering instance after the fact; no hook,
-// endpoint or todo id is ever a label.
+// Notify hook series (docs/design/hooks-and-presence.md): notifications by type and
+// outcome, attempts by result, hooks disabled by reason. Counted by the delivering
+// instance after the fact; no hook, endpoint or todo id is ever a label.
 
 import type { Counter } from 'prom-client';
 import { Metrics } from './index.js';

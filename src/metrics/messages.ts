@@ -1,6 +1,6 @@
-// The session message queue's series (seed 002). Counted after the transaction that did
-// the thing commits. Built once per Metrics registry (a second call returns the same
-// counters), so every part of one process counts into the same series.
+// The session message queue's series (docs/design/message-queue.md). Counted after the
+// transaction that did the thing commits. Built once per Metrics registry (a second call
+// returns the same counters), so every part of one process counts into the same series.
 
 import type { Counter } from 'prom-client';
 import { Metrics } from './index.js';

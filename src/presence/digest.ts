@@ -23,16 +23,13 @@ import {
   type PresenceRow,
 } from '../store/presence.js';
 import { effectivePresence, overrideActive } from './evaluate.js';
+import type { Bus } from '../domain/events.js';
 
 /** Endpoints evaluated per sweep tick; more wait for the next tick. */
 const EVALUATE_LIMIT = 1_000;
 
 export interface DigestSender {
   send(ring: DeliveredRing, params: ChannelParams, instance: string): Promise<void>;
-}
-
-interface Bus {
-  subscribe(type: string, handler: (event: Record<string, unknown>) => void): () => void;
 }
 
 export interface PresenceServiceDeps {
@@ -65,7 +62,7 @@ export class PresenceService {
 
   listen(bus: Bus): () => void {
     return bus.subscribe('presence_in', (e) => {
-      if (typeof e.endpoint_id === 'string') void this.digest(e.endpoint_id);
+      void this.digest(e.endpoint_id);
     });
   }
 

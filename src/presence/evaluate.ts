@@ -1,6 +1,7 @@
-// Effective presence of an endpoint at an instant (DESIGN §11): an unexpired override
-// beats the shift, which beats the default `in`. A pure function of the stored columns
-// and the instant, so every instance evaluating the same row at the same time agrees.
+// Effective presence of an endpoint at an instant (docs/design/hooks-and-presence.md): an
+// unexpired override beats the shift, which beats the default `in`. A pure function of
+// the stored columns and the instant, so every instance evaluating the same row at the
+// same time agrees.
 
 import { Temporal } from 'temporal-polyfill';
 import { nextShiftStart, parseShift, shiftStatus } from './shift.js';

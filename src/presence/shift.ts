@@ -1,4 +1,5 @@
-// Shift expressions (DESIGN §11): when an endpoint is on shift, on its zone's wall clock.
+// Shift expressions (docs/design/hooks-and-presence.md): when an endpoint is on shift, on
+// its zone's wall clock.
 //
 //   TZ=Europe/Berlin; Mon-Fri 09:00-17:00; Sat 10:00-12:00; Fri-Sun 22:00-02:00
 //
@@ -8,8 +9,8 @@
 // end; an end at or before the start runs past midnight into the next day; start == end is
 // refused. Times are local wall clock, so DST stretches or shrinks a window: a local time
 // in a gap resolves to the first valid instant after it, one in an overlap to the first
-// occurrence (the admission windows' rule, seed 000).
-// Pure: the instant is always passed in; no clock reads, no I/O.
+// occurrence (the admission windows' rule, docs/design/admission.md). Pure: the instant
+// is always passed in; no clock reads, no I/O.
 
 import { Temporal } from 'temporal-polyfill';
 import { invalidArgument } from '../domain/errors.js';

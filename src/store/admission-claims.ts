@@ -1,9 +1,9 @@
-// The admission half of a claim (seed 000, "The claim, with admission"). When the claim
-// statement's probe meets policies on the requested queues it claims nothing and returns
-// them; this module computes each one's window bounds on its zone's wall clock
-// (src/admission/window.ts) and runs the admit statement: one statement that picks and
-// locks a todo, then its queue's policy (admission_admit(), 0005_admission.sql), reads
-// the in-flight count and window counter with fresh snapshots, decides, charges and
+// The admission half of a claim (docs/design/admission.md, "How the claim path does it").
+// When the claim statement's probe meets policies on the requested queues it claims
+// nothing and returns them; this module computes each one's window bounds on its zone's
+// wall clock (src/admission/window.ts) and runs the admit statement: one statement that
+// picks and locks a todo, then its queue's policy (admission_admit(), 0005_admission.sql),
+// reads the in-flight count and window counter with fresh snapshots, decides, charges and
 // claims. Endpoints without policies on the requested queues never come here.
 
 import { Temporal } from 'temporal-polyfill';

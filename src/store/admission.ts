@@ -1,8 +1,8 @@
-// Admission policies, their window counters and audit (seed 000). Every read is scoped
-// by endpoint_id, except the sweeps' (reopen, retention, the metrics collector), which
-// act for the server. Policy writes and their audit row commit together.
+// Admission policies, their window counters and audit (docs/design/admission.md). Every
+// read is scoped by endpoint_id, except the sweeps' (reopen, retention, the metrics
+// collector), which act for the server. Policy writes and their audit row commit together.
 
-import { CHANNEL } from '../db/bus.js';
+import { notifySql } from '../db/bus.js';
 import type { Queryable } from '../db/pool.js';
 import type { Counters, PolicyLimits, PolicyRow } from '../admission/policy.js';
 import { inTransaction } from '../db/tx.js';
@@ -157,8 +157,7 @@ export async function deletePolicy(db: Queryable, w: Omit<PolicyWrite, 'limits'>
          before)
        SELECT p.id, $1, $2, $3, $4, 'delete', ${auditJson('p')} FROM p),
      notified AS (
-       SELECT pg_notify('${CHANNEL}', json_build_object('type', 'todo_ready', 'endpoint_id', p.endpoint_id,
-         'queue', p.queue, 'reopen', true)::text) FROM p
+       SELECT ${notifySql('todo_ready', { endpoint_id: 'p.endpoint_id', queue: 'p.queue', reopen: 'true' })} FROM p
         WHERE ${countSql('p.endpoint_id', 'p.queue', `'pending'`)} > 0)
      SELECT p.id, (SELECT count(*) FROM notified) AS notices FROM p`,
     [w.endpointId, w.queue, w.actorHumanId, w.actorEndpointId],
@@ -218,8 +217,8 @@ export async function reopenPolicy(db: Queryable, policyId: string): Promise<boo
     `WITH r AS (
        UPDATE admission_policies SET held_at = NULL WHERE id = $1 AND held_at IS NOT NULL
        RETURNING endpoint_id, queue)
-     SELECT pg_notify('${CHANNEL}', json_build_object('type', 'todo_ready', 'endpoint_id', r.endpoint_id,
-              'queue', r.queue, 'reopen', true)::text) IS NOT NULL AS notified
+     SELECT ${notifySql('todo_ready', { endpoint_id: 'r.endpoint_id', queue: 'r.queue', reopen: 'true' })} IS NOT NULL
+              AS notified
        FROM r WHERE ${countSql('r.endpoint_id', 'r.queue', `'pending'`)} > 0`,
     [policyId],
   );

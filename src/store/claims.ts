@@ -32,15 +32,15 @@ export interface ClaimArgs {
  * `taken_over`, which runs `closed` before `opened` inserts, so the one-open-attempt
  * index never sees two open rows.
  *
- * Admission (seed 000). `probe`: the pick carries one more condition, that no requested
- * queue has a policy: one indexed miss on admission_policies, no lock. None (a queue
- * without a policy): the pick and claim are the statement as it was before admission,
- * with one more result column (`admission`, null). Any: nothing is picked or locked, and
- * each policy comes back as a row whose `admission` is the policy (todo columns null)
- * for the admission path. `admit`: that path's statement, where admission_admit()
- * (0005_admission.sql) locks the picked queue's policy after the todo, decides, charges,
- * and gives the instant the claim is stamped with; `admission` is its answer, with the
- * picked queue when it refused (todo columns null).
+ * Admission (docs/design/admission.md). `probe`: the pick carries one more condition,
+ * that no requested queue has a policy: one indexed miss on admission_policies, no lock.
+ * None (a queue without a policy): the pick and claim are the statement as it was before
+ * admission, with one more result column (`admission`, null). Any: nothing is picked or
+ * locked, and each policy comes back as a row whose `admission` is the policy (todo
+ * columns null) for the admission path. `admit`: that path's statement, where
+ * admission_admit() (0005_admission.sql) locks the picked queue's policy after the todo,
+ * decides, charges, and gives the instant the claim is stamped with; `admission` is its
+ * answer, with the picked queue when it refused (todo columns null).
  *
  * The no-policy answer is deliberately as narrow as before admission: every column a
  * client library parses costs it on each claim, so the admission data rides in one
@@ -82,12 +82,13 @@ export function claimSql(pick: (gate: string) => string, admission: 'probe' | 'a
 }
 
 /**
- * The claim is the acknowledgement (seed 004): the claimed todo's open rings on this
- * endpoint and the endpoint's open digest rings are acknowledged by the claim statement
- * itself (ack_via = claim), so a claim stays one autocommit round trip. Two probes of the
- * open-rings index decide whether there is anything to acknowledge; only then does
- * ack_rings_of_claim() (0010_claim_ack.sql) touch the rings and sessions, so a todo
- * nobody rang costs two index probes, not two more tables written.
+ * The claim is the acknowledgement (docs/design/doorbell-acknowledgement.md, "A claim"):
+ * the claimed todo's open rings on this endpoint and the endpoint's open digest rings are
+ * acknowledged by the claim statement itself (ack_via = claim), so a claim stays one
+ * autocommit round trip. Two probes of the open-rings index decide whether there is
+ * anything to acknowledge; only then does ack_rings_of_claim() (0010_claim_ack.sql) touch
+ * the rings and sessions, so a todo nobody rang costs two index probes, not two more
+ * tables written.
  */
 export const ACKED_RINGS = `CASE WHEN EXISTS (SELECT 1 FROM doorbell_rings r
                      WHERE r.endpoint_id = $1 AND r.todo_id = claimed.id AND r.acked_at IS NULL)
@@ -181,9 +182,9 @@ export interface OwnedArgs {
 
 /**
  * Whether a policy admitted the settled claim, so that settling it may free a held
- * queue's slot (seed 000's reopen on complete, fail and release: the caller then looks
- * for the held policy, src/admission/reopen.ts). A claim made where no policy existed
- * settles with the statement as it was before admission, without reading
+ * queue's slot (the reopen on complete, fail and release, docs/design/admission.md: the
+ * caller then looks for the held policy, src/admission/reopen.ts). A claim made where no
+ * policy existed settles with the statement as it was before admission, without reading
  * admission_policies (0011_lean_claim_writes.sql).
  */
 const UNDER_POLICY = `t.claimed_under_policy AS under_policy`;

@@ -1,10 +1,10 @@
-// Doorbell ring records (doorbell_rings, seed 004): one row per successful write, the
-// acknowledgement a claim or ack_doorbell writes on any instance, the unheard sweep, the
-// per-session unheard mark and the prune (SWITCHBOARD_DOORBELL_RETENTION). The ring
-// states are written down in migrations/0006_doorbell_ack.sql; every statement here moves
-// a row out of `open` only under the predicate `acked_at IS NULL AND unheard_at IS NULL`,
-// so a claim and the sweep racing on one row serialise on its lock and exactly one
-// decides its state.
+// Doorbell ring records (doorbell_rings, docs/design/doorbell-acknowledgement.md): one
+// row per successful write, the acknowledgement a claim or ack_doorbell writes on any
+// instance, the unheard sweep, the per-session unheard mark and the prune
+// (SWITCHBOARD_DOORBELL_RETENTION). The ring states are written down in
+// migrations/0006_doorbell_ack.sql; every statement here moves a row out of `open` only
+// under the predicate `acked_at IS NULL AND unheard_at IS NULL`, so a claim and the sweep
+// racing on one row serialise on its lock and exactly one decides its state.
 
 import type { Queryable } from '../db/pool.js';
 import type { PruneArgs } from './retention.js';

@@ -1,10 +1,11 @@
-// Doorbell self-tests (doorbell_tests, seed 004) and the synthetic todo each one rings
-// for. The synthetic todo is the only todo the normal paths never see: it is created
-// with ready_at NULL and every claim, listing and sweep statement says NOT synthetic;
-// the self-test opts in here, by id, with claimSyntheticById. Every statement names the
-// endpoint, so another endpoint's test or todo is never found.
+// Doorbell self-tests (doorbell_tests, docs/design/doorbell-acknowledgement.md) and the
+// synthetic todo each one rings for. The synthetic todo is the only todo the normal paths
+// never see: it is created with ready_at NULL and every claim, listing and sweep
+// statement says NOT synthetic; the self-test opts in here, by id, with
+// claimSyntheticById. Every statement names the endpoint, so another endpoint's test or
+// todo is never found.
 
-import { CHANNEL } from '../db/bus.js';
+import { notifySql } from '../db/bus.js';
 import type { Queryable } from '../db/pool.js';
 import type { Todo } from '../domain/todo.js';
 import type { PruneArgs } from './retention.js';
@@ -53,11 +54,10 @@ export async function testQuota(
 
 /** Tells every instance a test started, so one of them rings it after the delay (on commit). */
 export async function announceTest(tx: Queryable, endpointId: string, testId: string): Promise<void> {
-  await tx.query(
-    `SELECT pg_notify($1, json_build_object('type', 'doorbell_test', 'endpoint_id', $2::text,
-                    'test_id', $3::text)::text)`,
-    [CHANNEL, endpointId, testId],
-  );
+  await tx.query(`SELECT ${notifySql('doorbell_test', { endpoint_id: '$1::text', test_id: '$2::text' })}`, [
+    endpointId,
+    testId,
+  ]);
 }
 
 export interface StartTestArgs {

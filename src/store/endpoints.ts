@@ -2,7 +2,7 @@
 // verbs and a hashed bearer credential. Reads by operators are scoped by the owning
 // human; the credential lookup (for /mcp) is by hash.
 
-import { CHANNEL } from '../db/bus.js';
+import { notifySql } from '../db/bus.js';
 import type { Queryable } from '../db/pool.js';
 import { translatePgError } from './pg-errors.js';
 
@@ -167,7 +167,7 @@ const REVOKE = `
     UPDATE mcp_sessions s SET closed_at = now(), stream_open = false
       FROM e WHERE s.endpoint_id = e.id AND s.closed_at IS NULL)
   SELECT e.*, (SELECT count(*) FROM dead) AS dead_lettered,
-         pg_notify('${CHANNEL}', json_build_object('type', 'endpoint_revoked', 'endpoint_id', e.id)::text) AS notified
+         ${notifySql('endpoint_revoked', { endpoint_id: 'e.id' })} AS notified
     FROM e`;
 
 export async function revokeEndpoint(

@@ -5,7 +5,7 @@
 // the session's lock row FOR UPDATE, and their predicates are the persisted compare
 // guards (`NOT reserved_in_flight`): whichever operation wins does so completely.
 
-import { CHANNEL } from '../db/bus.js';
+import { CHANNEL, eventPayload } from '../db/bus.js';
 import type { Queryable } from '../db/pool.js';
 import type { QueuedBy } from '../domain/messages.js';
 
@@ -94,8 +94,11 @@ export async function lockSession(
  * `deliver` is false, that it may have work for the instance holding its stream.
  */
 export async function notifyQueue(tx: Queryable, s: SessionRef, deliver = true): Promise<void> {
-  const event = { type: 'message_ready', endpoint_id: s.endpointId, session_id: s.sessionId };
-  await tx.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify(deliver ? event : { ...event, deliver })]);
+  const event = { endpoint_id: s.endpointId, session_id: s.sessionId };
+  await tx.query('SELECT pg_notify($1, $2)', [
+    CHANNEL,
+    eventPayload('message_ready', deliver ? event : { ...event, deliver }),
+  ]);
 }
 
 /** Persisted rows of the session, and how many of them are in flight. */

@@ -3,7 +3,7 @@
 // conditional UPDATE, and so is claiming a due digest, so each is decided once however
 // many instances evaluate the same endpoint at the same time.
 
-import { CHANNEL } from '../db/bus.js';
+import { notifySql } from '../db/bus.js';
 import type { Queryable } from '../db/pool.js';
 import { RING_READY } from './rings.js';
 import { countSql } from './todo-counts.js';
@@ -87,9 +87,9 @@ export async function applyPresence(
          digest_reason = CASE WHEN $2::text = 'in' THEN $3::text END
        WHERE id = $1 AND presence_seen <> $2::text RETURNING id)
      SELECT id, CASE WHEN $2::text = 'in'
-       THEN pg_notify($4, json_build_object('type', 'presence_in', 'endpoint_id', id)::text) END
+       THEN ${notifySql('presence_in', { endpoint_id: 'id' })} END
        FROM changed`,
-    [a.endpointId, a.presence, a.reason, CHANNEL],
+    [a.endpointId, a.presence, a.reason],
   );
   return (res.rowCount ?? 0) > 0;
 }

@@ -4,7 +4,7 @@
 // the session's last_rung_at rotates rings across the endpoint's open streams, and
 // last_rung_instance names the instance it went to (re-rung if that instance dies).
 
-import { CHANNEL } from '../db/bus.js';
+import { CHANNEL, eventPayload, type BusEvents } from '../db/bus.js';
 import type { Queryable } from '../db/pool.js';
 import { ENDPOINT_PRESENT } from './presence-sql.js';
 
@@ -28,7 +28,10 @@ export interface RungTodo {
 export type RingReason =
   /** Created or requeued since its last ring (a todo_ready notice). */
   | { kind: 'ready'; queue: string }
-  /** Its queue's budget admits again after holding it back (seed 000): waiting todos not rung in the last minute. */
+  /**
+   * Its queue's budget admits again after holding it back (docs/design/admission.md):
+   * waiting todos not rung in the last minute.
+   */
   | { kind: 'reopen'; queue: string }
   /** Still pending and old enough for the next heartbeat re-ring. */
   | { kind: 'rering'; scheduleSeconds: number[] }
@@ -86,8 +89,8 @@ function targetSql(reason: RingReason): string {
  * Claims up to `limit` due todos of one endpoint and the session to ring them: the open
  * stream rung longest ago (or the named one on attach). Nothing is spent when no session
  * has an open stream: the todo waits for ring-on-attach and stays claimable. Deferred
- * queues (seed 000) never ring; `queues` bounds the passes over several queues (attach,
- * re-ring) and defaults to the endpoint's granted queues.
+ * queues (docs/design/admission.md) never ring; `queues` bounds the passes over several
+ * queues (attach, re-ring) and defaults to the endpoint's granted queues.
  */
 export async function claimRings(
   db: Queryable,
@@ -146,6 +149,6 @@ export async function endpointsWithOpenStreams(db: Queryable): Promise<string[]>
 }
 
 /** Hands a ring to the instance holding the session's stream. */
-export async function publishRing(db: Queryable, payload: Record<string, unknown>): Promise<void> {
-  await db.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify({ type: 'ring', ...payload })]);
+export async function publishRing(db: Queryable, payload: BusEvents['ring']): Promise<void> {
+  await db.query('SELECT pg_notify($1, $2)', [CHANNEL, eventPayload('ring', payload)]);
 }

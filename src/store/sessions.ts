@@ -3,7 +3,7 @@
 // endpoint is never found. Closing is a mark (closed_at), not a delete, so the board
 // and the operator API can still show recent sessions.
 
-import { CHANNEL } from '../db/bus.js';
+import { notifySql } from '../db/bus.js';
 import type { Queryable } from '../db/pool.js';
 
 export interface McpSession {
@@ -62,8 +62,7 @@ export async function closeSession(db: Queryable, endpointId: string, id: string
     `WITH r AS (
        UPDATE mcp_sessions SET closed_at = now(), stream_open = false
         WHERE endpoint_id = $1 AND id = $2 AND closed_at IS NULL RETURNING ${COLUMNS})
-     SELECT r.*, pg_notify('${CHANNEL}', json_build_object(
-         'type', 'session_closed', 'endpoint_id', r.endpoint_id, 'session_id', r.id)::text) AS notified
+     SELECT r.*, ${notifySql('session_closed', { endpoint_id: 'r.endpoint_id', session_id: 'r.id' })} AS notified
        FROM r`,
     [endpointId, id],
   );
@@ -83,8 +82,9 @@ export async function listLiveSessions(db: Queryable, endpointId: string): Promi
 }
 
 /**
- * Closes sessions idle past the cutoff with no open stream (DESIGN §7: 30 min), and tells
- * every instance to drop their transports. Returns how many closed.
+ * Closes sessions idle past the cutoff with no open stream (30 min,
+ * docs/design/mcp-surface.md), and tells every instance to drop their transports. Returns
+ * how many closed.
  */
 export async function closeIdleSessions(db: Queryable, idleSeconds: number, limit: number): Promise<number> {
   const res = await db.query<{ n: number }>(
@@ -96,8 +96,7 @@ export async function closeIdleSessions(db: Queryable, idleSeconds: number, limi
        UPDATE mcp_sessions s SET closed_at = now() FROM idle
         WHERE s.endpoint_id = idle.endpoint_id AND s.id = idle.id RETURNING s.endpoint_id, s.id),
      notified AS (
-       SELECT pg_notify('${CHANNEL}', json_build_object(
-         'type', 'session_closed', 'endpoint_id', endpoint_id, 'session_id', id)::text) FROM closed)
+       SELECT ${notifySql('session_closed', { endpoint_id: 'endpoint_id', session_id: 'id' })} FROM closed)
      SELECT (SELECT count(*) FROM notified) AS n`,
     [idleSeconds, limit],
   );

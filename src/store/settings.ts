@@ -3,7 +3,7 @@
 // applies a value only when its version is newer than the one it holds, so overlapping
 // saves end with every instance on the last one written.
 
-import { CHANNEL } from '../db/bus.js';
+import { notifySql } from '../db/bus.js';
 import type { Queryable } from '../db/pool.js';
 
 export interface StoredSetting {
@@ -24,8 +24,7 @@ export async function writeSetting(db: Queryable, key: string, value: unknown): 
        ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, version = s.version + 1, updated_at = now()
        RETURNING value, version)
      SELECT w.value, w.version,
-            pg_notify('${CHANNEL}', json_build_object('type', 'settings_changed', 'key', $1::text,
-              'version', w.version)::text) AS notified
+            ${notifySql('settings_changed', { key: '$1::text', version: 'w.version' })} AS notified
        FROM w`,
     [key, JSON.stringify(value)],
   );

@@ -1,6 +1,7 @@
-// The doorbell rings of one todo, newest first, for the board's todo drawer (seed 004):
-// when each was sent, to which session, and whether it was heard (acked, and how) or
-// called unheard when its window closed. Read by the endpoint's primary-key prefix.
+// The doorbell rings of one todo, newest first, for the board's todo drawer
+// (docs/design/doorbell-acknowledgement.md): when each was sent, to which session, and
+// whether it was heard (acked, and how) or called unheard when its window closed. Read by
+// the endpoint's primary-key prefix.
 
 import type { Queryable } from '../db/pool.js';
 

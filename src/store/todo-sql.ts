@@ -2,7 +2,7 @@
 // column list a todo is read with, and the todo_ready notification. Written once here
 // so the claim paths, the reaper and the listings cannot drift apart.
 
-import { CHANNEL } from '../db/bus.js';
+import { notifySql } from '../db/bus.js';
 
 /**
  * Claimable: pending; or claimed with a lapsed lease and attempts left (takeover without
@@ -47,12 +47,10 @@ export function withoutNotice<T>(row: (T & { notified?: unknown }) | undefined):
 }
 
 /** pg_notify for one todo_ready per (endpoint, queue) of rows aliased `r`. */
-export const NOTIFY_READY = `pg_notify('${CHANNEL}', json_build_object(
-  'type', 'todo_ready', 'endpoint_id', r.endpoint_id, 'queue', r.queue)::text)`;
+export const NOTIFY_READY = notifySql('todo_ready', { endpoint_id: 'r.endpoint_id', queue: 'r.queue' });
 
 /** pg_notify telling boards that a todo of row `r`'s endpoint changed without becoming ready. */
-export const NOTIFY_BOARD = `pg_notify('${CHANNEL}', json_build_object(
-  'type', 'board_changed', 'endpoint_id', r.endpoint_id)::text)`;
+export const NOTIFY_BOARD = notifySql('board_changed', { endpoint_id: 'r.endpoint_id' });
 
 /**
  * Closes the open attempt of each todo in CTE `src` (which yields endpoint_id, id and

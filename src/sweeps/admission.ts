@@ -1,13 +1,13 @@
-// The admission sweeps (seed 000): the reopen, every 30 s (a window that rolled over or
-// a slot that freed without a settle on this server, e.g. a lease reaped), and the
-// retention of window counters older than 35 days. Claimed ticks, like every sweep.
+// The admission sweeps (docs/design/admission.md): the reopen, every 30 s (a window that
+// rolled over or a slot that freed without a settle on this server, e.g. a lease reaped),
+// and the retention of window counters older than 35 days. Claimed ticks, like every sweep.
 
 import type { Queryable } from '../db/pool.js';
 import { reopenHeld } from '../admission/reopen.js';
 import { pruneWindows } from '../store/admission.js';
 import type { Sweep } from './runner.js';
 
-/** The seed's reaper tick: a rollover is pushed at most this long after it happens. */
+/** The reaper's tick (docs/design/admission.md): a rollover is pushed at most this long after it happens. */
 export const REOPEN_INTERVAL_MS = 30_000;
 /** A month of history for the board, plus a few days' margin for a month of 31 days. */
 export const WINDOW_RETENTION_DAYS = 35;

@@ -1,4 +1,5 @@
-// The doorbell's background work (seed 004), in claimed ticks like every sweep:
+// The doorbell's background work (docs/design/doorbell-acknowledgement.md), in claimed
+// ticks like every sweep:
 // - unheard: rings delivered but not acknowledged within SWITCHBOARD_DOORBELL_ACK_WINDOW
 //   become unheard (counted once), and a session whose last 3 rings all went unheard is
 //   marked unheard, with one warning per session per run of this process;

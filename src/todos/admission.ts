@@ -1,6 +1,6 @@
-// What admission (seed 000) adds to the claim answers: the headroom of a successful
-// claim, the `deferred` error of a refused claim, the deferred summary of an empty
-// claim_next, and the counters moved after each (claimed and charged after commit,
+// What admission (docs/design/admission.md) adds to the claim answers: the headroom of a
+// successful claim, the `deferred` error of a refused claim, the deferred summary of an
+// empty claim_next, and the counters moved after each (claimed and charged after commit,
 // refused after the refusal). Queues without a policy get none of it.
 
 import type { Claimed, Refusal } from '../admission/claim.js';

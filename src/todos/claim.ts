@@ -27,7 +27,7 @@ const claimNextInput = z
 
 export interface ClaimResult {
   todo: Todo;
-  /** Headroom after this claim; only on a queue with an admission policy (seed 000). */
+  /** Headroom after this claim; only on a queue with an admission policy (docs/design/admission.md). */
   admission?: AdmissionUsage;
 }
 

@@ -69,7 +69,10 @@ export async function release(deps: TodoDeps, agent: Agent, input: unknown): Pro
   return released;
 }
 
-/** A settled claim a policy admitted may free its queue's slot: reopen it now if it owes a push (seed 000). */
+/**
+ * A settled claim a policy admitted may free its queue's slot: reopen it now if it owes a
+ * push (docs/design/admission.md, "Doorbell gating and the reopen").
+ */
 async function settled(deps: TodoDeps, row: TodoSummary & { under_policy?: boolean }): Promise<TodoSummary> {
   const { under_policy: underPolicy, ...todo } = row;
   if (underPolicy) await reopenQueue(deps.db, todo.endpoint_id, todo.queue);

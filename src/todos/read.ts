@@ -1,6 +1,6 @@
 // Reading todos: one by id, or a newest-first page. Agents see their granted queues
 // only; operators see every queue of the endpoint. Pending todos of a budgeted queue
-// carry their derived `admission` status (seed 000).
+// carry their derived `admission` status (docs/design/admission.md).
 
 import { z } from 'zod';
 import { withAdmission } from '../admission/status.js';

@@ -1,6 +1,7 @@
-// Pins the operator API of admission (seed 000): PUT as a full replace with field-named
-// errors, GET of one policy (status, windows, audit) and of all a human's, DELETE with
-// the audit kept, and 404 for unknown, malformed and foreign scopes on every route.
+// Pins the operator API of admission (docs/design/admission.md, "Wire shapes"): PUT as a
+// full replace with field-named errors, GET of one policy (status, windows, audit) and of
+// all a human's, DELETE with the audit kept, and 404 for unknown, malformed and foreign
+// scopes on every route.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

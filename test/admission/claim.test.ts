@@ -1,7 +1,7 @@
-// Pins the claim with admission (seed 000) through the todo use cases on real
-// PostgreSQL: charges per committed claim (retries and takeovers too, refusals never),
-// deferred answers with reasons and eligible times, headroom, pause, fail-closed zones,
-// claim_next skipping exhausted queues, and queues without a policy left untouched.
+// Pins the claim with admission (docs/design/admission.md) through the todo use cases on
+// real PostgreSQL: charges per committed claim (retries and takeovers too, refusals
+// never), deferred answers with reasons and eligible times, headroom, pause, fail-closed
+// zones, claim_next skipping exhausted queues, and queues without a policy left untouched.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -1,6 +1,6 @@
 // Shared set-up for the admission tests: an endpoint with budgeted queues, its agents,
-// policies written through the service, and readers of the counters the seed says must
-// agree (window rows, attempt rows).
+// policies written through the service, and readers of the counters
+// docs/design/admission.md says must agree (window rows, attempt rows).
 
 import assert from 'node:assert/strict';
 import type { Pool } from '../../src/db/pool.js';

@@ -1,8 +1,8 @@
-// Pins "exceeded by nothing" (seed 000) with real races: three `serve` instances on one
-// database, ten MCP sessions on each, all released together, claiming with claim_next
-// and completing, failing or releasing at random. The window counter, the attempt rows
-// and switchboard_todos_claimed_total must agree on exactly the limit, and the attempt
-// intervals must never show more claims in flight than the cap.
+// Pins "exceeded by nothing" (docs/design/admission.md) with real races: three `serve`
+// instances on one database, ten MCP sessions on each, all released together, claiming
+// with claim_next and completing, failing or releasing at random. The window counter, the
+// attempt rows and switchboard_todos_claimed_total must agree on exactly the limit, and
+// the attempt intervals must never show more claims in flight than the cap.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

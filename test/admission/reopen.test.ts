@@ -1,7 +1,7 @@
-// Pins doorbell gating and the reopen (seed 000) on real servers: a deferred queue's
-// work rings no stream, and exactly one todo_ready goes out — and one ring reaches the
-// agent — when the window rolls over (moved by back-dating in SQL) or an in-flight slot
-// frees, however many triggers and instances race to send it.
+// Pins doorbell gating and the reopen (docs/design/admission.md) on real servers: a
+// deferred queue's work rings no stream, and exactly one todo_ready goes out — and one
+// ring reaches the agent — when the window rolls over (moved by back-dating in SQL) or an
+// in-flight slot frees, however many triggers and instances race to send it.
 
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';

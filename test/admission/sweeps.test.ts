@@ -1,7 +1,8 @@
-// Pins the admission sweeps and series (seed 000): retention prunes windows older than
-// 35 days and keeps the month the board shows; the scrape-time collector reports the
-// policies, window usage, in-flight and deferred work from the database, and a failing
-// read counts collection_errors_total{collector="admission"} without breaking the scrape.
+// Pins the admission sweeps and series (docs/design/admission.md): retention prunes
+// windows older than 35 days and keeps the month the board shows; the scrape-time
+// collector reports the policies, window usage, in-flight and deferred work from the
+// database, and a failing read counts collection_errors_total{collector="admission"}
+// without breaking the scrape.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -1,7 +1,7 @@
-// Pins the admission verbs over the SDK's real client (seed 000, "MCP surface"):
-// admission_status on the drain grant, set/clear_admission_policy only with their own
-// family (not in the basics), audited with the acting endpoint; the claim answers carry
-// headroom and the deferred shapes; bad policies name their field.
+// Pins the admission verbs over the SDK's real client (docs/design/admission.md, "Wire
+// shapes"): admission_status on the drain grant, set/clear_admission_policy only with
+// their own family (not in the basics), audited with the acting endpoint; the claim
+// answers carry headroom and the deferred shapes; bad policies name their field.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -1,5 +1,6 @@
-// Pins the admission window arithmetic of seed 000: validation, window starts and next
-// boundaries on each zone's wall clock, DST gaps and overlaps, and the module's purity.
+// Pins the admission window arithmetic of docs/design/admission.md ("Windows"):
+// validation, window starts and next boundaries on each zone's wall clock, DST gaps and
+// overlaps, and the module's purity.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -226,7 +227,7 @@ test('every instant of a DST year lies in exactly one window, and the windows ti
   }
 });
 
-test('parseWindow accepts the seed shape and names each bad field', () => {
+test('parseWindow accepts the policy shape of docs/design/admission.md and names each bad field', () => {
   assert.deepEqual(parseWindow({ period: 'day', tz: 'Europe/London', start: '00:00', weekday: null }), {
     ok: true,
     spec: { period: 'day', tz: 'Europe/London', start: '00:00' },

@@ -1,8 +1,8 @@
-// Pins budgets on the board (seed 000, "Board"): the editor sets a policy audited with
-// the signed-in human, the queue header's strip shows used of limit, in flight of cap,
-// status and "resets at" in both zones, pushed live on a claim and at the window's
-// rollover (time moved in SQL), deferred cards carry a reason chip, an unknown zone is
-// flagged; without JavaScript the editor works as full-page forms.
+// Pins budgets on the board (docs/design/admission.md, "The board"): the editor sets a
+// policy audited with the signed-in human, the queue header's strip shows used of limit,
+// in flight of cap, status and "resets at" in both zones, pushed live on a claim and at
+// the window's rollover (time moved in SQL), deferred cards carry a reason chip, an
+// unknown zone is flagged; without JavaScript the editor works as full-page forms.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

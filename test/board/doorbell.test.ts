@@ -1,10 +1,11 @@
-// Pins the doorbell parts of the board (seed 004) and an endpoint card's hooks and
-// presence (DESIGN §11) on the composition root (pump, ring writer, self-test ringer):
-// "Run self-test" against a client that claims its doorbell shows pass live; against one
-// that hears nothing the result page (no JavaScript: it refreshes itself) turns unheard
-// with the hints once the test's deadline is moved in SQL; the todo drawer lists a todo's
-// rings with how they were heard; the card shows the unheard mark, hook health and
-// presence, and the owner clocks the endpoint out and in.
+// Pins the doorbell parts of the board (docs/design/doorbell-acknowledgement.md) and an
+// endpoint card's hooks and presence (docs/design/hooks-and-presence.md) on the
+// composition root (pump, ring writer, self-test ringer): "Run self-test" against a
+// client that claims its doorbell shows pass live; against one that hears nothing the
+// result page (no JavaScript: it refreshes itself) turns unheard with the hints once the
+// test's deadline is moved in SQL; the todo drawer lists a todo's rings with how they
+// were heard; the card shows the unheard mark, hook health and presence, and the owner
+// clocks the endpoint out and in.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

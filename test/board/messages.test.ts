@@ -1,8 +1,9 @@
-// Pins the session page's message queue panel (seed 002) and the capacity setting: rows
-// of three provenances (the page, an agent's send_message over MCP, a workflow token)
-// numbered #1..#N and labelled, arriving live over /ws; Remove on every row, Edit only on
-// the viewer's own, Clear all; the same through full-page forms without JavaScript; the
-// capacity saved by an admin and read-only for a member, and the panel's full state.
+// Pins the session page's message queue panel (docs/design/message-queue.md) and the
+// capacity setting: rows of three provenances (the page, an agent's send_message over
+// MCP, a workflow token) numbered #1..#N and labelled, arriving live over /ws; Remove on
+// every row, Edit only on the viewer's own, Clear all; the same through full-page forms
+// without JavaScript; the capacity saved by an admin and read-only for a member, and the
+// panel's full state.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { NotifyBus, type BusEvent } from '../../src/db/bus.js';
+import { NotifyBus, decodeEvent, notifySql, type BusEvent } from '../../src/db/bus.js';
 import type { Pool } from '../../src/db/pool.js';
 import { createTodo } from '../../src/todos/index.js';
 import { testDatabase } from '../helpers/db.js';
@@ -21,9 +21,12 @@ async function waitFor(what: string, condition: () => boolean | Promise<boolean>
 }
 
 /** A started bus recording every todo_ready; stopped when fn ends. */
-async function withBus(url: string, fn: (bus: NotifyBus, events: BusEvent[]) => Promise<void>): Promise<void> {
+async function withBus(
+  url: string,
+  fn: (bus: NotifyBus, events: BusEvent<'todo_ready'>[]) => Promise<void>,
+): Promise<void> {
   const bus = new NotifyBus({ url, backoff: BACKOFF });
-  const events: BusEvent[] = [];
+  const events: BusEvent<'todo_ready'>[] = [];
   bus.subscribe('todo_ready', (event) => events.push(event));
   await bus.start();
   try {
@@ -33,12 +36,17 @@ async function withBus(url: string, fn: (bus: NotifyBus, events: BusEvent[]) => 
   }
 }
 
-function on(events: BusEvent[], endpointId: string, queue: string): BusEvent[] {
+function on(events: BusEvent<'todo_ready'>[], endpointId: string, queue: string): BusEvent<'todo_ready'>[] {
   return events.filter((e) => e.endpoint_id === endpointId && e.queue === queue);
 }
 
 /** Commits a todo on `queue` and waits for its notice: everything committed earlier has arrived. */
-async function commitMarker(pool: Pool, endpointId: string, events: BusEvent[], queue = 'marker'): Promise<void> {
+async function commitMarker(
+  pool: Pool,
+  endpointId: string,
+  events: BusEvent<'todo_ready'>[],
+  queue = 'marker',
+): Promise<void> {
   const before = on(events, endpointId, queue).length;
   await createTodo(depsOf(pool), { endpointId }, { humanId: 'hu_test' }, { queue, title: 'marker' });
   await waitFor(`todo_ready on ${queue}`, () => on(events, endpointId, queue).length > before);
@@ -149,4 +157,30 @@ test('after its LISTEN connection is terminated the bus reconnects, asks subscri
     );
     await waitFor('todo_ready after the reconnect', () => on(events, endpoint.id, 'inbox').length === 1);
   });
+});
+
+test('a payload outside the event union is dropped before any subscriber sees it', () => {
+  assert.deepEqual(decodeEvent('{"type":"todo_ready","endpoint_id":"ep_1","queue":"inbox"}'), {
+    type: 'todo_ready',
+    endpoint_id: 'ep_1',
+    queue: 'inbox',
+  });
+  for (const payload of [
+    'not json',
+    'null',
+    '"todo_ready"',
+    '{"type":"no_such_event","endpoint_id":"ep_1"}',
+    '{"type":"todo_ready","endpoint_id":"ep_1"}',
+    '{"type":"ring","instance":"i","endpoint_id":"ep_1","session_id":7}',
+    '{"type":"toString"}',
+  ]) {
+    assert.equal(decodeEvent(payload), null, payload);
+  }
+});
+
+test('notifySql builds the pg_notify of one event from SQL expressions', () => {
+  assert.equal(
+    notifySql('session_closed', { endpoint_id: 'r.endpoint_id', session_id: 'r.id' }),
+    `pg_notify('switchboard', json_build_object('type', 'session_closed', 'endpoint_id', r.endpoint_id, 'session_id', r.id)::text)`,
+  );
 });

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import { pino } from 'pino';
 import type { Pool } from '../../src/db/pool.js';
 import { Doorbell } from '../../src/doorbell/pump.js';
+import type { Bus } from '../../src/domain/events.js';
 
 function harness(results: boolean[]) {
   const lines: Array<{ level: number; msg: string; session?: string }> = [];
@@ -22,7 +23,8 @@ function harness(results: boolean[]) {
   const handlers = new Map<string, (e: Record<string, unknown>) => void>();
   const bus = {
     subscribe: (type: string, h: (e: Record<string, unknown>) => void) => (handlers.set(type, h), () => {}),
-  };
+    onReconnect: () => () => {},
+  } as unknown as Bus;
   const doorbell = new Doorbell({
     db: {} as Pool,
     instanceId: 'me',

@@ -1,6 +1,6 @@
-// Pins the claim's acknowledgement of digests (seed 004): any claim of the endpoint
-// acknowledges its open digest rings in the claim's transaction; other todos' rings and
-// other endpoints' digests are left alone.
+// Pins the claim's acknowledgement of digests (docs/design/doorbell-acknowledgement.md,
+// "A claim"): any claim of the endpoint acknowledges its open digest rings in the claim's
+// transaction; other todos' rings and other endpoints' digests are left alone.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

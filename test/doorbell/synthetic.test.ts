@@ -1,7 +1,8 @@
-// Pins the store-level synthetic filter (seed 004): every exported todo query of the store
-// is listed here and called beside a synthetic todo that would otherwise match it; the
-// ones that read or move todos never return or touch it, and a new export fails this
-// test until it is classified. Reads by id are the documented opt-in, like claim by id.
+// Pins the store-level synthetic filter (docs/design/doorbell-acknowledgement.md,
+// "Synthetic todos"): every exported todo query of the store is listed here and called
+// beside a synthetic todo that would otherwise match it; the ones that read or move todos
+// never return or touch it, and a new export fails this test until it is classified.
+// Reads by id are the documented opt-in, like claim by id.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -140,7 +141,12 @@ const CHECKS: Record<string, () => Promise<void>> = {
     assert.ok(!(await rings.endpointsWithOpenStreams(pool)).includes(E));
   },
   'rings.publishRing': async () => {
-    await rings.publishRing(pool, { note: 'not a todo query: a NOTIFY payload' });
+    await rings.publishRing(pool, {
+      instance: 'x',
+      endpoint_id: E,
+      session_id: 's',
+      params: { note: 'a NOTIFY payload' },
+    });
   },
   'todos.insertTodo': async () => {
     const { todo } = await todos.insertTodo(pool, {

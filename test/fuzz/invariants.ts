@@ -1,7 +1,7 @@
 // The database invariants checked after a fuzz run, each a named SQL query that returns
 // the offending rows (none when it holds): every CHECK constraint re-evaluated over every
-// row, and the cross-row invariants of DESIGN §5, §9, §10 and §11 that no constraint
-// states.
+// row, and the cross-row invariants of docs/design/ (todos.md, admission.md,
+// message-queue.md, hooks-and-presence.md) that no constraint states.
 
 import type { Pool } from '../../src/db/pool.js';
 import { COUNTER_MISMATCHES_SQL } from '../../src/store/todo-counts.js';

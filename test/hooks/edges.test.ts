@@ -201,7 +201,8 @@ test('stopping delivery does not wait out the retry backoff', async () => {
 test('a deferred queue gets no notification, and its held transitions are announced when it reopens', async () => {
   const { v, push } = await setup('/deferred');
   const who = { humanId: v.humanId, endpointId: null };
-  // A real budget: max_in_flight 0 pauses the queue (seed 000), so its work is deferred.
+  // A real budget: max_in_flight 0 pauses the queue (docs/design/admission.md), so its
+  // work is deferred.
   await setPolicy({ db: pool }, who, v.endpoint.id, 'inbox', { max_in_flight: 0 });
   const gated = new NotifyHooks({ db: pool, log, delivery: one.delivery });
   await push('held one');

@@ -11,7 +11,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { buildHttp, type HttpDeps } from '../../src/api/server.js';
-import type { McpBus } from '../../src/mcp/server.js';
+import type { Bus } from '../../src/domain/events.js';
 import { loadMigrations } from '../../src/db/migrate.js';
 import type { Pool } from '../../src/db/pool.js';
 import { newId } from '../../src/domain/ids.js';
@@ -25,7 +25,7 @@ export const DEFAULT_LEASE_SECONDS = 300;
 export async function startApp(
   pool: Pool,
   instanceId: string,
-  bus?: McpBus,
+  bus?: Bus,
   extra: Partial<HttpDeps> = {},
 ): Promise<{ app: FastifyInstance; url: string }> {
   const app = buildHttp({

@@ -19,7 +19,7 @@ async function create(c: Connected, args: Record<string, unknown> = {}): Promise
   return (await ok(c, 'create_todo', { queue: 'inbox', title: 'a todo', ...args })).todo;
 }
 
-test('create_todo → claim_next → heartbeat → complete, with the wire shapes of DESIGN §13', async () => {
+test('create_todo → claim_next → heartbeat → complete: the wire shapes of docs/design/mcp-surface.md', async () => {
   const c = await connect(url, (await vend(pool)).credential);
   const created = await ok(c, 'create_todo', {
     queue: 'inbox',

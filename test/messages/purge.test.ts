@@ -1,8 +1,8 @@
-// Pins the end of a session's queue (seed 002 scenario 17): whatever ends the session
-// (DELETE, idle expiry, revoke) purges every row, in flight included, and advances the
-// generation, so a delivery retry from before is discarded and nothing reappears; a
-// stale retry never releases a newer reservation; and a session the caller cannot see
-// (another human's, unknown, closed) is "Session not found".
+// Pins the end of a session's queue (docs/design/message-queue.md, scenario 17): whatever
+// ends the session (DELETE, idle expiry, revoke) purges every row, in flight included,
+// and advances the generation, so a delivery retry from before is discarded and nothing
+// reappears; a stale retry never releases a newer reservation; and a session the caller
+// cannot see (another human's, unknown, closed) is "Session not found".
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -1,7 +1,7 @@
-// Pins the session message queue's operations on real PostgreSQL (seed 002 acceptance
-// scenarios 1, 2, 4–9, 13, 15, 16): capacity at admission, provenance-blind removal and
-// Clear all, provenance-bound editing, hidden in-flight rows, session scoping of every
-// entry id, and restore without queue_full.
+// Pins the session message queue's operations on real PostgreSQL
+// (docs/design/message-queue.md, acceptance scenarios 1, 2, 4–9, 13, 15, 16): capacity at
+// admission, provenance-blind removal and Clear all, provenance-bound editing, hidden
+// in-flight rows, session scoping of every entry id, and restore without queue_full.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -1,9 +1,10 @@
-// Pins the install-wide message queue capacity (seed 002 scenarios 18–22, 15 over REST):
-// environment > persisted setting > default 10 with its normalisation and lock, reads by
-// any signed-in human and writes by admins (and the synthetic admin with auth off),
-// persist-before-apply (a failed write changes nothing live), the very next admission on
-// another instance obeying a save, a corrupt persisted value after a restart, and two
-// admins saving at once on two instances ending with persisted = live = the last write.
+// Pins the install-wide message queue capacity (docs/design/message-queue.md, scenarios
+// 18–22, 15 over REST): environment > persisted setting > default 10 with its
+// normalisation and lock, reads by any signed-in human and writes by admins (and the
+// synthetic admin with auth off), persist-before-apply (a failed write changes nothing
+// live), the very next admission on another instance obeying a save, a corrupt persisted
+// value after a restart, and two admins saving at once on two instances ending with
+// persisted = live = the last write.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -1,4 +1,4 @@
-// Pins the todo lifecycle of DESIGN §5: every transition, with time moved in SQL.
+// Pins the todo lifecycle of docs/design/todos.md: every transition, with time moved in SQL.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -1,7 +1,7 @@
-// The admission verbs (seed 000, "MCP surface"): admission_status rides on the drain
-// grant; set_admission_policy and clear_admission_policy are their own family (granted
-// only on purpose: they let the agent change its own budget) and call the same service
-// as the operator API, auditing the endpoint as the actor beside its owner.
+// The admission verbs (docs/design/admission.md, "Wire shapes"): admission_status rides
+// on the drain grant; set_admission_policy and clear_admission_policy are their own
+// family (granted only on purpose: they let the agent change its own budget) and call the
+// same service as the operator API, auditing the endpoint as the actor beside its owner.
 
 import { z } from 'zod/v4';
 import { z as z3 } from 'zod';

@@ -1,6 +1,7 @@
-// The doorbell's self verbs (seed 004): need no grant and act only on the caller's own
-// endpoint. ack_doorbell says "heard" for a ring a claim cannot cover; test_doorbell and
-// get_doorbell_test prove the whole loop (delivered to the stream, then heard: claimed).
+// The doorbell's self verbs (docs/design/doorbell-acknowledgement.md): need no grant and
+// act only on the caller's own endpoint. ack_doorbell says "heard" for a ring a claim
+// cannot cover; test_doorbell and get_doorbell_test prove the whole loop (delivered to
+// the stream, then heard: claimed).
 
 import { z } from 'zod/v4';
 import { ackDoorbell } from '../../doorbell/ack.js';

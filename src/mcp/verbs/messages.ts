@@ -1,8 +1,8 @@
 // The messages family (list_sessions, send_message) and the message self verbs
-// (next_message, ack_message) of the session message queue (DESIGN §10, seed 002).
-// send_message queues into a session of any endpoint with the same owner, always as
-// `agent`; a message reaches the agent on its stream, or through next_message, and
-// stays until ack_message.
+// (next_message, ack_message) of the session message queue
+// (docs/design/message-queue.md). send_message queues into a session of any endpoint with
+// the same owner, always as `agent`; a message reaches the agent on its stream, or
+// through next_message, and stays until ack_message.
 
 import { z } from 'zod/v4';
 import { z as z3 } from 'zod';

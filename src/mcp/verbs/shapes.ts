@@ -1,5 +1,6 @@
-// Todo shapes on the MCP wire (DESIGN §13): `body` and `payload` travel only on claims,
-// so listing and reading stay small and an agent reads the content of work it holds.
+// Todo shapes on the MCP wire (docs/design/mcp-surface.md, "Wire shapes"): `body` and
+// `payload` travel only on claims, so listing and reading stay small and an agent reads
+// the content of work it holds.
 
 import type { Todo, TodoSummary } from '../../domain/todo.js';
 

@@ -1,0 +1,40 @@
+// The events instances tell each other over LISTEN/NOTIFY (db/bus.ts), declared once: every
+// publisher (the store's pg_notify calls, through db/bus.ts notifySql and eventPayload)
+// and every subscriber is typed by this union. Pure types, so surfaces that subscribe
+// (the board's live updates, the WebSocket hub, the MCP session registry) need no db/.
+
+/**
+ * Every event on the bus, by type, with its payload: the one closed list of what
+ * instances tell each other. Payloads carry identifiers only (NOTIFY payloads stay far
+ * below PostgreSQL's 8,000-byte limit), except `ring`, which forwards a ring to the
+ * instance holding the session's stream.
+ */
+export interface BusEvents {
+  /** Work became ready on a queue (created, requeued), or its budget admits again (`reopen`). */
+  todo_ready: { endpoint_id: string; queue: string; reopen?: boolean };
+  /** A todo of the endpoint changed without becoming ready (boards re-render). */
+  board_changed: { endpoint_id: string };
+  /** A ring for a stream on `instance`: that instance writes it. */
+  ring: { instance: string; endpoint_id: string; session_id: string; params: unknown; ring?: unknown };
+  /** A session's message queue changed; `deliver: false` tells boards only, not the pump. */
+  message_ready: { endpoint_id: string; session_id: string; deliver?: boolean };
+  /** A session ended (DELETE, idle expiry): its streams and transports go. */
+  session_closed: { endpoint_id: string; session_id: string };
+  /** An endpoint was revoked: its credential, sessions and streams go at once. */
+  endpoint_revoked: { endpoint_id: string };
+  /** An install-wide setting was saved (persist before apply, on every instance). */
+  settings_changed: { key: string; version: number };
+  /** A doorbell self-test started: the instance holding the stream rings it. */
+  doorbell_test: { endpoint_id: string; test_id: string };
+  /** An endpoint's presence changed to `in`: its digest is owed. */
+  presence_in: { endpoint_id: string };
+}
+
+export type BusEventType = keyof BusEvents;
+export type BusEvent<T extends BusEventType = BusEventType> = { [K in T]: { type: K } & BusEvents[K] }[T];
+
+/** What subscribers hold: subscribe by type, and hear when the connection came back. */
+export interface Bus {
+  subscribe<T extends BusEventType>(type: T, handler: (event: BusEvent<T>) => void): () => void;
+  onReconnect(handler: () => void): () => void;
+}
