@@ -19,7 +19,7 @@ import { startServe } from './serve.js';
 
 const RINGS = Number(process.env.BENCH_RINGS ?? 300);
 
-function percentile(values: number[], p: number): number {
+export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 }
@@ -62,13 +62,14 @@ async function listener(base: string, credential: string, pool: Pool) {
   return { client, arrivalOf };
 }
 
-async function measureRings(pool: Pool, base: string): Promise<number[]> {
+/** `rings` commit → client latencies (after 10 warm-up rings) to one SDK client of a fresh endpoint on `base`. */
+export async function measureRings(pool: Pool, base: string, rings = RINGS): Promise<number[]> {
   const { endpointId, humanId, credential } = await vendBenchEndpoint(pool);
   const { client, arrivalOf } = await listener(base, credential, pool);
   const deps = { db: pool, defaultLeaseSeconds: 300 };
   const samples: number[] = [];
   try {
-    for (let i = 0; i < RINGS + 10; i++) {
+    for (let i = 0; i < rings + 10; i++) {
       const started = performance.now();
       const { todo } = await createTodo(deps, { endpointId }, { humanId }, { queue: 'inbox', title: `bell ${i}` });
       const arrived = await arrivalOf(todo.id);

@@ -73,11 +73,15 @@ export async function readRssKiB(pid: number): Promise<number> {
  * leaves SWITCHBOARD_DATABASE_URL unset, so serve runs its embedded PostgreSQL (pass
  * SWITCHBOARD_DATA_DIR in `vars`).
  */
-export async function startServe(databaseUrl: string | null, vars: Record<string, string> = {}): Promise<ServeChild> {
+export async function startServe(
+  databaseUrl: string | null,
+  vars: Record<string, string> = {},
+  extraNodeArgs: string[] = [],
+): Promise<ServeChild> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   // BENCH_SERVE_NODE_ARGS: extra node flags for the child, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
-  const nodeArgs = (process.env.BENCH_SERVE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const nodeArgs = [...(process.env.BENCH_SERVE_NODE_ARGS ?? '').split(' ').filter(Boolean), ...extraNodeArgs];
   const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve'], {
     env: childEnv({
       ...(databaseUrl === null ? {} : { SWITCHBOARD_DATABASE_URL: databaseUrl }),

@@ -1,23 +1,40 @@
-// Server memory with 1,000 connected MCP sessions each holding an open notification
-// stream, against the same server idle, in one run.
+// Server memory and doorbell latency with 10,000 connected MCP sessions each holding an
+// open notification stream, against the same server with 100, in one run.
 //
 // A `serve` child process (bench/serve.ts, production pool size) on the bench database.
-// Its VmRSS is read at idle (the baseline), while sessions connect, once all streams are
-// open and recorded (mcp_sessions: the sessions live with stream_open true), and after
-// every session is deleted again; then the cycle repeats, to show what the first left
-// behind. The client side is kept cheap: raw fetch, not the SDK — initialize,
-// notifications/initialized, then a GET /mcp whose body stays unread and open.
-// Target: ≤ 300 MB RSS with all streams open, on the first cycle.
+// Its VmRSS is read at idle, once BENCH_SESSIONS_BASELINE (100) streams are open and
+// recorded (mcp_sessions: live with stream_open true), then once BENCH_SESSIONS (10,000)
+// are; at each of the two, the doorbell's commit → client latency is measured to one more
+// SDK client of a fresh endpoint (bench/doorbell.ts). Then the sessions beyond the first
+// 100 are deleted and RSS read again; BENCH_SESSIONS_CYCLES repeats that fill and delete,
+// to show what the first left behind. The idle sessions are kept cheap on the client
+// side: raw fetch, not the SDK — initialize, notifications/initialized, then a GET /mcp
+// whose body stays unread and open.
+// Targets: ≤ 512 MB RSS with 10,000 streams open (first cycle), and the doorbell p99 there
+// within 2× of the 100-stream p99 of the same run.
 
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { createPool, type Pool } from '../src/db/pool.js';
 import { benchDatabase, median, vendBenchEndpoint } from './db.js';
+import { measureRings, percentile } from './doorbell.js';
 import { startServe, type ServeChild } from './serve.js';
 
-const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 1_000);
-/** Connect-and-delete cycles on one server (BENCH_SESSIONS_CYCLES): later ones show what the first left behind. */
-const CYCLES = Math.max(1, Number(process.env.BENCH_SESSIONS_CYCLES ?? 3));
+const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 10_000);
+/** The small figure the large one is compared with (BENCH_SESSIONS_BASELINE). */
+const BASELINE = Math.min(SESSIONS, Number(process.env.BENCH_SESSIONS_BASELINE ?? 100));
+/** Fill-and-delete cycles on one server (BENCH_SESSIONS_CYCLES): later ones show what the first left behind. */
+const CYCLES = Math.max(1, Number(process.env.BENCH_SESSIONS_CYCLES ?? 1));
+/** Rings per latency reading: 500 puts the p99 on the 5th-slowest ring, not on one outlier. */
+const RINGS = Number(process.env.BENCH_SESSIONS_RINGS ?? 500);
+/**
+ * BENCH_SESSIONS_SNAPSHOT_DIR: write heap snapshots of serve there (for bench/heap-summary.ts),
+ * with all streams open and after deleting back to the baseline. Both come after the
+ * readings they follow; the snapshot's own memory stays in serve's RSS after it.
+ */
+const SNAPSHOT_DIR = process.env.BENCH_SESSIONS_SNAPSHOT_DIR;
+const TARGET_MB = 512;
+const TARGET_P99_RATIO = 2;
 /** Sessions set up at once: enough to finish in seconds, few enough not to time out on 2 cores. */
 const CONCURRENCY = 20;
 /** Quiet time before a reading, so the last burst of requests has finished and its young garbage is swept. */
@@ -32,8 +49,26 @@ interface Session {
   stream: AbortController;
 }
 
+interface Reading {
+  streams: number;
+  rssKiB: number;
+  rings: number[];
+}
+
+/** V8 heap used and committed (MB) from serve's /metrics (prom-client's default metrics; no token in the bench). */
+async function heapMb(serve: ServeChild): Promise<string> {
+  const text = await fetch(`${serve.url}/metrics`).then(
+    (r) => r.text(),
+    () => '',
+  );
+  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]) / 2 ** 20;
+  return `V8 heap ${value('nodejs_heap_size_used_bytes').toFixed(1)} MB used of ${value('nodejs_heap_size_total_bytes').toFixed(1)} MB`;
+}
+
 const mb = (kib: number) => (kib / 1024).toFixed(1);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const latency = (ms: number[]) =>
+  `doorbell p50 ${percentile(ms, 50).toFixed(2)} ms, p99 ${percentile(ms, 99).toFixed(2)} ms`;
 
 async function openFilesLimit(pid: number | 'self'): Promise<number> {
   const limits = await readFile(`/proc/${pid}/limits`, 'utf8');
@@ -93,11 +128,7 @@ async function openSession(url: string, credential: string, n: number): Promise<
 }
 
 /** Runs `task` for 0..count-1, CONCURRENCY at a time, calling `progress` after each. */
-async function inParallel<T>(
-  count: number,
-  task: (i: number) => Promise<T>,
-  progress?: (done: number) => Promise<void>,
-) {
+async function inParallel<T>(count: number, task: (i: number) => Promise<T>, progress?: (done: number) => void) {
   const results: T[] = [];
   let next = 0;
   let done = 0;
@@ -106,7 +137,7 @@ async function inParallel<T>(
       while (next < count) {
         const i = next++;
         results[i] = await task(i);
-        await progress?.(++done);
+        progress?.(++done);
       }
     }),
   );
@@ -122,72 +153,86 @@ async function streamsRecorded(pool: Pool, endpointId: string): Promise<{ live: 
   return res.rows[0] ?? { live: 0, open: 0 };
 }
 
-/** Waits (up to 30 s) for the stream marks, which the server writes after answering the GET. */
-async function waitRecorded(pool: Pool, endpointId: string): Promise<{ live: number; open: number }> {
-  const deadline = Date.now() + 30_000;
+/** Waits (up to 60 s) for `count` live sessions with stream_open: the server marks a stream after answering its GET. */
+async function waitRecorded(pool: Pool, endpointId: string, count: number): Promise<void> {
+  const deadline = Date.now() + 60_000;
   let seen = await streamsRecorded(pool, endpointId);
-  while (seen.open < SESSIONS && Date.now() < deadline) {
+  while ((seen.open !== count || seen.live !== count) && Date.now() < deadline) {
     await sleep(200);
     seen = await streamsRecorded(pool, endpointId);
   }
-  return seen;
+  if (seen.open !== count || seen.live !== count) {
+    throw new Error(`expected ${count} live sessions with stream_open, found ${JSON.stringify(seen)}`);
+  }
 }
 
-async function vend(pool: Pool): Promise<{ endpointId: string; credential: string }> {
-  return vendBenchEndpoint(pool);
+/** Opens sessions until `sessions` holds `count`, reporting RSS every quarter of the way. */
+async function fillTo(serve: ServeChild, credential: string, sessions: Session[], count: number): Promise<void> {
+  const from = sessions.length;
+  const quarter = Math.max(1, Math.floor((count - from) / 4));
+  const started = Date.now();
+  const opened = await inParallel(
+    count - from,
+    (i) => openSession(serve.url, credential, from + i),
+    (done) => {
+      if (done % quarter === 0) {
+        void serve.rssKiB().then((kib) => process.stdout.write(`  ${from + done} streams: ${mb(kib)} MB\n`));
+      }
+    },
+  );
+  sessions.push(...opened);
+  process.stdout.write(`  ${count} streams open in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 }
 
-async function closeSessions(url: string, credential: string, sessions: Session[]): Promise<void> {
-  await inParallel(sessions.length, async (i) => {
-    const session = sessions[i];
-    if (!session) return false;
+async function closeDownTo(url: string, credential: string, sessions: Session[], count: number): Promise<void> {
+  const gone = sessions.splice(count);
+  await inParallel(gone.length, async (i) => {
+    const session = gone[i];
+    if (!session) return;
     session.stream.abort();
     const res = await fetch(`${url}/mcp`, {
       method: 'DELETE',
       headers: { authorization: `Bearer ${credential}`, 'mcp-session-id': session.id },
     });
     await res.text();
-    return true;
   });
 }
 
-interface Cycle {
-  connectSeconds: number;
-  recorded: { live: number; open: number };
-  loaded: number;
-  closed: number;
-  left: number;
+/**
+ * Sends SIGUSR2 (serve runs with --heapsnapshot-signal) and waits for the snapshot file to
+ * be complete. A diagnostic: a failure is reported, not thrown, so the figures still print.
+ */
+async function heapSnapshot(serve: ServeChild, dir: string, label: string): Promise<void> {
+  try {
+    const before = new Set(await readdir(dir));
+    process.kill(serve.pid, 'SIGUSR2');
+    for (let size = -1; ;) {
+      await sleep(1_000);
+      // The snapshot is written on serve's main thread: /readyz answers once it is done. A
+      // kept-alive connection that serve closed while it was blocked resets: ask again.
+      await fetch(`${serve.url}/readyz`).then(
+        (r) => r.text(),
+        () => undefined,
+      );
+      const file = (await readdir(dir)).find((f) => !before.has(f) && f.endsWith('.heapsnapshot'));
+      if (!file) continue;
+      const now = (await stat(`${dir}/${file}`)).size;
+      if (now === size) return void process.stdout.write(`  heap snapshot (${label}): ${dir}/${file}\n`);
+      size = now;
+    }
+  } catch (err) {
+    process.stdout.write(`  heap snapshot (${label}) failed: ${String(err)}\n`);
+  }
 }
 
-/** Connects SESSIONS sessions with open streams, reads RSS, deletes them all, reads RSS again. */
-async function cycle(
-  pool: Pool,
-  serve: ServeChild,
-  vended: { endpointId: string; credential: string },
-): Promise<Cycle> {
-  const started = Date.now();
-  const quarter = Math.max(1, Math.floor(SESSIONS / 4));
-  const sessions = await inParallel(
-    SESSIONS,
-    (i) => openSession(serve.url, vended.credential, i),
-    async (done) => {
-      if (done % quarter === 0) process.stdout.write(`  ${done} streams: ${mb(await serve.rssKiB())} MB\n`);
-    },
-  );
-  const connectSeconds = (Date.now() - started) / 1000;
-  const recorded = await waitRecorded(pool, vended.endpointId);
-  const loaded = await settledRss(serve);
-  await closeSessions(serve.url, vended.credential, sessions);
-  const left = (await streamsRecorded(pool, vended.endpointId)).live;
-  const closed = await settledRss(serve);
-  process.stdout.write(
-    `  connected in ${connectSeconds.toFixed(1)} s; mcp_sessions: ${recorded.live} live, ` +
-      `${recorded.open} with stream_open; ${mb(loaded)} MB open, ${mb(closed)} MB after deleting (${left} left)\n`,
-  );
-  if (recorded.open !== SESSIONS || recorded.live !== SESSIONS) {
-    throw new Error(`expected ${SESSIONS} live sessions with stream_open, found ${JSON.stringify(recorded)}`);
-  }
-  return { connectSeconds, recorded, loaded, closed, left };
+/** RSS and doorbell latency with `sessions.length` streams open and recorded. */
+async function reading(pool: Pool, serve: ServeChild, endpointId: string, streams: number): Promise<Reading> {
+  await waitRecorded(pool, endpointId, streams);
+  const rssKiB = await settledRss(serve);
+  const heap = await heapMb(serve);
+  const rings = await measureRings(pool, serve.url, RINGS);
+  process.stdout.write(`  ${streams} streams: ${mb(rssKiB)} MB RSS (${heap}), ${latency(rings)}\n`);
+  return { streams, rssKiB, rings };
 }
 
 async function fileLimitsOrThrow(serve: ServeChild): Promise<string> {
@@ -200,32 +245,63 @@ async function fileLimitsOrThrow(serve: ServeChild): Promise<string> {
   return `open-file limits: bench ${limits.bench}, serve ${limits.serve}`;
 }
 
+function report(idle: number, base: Reading, loaded: Reading[], after: number[]): string {
+  const first = loaded[0];
+  if (!first) return '';
+  const label = (text: string) => text.padEnd(40);
+  const p99 = (r: Reading) => percentile(r.rings, 99);
+  const ratio = p99(first) / p99(base);
+  const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
+  const lines = [
+    `${label('idle (no sessions)')}${mb(idle)} MB RSS`,
+    `${label(`${base.streams} streams open`)}${mb(base.rssKiB)} MB RSS; ${latency(base.rings)}`,
+    `${label(`${first.streams} streams open`)}${mb(first.rssKiB)} MB RSS; ${latency(first.rings)}`,
+    `${label('RSS vs target')}${mb(first.rssKiB)} MB of ≤ ${TARGET_MB} MB: ${met(first.rssKiB / 1024 <= TARGET_MB)}`,
+    `${label(`per stream (${first.streams} vs ${base.streams})`)}` +
+      `${((first.rssKiB - base.rssKiB) / (first.streams - base.streams)).toFixed(1)} KiB`,
+    `${label(`doorbell p99, ${first.streams} ÷ ${base.streams}`)}` +
+      `${ratio.toFixed(2)}× (target ≤ ${TARGET_P99_RATIO}×: ${met(ratio <= TARGET_P99_RATIO)})`,
+  ];
+  loaded.forEach((r, i) => {
+    if (i > 0)
+      lines.push(`${label(`cycle ${i + 1}: ${r.streams} streams open`)}${mb(r.rssKiB)} MB RSS; ${latency(r.rings)}`);
+    lines.push(`${label(`cycle ${i + 1}: back to ${base.streams} streams`)}${mb(after[i] ?? NaN)} MB RSS`);
+  });
+  return `${lines.join('\n')}\n`;
+}
+
 export async function runSessionsBench(): Promise<void> {
   const db = await benchDatabase();
   const pool = createPool({ url: db.url, max: 2 });
-  const serve = await startServe(db.url);
+  const snapshotArgs = SNAPSHOT_DIR ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${SNAPSHOT_DIR}`] : [];
+  const serve = await startServe(db.url, {}, snapshotArgs);
   try {
     process.stdout.write(
-      `sessions bench: ${SESSIONS} sessions with open streams, ${CYCLES} cycles, serve child pid ${serve.pid}, on ${db.server}\n` +
-        `  ${await fileLimitsOrThrow(serve)}\n`,
+      `sessions bench: ${BASELINE} then ${SESSIONS} sessions with open streams, ${RINGS} rings at each, ` +
+        `${CYCLES} cycle(s), serve child pid ${serve.pid}, on ${db.server}\n  ${await fileLimitsOrThrow(serve)}\n`,
     );
-    const vended = await vend(pool);
+    const { endpointId, credential } = await vendBenchEndpoint(pool);
     const idle = await settledRss(serve);
     process.stdout.write(`  idle: ${mb(idle)} MB\n`);
-    const first = await cycle(pool, serve, vended);
-    // More cycles on the same server: memory kept from the first should be reused, not added to.
-    const later: Cycle[] = [];
-    for (let i = 1; i < CYCLES; i++) later.push(await cycle(pool, serve, vended));
-    const last = later.at(-1) ?? first;
-    const label = (text: string) => text.padEnd(36);
-    process.stdout.write(
-      `${label('idle (no sessions)')}${mb(idle)} MB RSS\n` +
-        `${label(`${SESSIONS} sessions, streams open`)}${mb(first.loaded)} MB RSS (target ≤ 300 MB)\n` +
-        `${label('per session')}${((first.loaded - idle) / SESSIONS).toFixed(1)} KiB\n` +
-        `${label('after deleting them')}${mb(first.closed)} MB RSS\n` +
-        `${label(`cycle ${CYCLES}: ${SESSIONS} streams open`)}${mb(last.loaded)} MB RSS\n` +
-        `${label(`cycle ${CYCLES}: after deleting them`)}${mb(last.closed)} MB RSS\n`,
-    );
+    const sessions: Session[] = [];
+    await fillTo(serve, credential, sessions, BASELINE);
+    const base = await reading(pool, serve, endpointId, BASELINE);
+    const loaded: Reading[] = [];
+    const after: number[] = [];
+    for (let i = 0; i < CYCLES; i++) {
+      await fillTo(serve, credential, sessions, SESSIONS);
+      loaded.push(await reading(pool, serve, endpointId, SESSIONS));
+      if (SNAPSHOT_DIR) await heapSnapshot(serve, SNAPSHOT_DIR, `${SESSIONS} streams`);
+      await closeDownTo(serve.url, credential, sessions, BASELINE);
+      await waitRecorded(pool, endpointId, BASELINE);
+      after.push(await settledRss(serve));
+      process.stdout.write(
+        `  back to ${BASELINE} streams: ${mb(after.at(-1) ?? NaN)} MB RSS (${await heapMb(serve)})\n`,
+      );
+      if (SNAPSHOT_DIR) await heapSnapshot(serve, SNAPSHOT_DIR, `back to ${BASELINE} streams`);
+    }
+    process.stdout.write(report(idle, base, loaded, after));
+    await closeDownTo(serve.url, credential, sessions, 0);
   } finally {
     await serve.stop();
     await pool.end();

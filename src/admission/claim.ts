@@ -11,7 +11,14 @@
 import type { Queryable } from '../db/pool.js';
 import { admit, claimedTodo, probed, type Probed, type Refused } from '../store/admission-claims.js';
 import { markHeld } from '../store/admission.js';
-import { claimById, claimNext, type ClaimArgs, type ClaimedTodo, type ClaimRow } from '../store/claims.js';
+import {
+  anyClaimable,
+  claimById,
+  claimNext,
+  type ClaimArgs,
+  type ClaimedTodo,
+  type ClaimRow,
+} from '../store/claims.js';
 import { getTodo } from '../store/todos.js';
 import type { Usage } from './policy.js';
 
@@ -32,12 +39,28 @@ function readProbe(rows: ClaimRow[]): Probe {
   return { claimed: null, ...probed(rows) };
 }
 
+// Claim statements skip locked rows, and a doorbell pass on each instance locks up to a
+// batch of a queue's pending todos while it rings them, so a claim can, for an instant,
+// find every candidate locked. Then it looks again, a few times, a few milliseconds apart;
+// each retry is taken only when a claimable row exists.
+const LOCKED_RETRIES = 3;
+const LOCKED_RETRY_MS = 5;
+
+/** The claim statement's rows, tried again while every claimable candidate was locked by another. */
+async function claimNextPastLocks(db: Queryable, args: ClaimArgs): Promise<ClaimRow[]> {
+  for (let attempt = 0; ; attempt++) {
+    const rows = await claimNext(db, args);
+    if (rows.length > 0 || attempt >= LOCKED_RETRIES || !(await anyClaimable(db, args))) return rows;
+    await new Promise((resolve) => setTimeout(resolve, LOCKED_RETRY_MS * (attempt + 1)));
+  }
+}
+
 /** The oldest admissible todo over `queues`; the refusals met on the way, for the deferred summary. */
 export async function admitNext(db: Queryable, args: ClaimArgs): Promise<NextOutcome> {
   // No policy on the requested queues (the common case): the claim statement's answer is
   // final, and nothing else runs.
   if (args.queues.length === 0) return { claimed: null, refused: [] };
-  const first = readProbe(await claimNext(db, args));
+  const first = readProbe(await claimNextPastLocks(db, args));
   if (first === null) return { claimed: null, refused: [] };
   if (first.claimed) return { claimed: first.claimed, refused: [] };
   return admitNextBudgeted(db, args, first);
@@ -53,9 +76,10 @@ async function admitNextBudgeted(
   const outcome = async (claimed: Claimed | null) => ({ claimed, refused: await held(db, refused) });
   let queues = args.queues.filter((q) => !first.refused.some((r) => r.queue === q));
   let policies: Map<string, Probed> | null = first.policies;
+  let locked = 0;
   for (let stale = 0; queues.length > 0 && stale <= STALE_RETRIES;) {
     if (policies === null) {
-      const probe = readProbe(await claimNext(db, { ...args, queues }));
+      const probe = readProbe(await claimNextPastLocks(db, { ...args, queues }));
       if (!probe) break;
       if (probe.claimed) return outcome(probe.claimed);
       policies = probe.policies;
@@ -65,7 +89,11 @@ async function admitNextBudgeted(
     }
     const out = await admit(db, { ...args, queues }, policies);
     if (out.kind === 'claimed') return outcome(out);
-    if (out.kind === 'none') break;
+    if (out.kind === 'none') {
+      if (locked >= LOCKED_RETRIES || !(await anyClaimable(db, { ...args, queues }))) break;
+      await new Promise((resolve) => setTimeout(resolve, LOCKED_RETRY_MS * ++locked));
+      continue;
+    }
     if (out.kind === 'refused') {
       refused.push(out);
       queues = queues.filter((q) => q !== out.queue);

@@ -10,12 +10,19 @@
 // must accept both JSON and SSE answers to a POST (spec, "Sending Messages to the
 // Server"), so a JSON answer is one it already handles.
 //
+// A single well-formed client notification (notifications/initialized, …/cancelled) is
+// answered here too, with the SDK's 202: the SDK Server built for one request (sessions.ts)
+// could do nothing with it — no request of the session is in flight there to cancel, and
+// nothing it would record outlives the request — and the SDK's message checks for it were
+// about a fifth of what setting up a session allocated (bench/README.md, sessions).
+//
 // One refusal is answered here too: a request whose params the SDK's schema refuses
 // (`invalidParamsOf`), which the SDK's handler would report as -32603, internal error.
 
 import {
   CallToolRequestSchema,
   InitializeRequestSchema,
+  JSONRPCNotificationSchema,
   ListToolsRequestSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -59,6 +66,17 @@ export function directCallOf(request: FastifyRequest): DirectCall | null {
   if (params._meta !== undefined && !isRecord(params._meta)) return null;
   if (!headersAccepted(request)) return null;
   return { id, name: params.name, args };
+}
+
+/**
+ * Whether this POST is one client notification the SDK would answer 202 to (its own
+ * schema decides, after cheap checks so that other messages are not parsed at all).
+ */
+export function isDirectNotification(request: FastifyRequest): boolean {
+  const body = request.body;
+  if (!isRecord(body) || typeof body.method !== 'string' || !body.method.startsWith('notifications/')) return false;
+  if ('id' in body || !headersAccepted(request)) return false;
+  return JSONRPCNotificationSchema.safeParse(body).success;
 }
 
 /** The requests whose params the SDK's handlers parse (a failure there would be -32603). */

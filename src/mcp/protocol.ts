@@ -1,10 +1,12 @@
-// One MCP Server per session: what `initialize` advertises (tools, the claude/channel
+// The MCP Server that answers one request of a session (sessions.ts builds one per POST
+// that goes through the SDK): what `initialize` advertises (tools, the claude/channel
 // capability, serverInfo, the instructions with this endpoint's lease length) and the
 // tools/list and tools/call handlers. The caller's endpoint is read from the request's
 // auth info on every call, so a changed grant takes effect on the next request.
 
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { AppError, invalidArgument } from '../domain/errors.js';
 import { nulField } from '../domain/nul.js';
@@ -24,6 +26,12 @@ export interface ProtocolDeps {
   version: VersionInfo;
   log: ErrorLog;
   hookGuard?: HookGuard;
+  /**
+   * One JSON Schema validator for every Server of this instance. The SDK builds an Ajv
+   * instance per Server otherwise (18 KiB each); it only checks elicitation answers,
+   * which this server never asks for.
+   */
+  validator: jsonSchemaValidator;
 }
 
 /** The endpoint this request authenticated as; set by the /mcp routes on every request. */
@@ -61,6 +69,7 @@ export function buildProtocol(deps: ProtocolDeps, endpoint: Endpoint, sessionId:
     {
       capabilities: { tools: { listChanged: false }, experimental: { 'claude/channel': {} } },
       instructions: instructions(deps.version, leaseSeconds),
+      jsonSchemaValidator: deps.validator,
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => ({

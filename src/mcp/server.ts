@@ -1,12 +1,14 @@
 // POST|GET|DELETE /mcp: the MCP Streamable HTTP surface (docs/design/mcp-surface.md).
-// Each request is authenticated by its `sbk_…` bearer, then handed to the session's SDK
-// transport: a new one for `initialize`, this instance's or a rebuilt one for a known
-// session id. GET opens the session's notification stream (recorded as stream_open while
-// it lasts); DELETE closes the session. The doorbell, which writes to those streams, is
-// not here.
+// Each request is authenticated by its `sbk_…` bearer. A POST goes to SDK objects built
+// for it — new ones for `initialize`, ones adopting the session for a known session id —
+// unless it is a direct tools/call or notification (direct-call.ts). GET opens the
+// session's notification stream, which this instance writes itself (streams.ts) and
+// records as stream_open while it lasts; DELETE closes the session. The doorbell, which
+// writes to those streams, is not here.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { Queryable } from '../db/pool.js';
 import type { SessionDeps } from '../sessions/index.js';
 import type { TodoDeps } from '../todos/index.js';
@@ -16,9 +18,9 @@ import type { VersionInfo } from '../version.js';
 import { authenticateMcp, type Caller } from './auth.js';
 import { forgetCredentials } from '../endpoints/credentials.js';
 import type { ErrorLog } from './errors.js';
-import { directCallOf, invalidParamsOf } from './direct-call.js';
+import { directCallOf, invalidParamsOf, isDirectNotification } from './direct-call.js';
 import { authInfoFor, buildProtocol, callTool, type ProtocolDeps } from './protocol.js';
-import { SessionRegistry, type LocalSession } from './sessions.js';
+import { SessionRegistry, type RequestProtocol } from './sessions.js';
 import type { HookGuard } from '../hooks/guard.js';
 import type { Bus, BusEvent } from '../domain/events.js';
 
@@ -43,6 +45,8 @@ export interface McpDeps {
 
 /** JSON-RPC error codes the SDK uses for session problems, kept so clients see one dialect. */
 const SESSION_REQUIRED = -32000;
+/** What the SDK answers other refusals of a request with (not acceptable, conflict, bad version). */
+const REFUSED = -32000;
 const SESSION_NOT_FOUND = -32001;
 const PARSE_ERROR = -32700;
 const INVALID_PARAMS = -32602;
@@ -78,21 +82,24 @@ function jsonBodies(scope: FastifyInstance): void {
   });
 }
 
-/** Hands the raw request to the SDK; the reply is the transport's from here on. */
+/** Hands the raw request to the SDK objects built for it; the reply is theirs from here on, and they end with it. */
 async function handOver(
   log: ErrorLog,
+  registry: SessionRegistry,
   request: FastifyRequest,
   reply: FastifyReply,
   caller: Caller,
-  session: LocalSession,
+  sdk: RequestProtocol,
 ) {
   reply.hijack();
   const raw = Object.assign(request.raw, { auth: authInfoFor(caller.endpoint, caller.token) });
   try {
-    await session.transport.handleRequest(raw, reply.raw, request.body);
+    await sdk.transport.handleRequest(raw, reply.raw, request.body);
   } catch (err) {
     log.error({ err }, 'MCP request failed');
     if (!reply.raw.headersSent) reply.raw.writeHead(500).end();
+  } finally {
+    await registry.release(sdk);
   }
 }
 
@@ -103,9 +110,56 @@ async function knownSession(registry: SessionRegistry, request: FastifyRequest, 
     await rpcError(reply, 400, SESSION_REQUIRED, 'Bad Request: Mcp-Session-Id header is required');
     return null;
   }
-  const session = await registry.find(caller.endpoint, sessionId, caller.sessionLive === true);
-  if (!session) await rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found');
-  return session ? { sessionId, session } : null;
+  if (!(await registry.isLive(caller.endpoint, sessionId, caller.sessionLive === true))) {
+    await rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found');
+    return null;
+  }
+  return sessionId;
+}
+
+/** Why the SDK's transport would refuse this GET (status and message), or null. */
+function streamRefusal(request: FastifyRequest): { status: number; message: string } | null {
+  const accept = request.headers.accept;
+  if (typeof accept !== 'string' || !accept.includes('text/event-stream')) {
+    return { status: 406, message: 'Not Acceptable: Client must accept text/event-stream' };
+  }
+  const version = request.headers['mcp-protocol-version'];
+  if (version !== undefined && !(typeof version === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(version))) {
+    const supported = SUPPORTED_PROTOCOL_VERSIONS.join(', ');
+    return {
+      status: 400,
+      message: `Bad Request: Unsupported protocol version: ${String(version)} (supported versions: ${supported})`,
+    };
+  }
+  return null;
+}
+
+/** GET: the session's notification stream, held open until either side ends it. */
+async function openStream(
+  deps: McpDeps,
+  registry: SessionRegistry,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  caller: Caller,
+  sessionId: string,
+) {
+  const refusal = streamRefusal(request);
+  if (refusal) return rpcError(reply, refusal.status, REFUSED, refusal.message);
+  const stream = registry.reserveStream(caller.endpoint.id, sessionId, reply.raw);
+  if (!stream) return rpcError(reply, 409, REFUSED, 'Conflict: Only one SSE stream is allowed per session');
+  let announced = false;
+  reply.raw.on('close', () => {
+    registry.streamClosed(stream);
+    if (announced) deps.onStreamClose?.(caller.endpoint.id, sessionId);
+  });
+  const answered = await registry.streamOpened(stream);
+  if (!answered && !reply.raw.destroyed) return rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found');
+  reply.hijack();
+  if (answered) {
+    announced = true;
+    deps.onStreamOpen?.(caller.endpoint.id, sessionId);
+  }
+  return reply;
 }
 
 function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, registry: SessionRegistry): void {
@@ -117,15 +171,17 @@ function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, r
       return rpcError(reply, 400, PARSE_ERROR, 'Parse error: the body must be JSON-RPC');
     }
     if (sessionIdOf(request) === null && isInitializeRequest(request.body)) {
-      const session = await registry.initialize(caller.endpoint, clientInfoOf(request.body));
-      return handOver(deps.log, request, reply, caller, session);
+      const sdk = await registry.initialize(caller.endpoint, clientInfoOf(request.body));
+      return handOver(deps.log, registry, request, reply, caller, sdk);
     }
     const sessionId = sessionIdOf(request);
     const call = sessionId === null ? null : directCallOf(request);
-    if (sessionId !== null && call) {
+    const notification = sessionId !== null && !call && isDirectNotification(request);
+    if (sessionId !== null && (call || notification)) {
       if (!(await registry.isLive(caller.endpoint, sessionId, caller.sessionLive === true))) {
         return rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found');
       }
+      if (!call) return reply.status(202).send();
       const result = await callTool(protocol, caller.endpoint, sessionId, call.name, call.args);
       return reply
         .header('mcp-session-id', sessionId)
@@ -136,13 +192,13 @@ function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, r
     if (!known) return reply;
     const invalid = invalidParamsOf(request);
     if (invalid) {
-      return reply.header('mcp-session-id', known.sessionId).send({
+      return reply.header('mcp-session-id', known).send({
         jsonrpc: '2.0',
         id: invalid.id,
         error: { code: INVALID_PARAMS, message: 'Invalid params: they do not match the method (see the MCP schema)' },
       });
     }
-    return handOver(deps.log, request, reply, caller, known.session);
+    return handOver(deps.log, registry, request, reply, caller, await registry.adopt(caller.endpoint, known));
   });
 
   scope.get('/mcp', async (request, reply) => {
@@ -150,16 +206,7 @@ function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, r
     if (!caller) return reply;
     const known = await knownSession(registry, request, reply, caller);
     if (!known) return reply;
-    await registry.streamOpened(caller.endpoint.id, known.sessionId);
-    reply.raw.on('close', () => {
-      // Only the stream this GET opened: a refused second stream (409) leaves the first one open.
-      if (reply.raw.statusCode !== 200) return;
-      registry.streamClosed(caller.endpoint.id, known.sessionId);
-      deps.onStreamClose?.(caller.endpoint.id, known.sessionId);
-    });
-    const handed = handOver(deps.log, request, reply, caller, known.session);
-    deps.onStreamOpen?.(caller.endpoint.id, known.sessionId);
-    return handed;
+    return openStream(deps, registry, request, reply, caller, known);
   });
 
   scope.delete('/mcp', async (request, reply) => {
@@ -196,6 +243,7 @@ export function mcpRoutes(app: FastifyInstance, deps: McpDeps): SessionRegistry 
     version: deps.version,
     log: deps.log,
     ...(deps.hookGuard ? { hookGuard: deps.hookGuard } : {}),
+    validator: new AjvJsonSchemaValidator(),
   };
   const registry = new SessionRegistry({
     sessions,

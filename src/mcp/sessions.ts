@@ -1,18 +1,22 @@
 // The MCP session registry of this instance. mcp_sessions (via src/sessions) is the
-// truth; this class keeps the SDK transport + Server of each session this instance has
-// served. Any instance serves a POST for any live session of the caller's endpoint: when
-// it has no transport for the id it rebuilds one, already initialised, for that id.
+// truth; between requests this instance keeps only the notification streams it holds
+// (streams.ts). The SDK Server and transport that answer a POST are built for that one
+// request — any instance serves any live session of the caller's endpoint, already
+// initialised, the same way — and closed when its answer is done, so a session that is
+// only listening holds no SDK objects at all.
 // A session id of another endpoint, unknown or closed, is "not found" (404).
 
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { ServerResponse } from 'node:http';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { newId } from '../domain/ids.js';
 import type { Endpoint } from '../endpoints/credentials.js';
 import { closeSession, markStream, openSession, type SessionDeps } from '../sessions/index.js';
 import type { ErrorLog } from './errors.js';
+import { NotificationStreams, type NotificationStream } from './streams.js';
 
-export interface LocalSession {
-  endpointId: string;
+/** The SDK objects that answer one POST; `close` them once its answer is done. */
+export interface RequestProtocol {
   transport: StreamableHTTPServerTransport;
   server: Server;
 }
@@ -20,14 +24,14 @@ export interface LocalSession {
 export interface RegistryDeps {
   sessions: SessionDeps;
   log: ErrorLog;
-  /** A fresh MCP Server for one session of an endpoint. */
+  /** A fresh MCP Server for one request of a session of an endpoint. */
   protocol: (endpoint: Endpoint, sessionId: string) => Server;
 }
 
 /**
  * Marks a new transport as initialised for a known session id. The SDK has no public
- * way to resume a session on another process, so this sets the two fields its session
- * check reads; the cross-instance test fails loudly if a new SDK version moves them.
+ * way to resume a session in another transport, so this sets the two fields its session
+ * check reads; the session tests fail loudly if a new SDK version moves them.
  */
 function adoptSession(transport: StreamableHTTPServerTransport, sessionId: string): void {
   const inner = (transport as unknown as { _webStandardTransport?: { sessionId?: string; _initialized?: boolean } })
@@ -39,122 +43,105 @@ function adoptSession(transport: StreamableHTTPServerTransport, sessionId: strin
   inner._initialized = true;
 }
 
-/**
- * Whether the transport's standalone (GET) stream is registered, waiting up to
- * `timeoutMs`: a notification sent before that is dropped by the SDK without an error.
- * Reads a private field like adoptSession; when the shape is unknown it cannot tell and
- * answers true.
- */
-async function streamReady(transport: StreamableHTTPServerTransport, timeoutMs: number): Promise<boolean> {
-  const inner = (transport as unknown as { _webStandardTransport?: { _streamMapping?: Map<string, unknown> } })
-    ._webStandardTransport;
-  const mapping = inner?._streamMapping;
-  if (!(mapping instanceof Map)) return true;
-  for (const deadline = Date.now() + timeoutMs; !mapping.has('_GET_stream');) {
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  return true;
-}
-
 export class SessionRegistry {
-  private readonly local = new Map<string, LocalSession>();
-  /** Sessions whose notification stream is open on this instance → their endpoint. */
-  private readonly streams = new Map<string, string>();
+  private readonly streams = new NotificationStreams();
   /** The last stream mark written per session, so marks apply in order and shutdown can wait for them. */
   private readonly marks = new Map<string, Promise<void>>();
   private closing = false;
 
   constructor(private readonly deps: RegistryDeps) {}
 
-  /** A transport for an initialize request; the session row is written when the SDK mints the id. */
+  /** The SDK objects for an initialize request; the session row is written when the SDK mints the id. */
   async initialize(endpoint: Endpoint, clientInfo: { name?: unknown; version?: unknown } | null) {
     const sessionId = newId('ms');
-    let entry: LocalSession | null = null;
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => sessionId,
-      // Registered only once the row exists: a refused initialize leaves nothing behind.
+      // The row is written before the SDK answers: a refused initialize leaves nothing behind.
       onsessioninitialized: async (id) => {
         await openSession(this.deps.sessions, { endpointId: endpoint.id, id, clientInfo });
-        if (entry) this.local.set(id, entry);
       },
     });
-    entry = await this.attach(endpoint, sessionId, transport, false);
-    return entry;
+    return this.connect(endpoint, sessionId, transport);
   }
 
-  /**
-   * This endpoint's live session with a transport on this instance (rebuilt when another
-   * instance served it before), or null. `rowLive` is what mcp_sessions says of it.
-   */
-  async find(endpoint: Endpoint, sessionId: string, rowLive: boolean): Promise<LocalSession | null> {
-    if (!(await this.isLive(endpoint, sessionId, rowLive))) return null;
-    const known = this.local.get(sessionId);
-    if (known) return known;
+  /** The SDK objects for one POST of a live session (check `isLive` first), as if initialised here. */
+  async adopt(endpoint: Endpoint, sessionId: string): Promise<RequestProtocol> {
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => sessionId });
     adoptSession(transport, sessionId);
-    return this.attach(endpoint, sessionId, transport, true);
+    return this.connect(endpoint, sessionId, transport);
+  }
+
+  /** Ends one request's SDK objects; a failure is logged, never thrown. */
+  async release(protocol: RequestProtocol): Promise<void> {
+    await protocol.server
+      .close()
+      .catch((err: unknown) => this.deps.log.error({ err }, 'closing an MCP request failed'));
   }
 
   /**
    * Whether this endpoint may use this session, given what mcp_sessions says of it
-   * (`rowLive`); a closed session's transport here is dropped. No transport is built:
-   * enough for the direct tools/call path.
+   * (`rowLive`); a closed session's stream here is ended.
    */
   async isLive(endpoint: Endpoint, sessionId: string, rowLive: boolean): Promise<boolean> {
-    const known = this.local.get(sessionId);
-    if (!rowLive && known?.endpointId === endpoint.id) await this.drop(sessionId);
+    const known = this.streams.get(sessionId);
+    if (!rowLive && known?.endpointId === endpoint.id) this.streams.end(sessionId);
     return rowLive && (!known || known.endpointId === endpoint.id);
   }
 
-  /** DELETE: closes the row and this instance's transport (ending its stream). */
+  /** DELETE: closes the row and ends this instance's stream of it. */
   async close(endpoint: Endpoint, sessionId: string): Promise<boolean> {
-    const known = this.local.get(sessionId);
+    const known = this.streams.get(sessionId);
     if (known && known.endpointId !== endpoint.id) return false;
     const closed = await closeSession(this.deps.sessions, endpoint.id, sessionId);
-    await this.drop(sessionId);
+    this.streams.end(sessionId);
     return closed !== null;
   }
 
   /**
-   * Another instance (or this one) closed a session, or revoked its endpoint: end what
-   * this instance holds for it. The rows are already closed; this only drops transports.
+   * Another instance (or this one) closed a session, or revoked its endpoint: end the
+   * streams this instance holds for it. The rows are already closed.
    */
   async forget(event: { endpointId: string; sessionId?: string }): Promise<void> {
-    const ids = [...this.local].filter(
-      ([id, entry]) =>
-        entry.endpointId === event.endpointId && (event.sessionId === undefined || id === event.sessionId),
-    );
-    for (const [id] of ids) {
-      this.streams.delete(id);
-      await this.drop(id);
-    }
+    const streams =
+      event.sessionId === undefined ? this.streams.all() : [this.streams.get(event.sessionId)].filter((s) => !!s);
+    for (const stream of streams) if (stream.endpointId === event.endpointId) this.streams.end(stream.sessionId);
   }
 
   /**
    * Writes a channel notification to the session's stream held by this instance. False
-   * when this instance holds no stream for it (or it does not come up within 500 ms of
-   * opening): the caller counts that as a failed write.
+   * when this instance holds no open stream for it: the caller counts that as a failed write.
    */
   async ring(sessionId: string, params: { content: string; meta: Record<string, string> }): Promise<boolean> {
-    const entry = this.local.get(sessionId);
-    if (!entry || !this.streams.has(sessionId) || !(await streamReady(entry.transport, 500))) return false;
-    await entry.server.notification({ method: 'notifications/claude/channel', params });
-    return true;
+    return this.streams.write(sessionId, { jsonrpc: '2.0', method: 'notifications/claude/channel', params });
   }
 
-  /** Records an open stream; ordered after any earlier mark of the same session. */
-  streamOpened(endpointId: string, sessionId: string): Promise<void> {
-    this.streams.set(sessionId, endpointId);
-    return this.mark(endpointId, sessionId, true);
+  /** Takes the session's one stream slot for `res` (null: another stream holds it); `streamOpened` records it. */
+  reserveStream(endpointId: string, sessionId: string, res: ServerResponse): NotificationStream | null {
+    return this.streams.reserve(endpointId, sessionId, res);
   }
 
-  streamClosed(endpointId: string, sessionId: string): void {
+  /**
+   * Records a reserved stream as open (ordered after any earlier mark of the session),
+   * then answers it; false when it was ended or its connection closed meanwhile. When the
+   * mark fails the slot is given up and the error thrown.
+   */
+  async streamOpened(stream: NotificationStream): Promise<boolean> {
+    try {
+      await this.mark(stream.endpointId, stream.sessionId, true);
+    } catch (err) {
+      this.streams.remove(stream);
+      throw err;
+    }
+    return this.streams.answer(stream);
+  }
+
+  /** The stream's connection closed: forget it and record it closed, unless a newer stream holds the session. */
+  streamClosed(stream: NotificationStream): void {
+    if (!this.streams.remove(stream)) return;
     // On shutdown closeAll has recorded it already, before the pool goes away.
     if (this.closing) return;
-    this.streams.delete(sessionId);
-    this.mark(endpointId, sessionId, false).catch((err: unknown) =>
-      this.deps.log.error({ err, session: sessionId }, 'could not mark a stream closed'),
+    this.mark(stream.endpointId, stream.sessionId, false).catch((err: unknown) =>
+      this.deps.log.error({ err, session: stream.sessionId }, 'could not mark a stream closed'),
     );
   }
 
@@ -165,27 +152,29 @@ export class SessionRegistry {
   async reopenStreams(): Promise<void> {
     if (this.closing) return;
     await Promise.all(
-      [...this.streams].map(([sessionId, endpointId]) =>
-        this.mark(endpointId, sessionId, true).catch((err: unknown) =>
-          this.deps.log.error({ err, session: sessionId }, 'could not mark a stream open again'),
+      this.streams
+        .all()
+        .map((s) =>
+          this.mark(s.endpointId, s.sessionId, true).catch((err: unknown) =>
+            this.deps.log.error({ err, session: s.sessionId }, 'could not mark a stream open again'),
+          ),
         ),
-      ),
     );
   }
 
-  /** Shutdown: record this instance's streams as closed, then end every stream and transport here. */
+  /** Shutdown: record this instance's streams as closed, then end every one. */
   async closeAll(): Promise<void> {
     this.closing = true;
     await Promise.all([...this.marks.values()].map((m) => m.catch(() => undefined)));
+    const streams = this.streams.all();
     await Promise.all(
-      [...this.streams].map(([sessionId, endpointId]) =>
-        markStream(this.deps.sessions, endpointId, sessionId, false).catch((err: unknown) =>
-          this.deps.log.error({ err, session: sessionId }, 'could not mark a stream closed'),
+      streams.map((s) =>
+        markStream(this.deps.sessions, s.endpointId, s.sessionId, false).catch((err: unknown) =>
+          this.deps.log.error({ err, session: s.sessionId }, 'could not mark a stream closed'),
         ),
       ),
     );
-    this.streams.clear();
-    await Promise.all([...this.local.keys()].map((id) => this.drop(id)));
+    for (const s of streams) this.streams.end(s.sessionId);
   }
 
   /** Stream marks of one session run in order, so a quick reconnect never ends up recorded as closed. */
@@ -203,26 +192,13 @@ export class SessionRegistry {
     return next;
   }
 
-  private async attach(
+  private async connect(
     endpoint: Endpoint,
     sessionId: string,
     transport: StreamableHTTPServerTransport,
-    register: boolean,
-  ): Promise<LocalSession> {
+  ): Promise<RequestProtocol> {
     const server = this.deps.protocol(endpoint, sessionId);
-    const entry: LocalSession = { endpointId: endpoint.id, transport, server };
-    if (register) this.local.set(sessionId, entry);
-    server.onclose = () => {
-      if (this.local.get(sessionId) === entry) this.local.delete(sessionId);
-    };
     await server.connect(transport);
-    return entry;
-  }
-
-  private async drop(sessionId: string): Promise<void> {
-    const entry = this.local.get(sessionId);
-    if (!entry) return;
-    this.local.delete(sessionId);
-    await entry.server.close().catch((err: unknown) => this.deps.log.error({ err }, 'closing an MCP session failed'));
+    return { transport, server };
   }
 }

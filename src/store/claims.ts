@@ -154,6 +154,22 @@ export async function claimNext(db: Queryable, a: ClaimArgs): Promise<ClaimRow[]
   return res.rows;
 }
 
+/**
+ * Whether any claimable todo of the queues exists, locked or not (a plain read, no lock):
+ * after a claim statement found nothing, a yes means every candidate was locked by
+ * someone else for an instant — a doorbell pass ringing it, another claimer — and the
+ * claim is worth trying again.
+ */
+export async function anyClaimable(db: Queryable, a: { endpointId: string; queues: string[] }): Promise<boolean> {
+  const res = await db.query<{ found: boolean }>({
+    name: 'any_claimable',
+    text: `SELECT EXISTS (SELECT 1 FROM todos t
+             WHERE t.endpoint_id = $1 AND t.queue = ANY($2::text[]) AND ${CLAIMABLE}) AS found`,
+    values: [a.endpointId, a.queues],
+  });
+  return res.rows[0]?.found === true;
+}
+
 export const byIdSql = (admission: 'probe' | 'admit' = 'probe') =>
   claimSql(
     (gate) => `
