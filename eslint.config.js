@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'scratch/', '.switchboard/'] },
+  { ignores: ['node_modules/', 'scratch/', '.switchboard/', 'dist/', '.tools/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
