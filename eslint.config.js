@@ -4,13 +4,21 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'scratch/', '.switchboard/'] },
+  { ignores: ['node_modules/', 'scratch/', '.switchboard/', 'dist/', '.tools/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['*.js', 'bin/*.js', 'scripts/*.mjs', 'src/board/static/*.js'] },
+        projectService: {
+          allowDefaultProject: [
+            '*.js',
+            'bin/*.js',
+            'scripts/*.mjs',
+            'src/board/static/*.js',
+            'test/cli/fixtures/*.mjs',
+          ],
+        },
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -42,7 +50,7 @@ export default tseslint.config(
   },
   {
     // The board's one browser script.
-    files: ['src/board/static/*.js'],
+    files: ['src/board/static/*.js', 'test/cli/fixtures/*.mjs'],
     languageOptions: {
       globals: {
         document: 'readonly',

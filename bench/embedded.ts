@@ -209,9 +209,8 @@ export async function runEmbeddedBench(): Promise<void> {
     const baseWarm: number[] = [];
     const first: number[] = [];
     const warm: number[] = [];
-    // Unmeasured warm-up of both: the binaries and the sources in the page cache, tsx's
-    // compile cache filled. Then baseline and serve alternate, so a trend in the machine
-    // favours neither.
+    // Unmeasured warm-up of both: the binaries and the compiled dist/ in the page cache.
+    // Then baseline and serve alternate, so a trend in the machine favours neither.
     const warmDir = await fresh();
     await (await startEmbedded({ dataDir: warmDir })).stop();
     const warmUp = await serveStart(await fresh());

@@ -1,7 +1,7 @@
 // A `switchboard serve` child process for the benchmarks that measure the server as it
 // runs in production: its own process (so a benchmark's clients do not share its event
-// loop), started with `node bin/switchboard.js serve` on the bench database, ready once
-// /readyz answers 200. Its RSS and CPU time are read from /proc/<pid>. It does not vend
+// loop), started with `node bin/switchboard.js serve` (the compiled dist/, which
+// `npm run bench` builds first) on the bench database, ready once /readyz answers 200. Its RSS and CPU time are read from /proc/<pid>. It does not vend
 // endpoints or seed data: the benchmark does that on the same database.
 
 import { spawn } from 'node:child_process';
@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { readCpuSeconds } from './cpu.js';
 
 const CLI = fileURLToPath(new URL('../bin/switchboard.js', import.meta.url));
-/** The first start compiles the sources through tsx; 60 s covers a cold cache on a busy machine. */
+/** The first start reads dist/ and node_modules from a cold cache; 60 s covers that on a busy machine. */
 const READY_TIMEOUT_MS = 60_000;
 /** A clean shutdown closes every stream and the pool; past this the child is killed. */
 const STOP_TIMEOUT_MS = 20_000;

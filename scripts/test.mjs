@@ -1,15 +1,19 @@
-// `npm test`: runs every test/**/*.test.ts with node's test runner (through tsx).
+// `npm test`: builds dist/ (scripts/build.mjs, incremental), then runs every
+// test/**/*.test.ts with node's test runner (through tsx). Tests import src/ directly;
+// the ones that spawn the CLI (bin/switchboard.js) run the compiled dist/, which the
+// build just brought up to date, so they test what `npm ci` installs.
 // With SWITCHBOARD_TEST_DATABASE_URL set, tests use that PostgreSQL (a superuser URL;
 // each test file creates and drops its own database). Without it, this script starts a
 // throwaway embedded PostgreSQL for the run, so a laptop with nothing installed passes.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { register } from 'tsx/esm/api';
+import { fileURLToPath } from 'node:url';
 
-register();
-const root = new URL('..', import.meta.url).pathname;
+const root = fileURLToPath(new URL('..', import.meta.url));
+const built = spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { stdio: 'inherit' });
+if (built.status !== 0) process.exit(built.status ?? 1);
 
 async function findTests(dir) {
   const entries = await readdir(dir, { withFileTypes: true });
@@ -31,7 +35,7 @@ let embedded = null;
 let scratch = null;
 const env = { ...process.env };
 if (!env.SWITCHBOARD_TEST_DATABASE_URL) {
-  const { startEmbedded } = await import('../src/db/embedded.ts');
+  const { startEmbedded } = await import('../dist/db/embedded.js');
   scratch = await mkdtemp(join(tmpdir(), 'switchboard-test-pg-'));
   process.stdout.write(`starting an embedded PostgreSQL for the tests in ${scratch}\n`);
   embedded = await startEmbedded({ dataDir: scratch, settings: { max_connections: '300', fsync: 'off' } });

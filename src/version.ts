@@ -1,6 +1,9 @@
 // What build this is: the package version, and the commit and build time stamped into
 // build-info.json by `npm ci`/`npm install` (scripts/stamp-build.mjs). A checkout that
-// was never stamped reports "unknown" rather than guessing.
+// was never stamped reports "unknown" rather than guessing. src/version.ts and the
+// compiled dist/version.js both sit one folder below the package root, so the same
+// relative URLs find both files from either (readFileSync takes the file URL itself, so
+// escaped characters such as a space in the install path are decoded correctly).
 
 import { readFileSync } from 'node:fs';
 

@@ -1,16 +1,20 @@
-// The board's static files: its stylesheet and script (static/), and htmx served from
-// the installed `htmx.org` package (no CDN). Read once when the routes are registered;
-// browsers may keep them for an hour (pages themselves are never cached).
+// The board's static files: its stylesheet and script (static/, which the build copies
+// beside the compiled module into dist/board/static/), and htmx served from the installed
+// `htmx.org` package (no CDN). Paths go through fileURLToPath, so an install folder with a
+// space in its name works. Read once when the routes are registered; browsers may keep
+// them for an hour (pages themselves are never cached).
 
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 
 const require = createRequire(import.meta.url);
+const beside = (relative: string) => fileURLToPath(new URL(relative, import.meta.url));
 
 const FILES: Record<string, { path: string; type: string }> = {
-  'board.css': { path: new URL('./static/board.css', import.meta.url).pathname, type: 'text/css; charset=utf-8' },
-  'board.js': { path: new URL('./static/board.js', import.meta.url).pathname, type: 'text/javascript; charset=utf-8' },
+  'board.css': { path: beside('./static/board.css'), type: 'text/css; charset=utf-8' },
+  'board.js': { path: beside('./static/board.js'), type: 'text/javascript; charset=utf-8' },
   'htmx.min.js': { path: require.resolve('htmx.org/dist/htmx.min.js'), type: 'text/javascript; charset=utf-8' },
 };
 

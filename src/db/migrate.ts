@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { Queryable } from './pool.js';
 
+// The package's migrations/: two folders up from src/db/ and from the compiled dist/db/ alike.
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
 
 // Arbitrary but fixed: the same key in every instance and version of Switchboard.
