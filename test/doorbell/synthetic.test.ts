@@ -67,6 +67,13 @@ const CHECKS: Record<string, () => Promise<void>> = {
     }
     assert.equal(await stateOf(fake), 'pending');
   },
+  'claims.anyClaimable': async () => {
+    await pool.query(`DELETE FROM todos WHERE endpoint_id = $1 AND NOT synthetic`, [E]);
+    await row('pending', true);
+    assert.equal(await claims.anyClaimable(pool, { endpointId: E, queues: ['inbox'] }), false);
+    await row('pending', false);
+    assert.equal(await claims.anyClaimable(pool, { endpointId: E, queues: ['inbox'] }), true);
+  },
   'claims.claimById': async () => {
     const fake = await row('pending', true);
     assert.deepEqual(await claims.claimById(pool, { ...claimArgs, id: fake }), []);
