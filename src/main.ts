@@ -1,43 +1,30 @@
-// The composition root: listener → database → migrations → services → HTTP → sweeps.
-// Every service is built here with explicit dependencies; nothing else wires things up.
-// The HTTP listener comes first (api/early.ts): while PostgreSQL cannot be reached the
-// start waits and retries (db/wait.ts), /healthz answers 200 and /readyz says why not.
+// The composition root: config → listener → database → migrations → services → HTTP host
+// → surfaces → sweeps, in that order (docs/architecture.md). The services are built in
+// one place (src/services.ts); this file starts them and serves them, and nothing else
+// wires things up. The HTTP listener comes first (http/early.ts): while PostgreSQL cannot
+// be reached the start waits and retries (db/wait.ts), /healthz answers 200 and /readyz
+// says why not.
 
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { listenEarly } from './api/early.js';
-import { Readiness } from './api/readiness.js';
-import { buildHttp } from './api/server.js';
+import { apiRoutes } from './api/routes.js';
+import { boardRoutes } from './board/index.js';
 import type { Config } from './config/index.js';
 import { NotifyBus } from './db/bus.js';
 import { startEmbedded, type EmbeddedPostgres } from './db/embedded.js';
-import { loadMigrations, migrate } from './db/migrate.js';
-import { createPool, type Pool } from './db/pool.js';
+import { loadMigrations, migrate, type MigrateResult } from './db/migrate.js';
+import { createPool } from './db/pool.js';
 import { retryUnavailable } from './db/wait.js';
-import { deadInstanceSweep, InstanceHeartbeat } from './sweeps/instances.js';
-import { Doorbell } from './doorbell/pump.js';
-import { doorbellAcknowledgement, type Acknowledgement } from './doorbell/acknowledgement.js';
-import { HookGuard } from './hooks/guard.js';
-import { Metrics } from './metrics/index.js';
-import { startHooksAndPresence, type PushServices } from './hooks/wiring.js';
-import { messageMetrics } from './metrics/messages.js';
-import { queueCollectors } from './metrics/queues.js';
-import { CapacitySetting } from './messages/capacity.js';
-import type { MessageDeps } from './messages/context.js';
-import { MessagePump } from './messages/pump.js';
-import { messageRedeliverySweep } from './sweeps/messages.js';
+import { createHost, operatorRoutes } from './http/app.js';
+import { createAuth } from './http/auth.js';
+import { listenEarly } from './http/early.js';
+import { Readiness } from './http/readiness.js';
 import { ensureSetupLink, localAdmin } from './identity/setup.js';
-import { registerAdmissionCollector } from './metrics/admission.js';
-import { admissionReopenSweep, admissionRetentionSweep } from './sweeps/admission.js';
-import { reringSweep } from './sweeps/doorbell.js';
-import { todoCountsFoldSweep } from './sweeps/counts.js';
-import { idleSessionSweep } from './sweeps/sessions.js';
-import { endpointExpirySweep } from './sweeps/endpoints.js';
+import { mcpRoutes } from './mcp/server.js';
+import { buildServices, type Services } from './services.js';
 import { SweepRunner } from './sweeps/runner.js';
-import { retentionSweeps } from './sweeps/retention.js';
-import { reaperSweep, retentionSweep, retryRequeueSweep } from './sweeps/todos.js';
 import { versionInfo } from './version.js';
 
 export interface Database {
@@ -60,19 +47,34 @@ export async function openDatabase(config: Config, log: Logger): Promise<Databas
   };
 }
 
-export interface Server {
+/** `switchboard migrate`: applies pending migrations to the configured database and stops. */
+export async function migrateDatabase(config: Config, log: Logger): Promise<MigrateResult> {
+  const database = await openDatabase(config, log);
+  try {
+    return await migrate(database.url);
+  } finally {
+    await database.embedded?.stop();
+  }
+}
+
+/** The services, the Fastify app serving them and its URL. */
+export interface Server extends Services {
   app: FastifyInstance;
-  pool: Pool;
-  doorbell: Doorbell;
-  /** Ring records, self-tests and their sweeps (docs/design/doorbell-acknowledgement.md). */
-  doorbellAck: Acknowledgement;
-  metrics: Metrics;
-  messages: MessageDeps;
-  pump: MessagePump;
-  /** Notify hook delivery and presence of this instance. */
-  push: PushServices;
   url: string;
   stop(): Promise<void>;
+}
+
+/** The surfaces on the host, in the order their routes were registered before. */
+export function registerSurfaces(app: FastifyInstance, services: Services, readiness: Readiness): void {
+  const auth = createAuth({
+    ...services.identity,
+    syntheticAdmin: services.syntheticAdmin,
+    nowMs: () => services.clock().getTime(),
+  });
+  operatorRoutes(app, services, readiness);
+  apiRoutes(app, services, auth);
+  boardRoutes(app, services, auth);
+  mcpRoutes(app, services);
 }
 
 export interface StartOptions {
@@ -85,6 +87,7 @@ export interface StartOptions {
 export async function startServer(config: Config, log: Logger, options: StartOptions = {}): Promise<Server> {
   const instanceId = config.instanceId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const closers: Array<() => Promise<void>> = [];
+  const readiness = new Readiness();
   // Idempotent: a second stop() (a test's after() and its own call) waits for the first.
   let closing: Promise<void> | null = null;
   const closeAll = () =>
@@ -94,16 +97,16 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
         await close().catch((err: unknown) => log.error({ err }, 'shutdown step failed'));
     })());
   const version = versionInfo();
-  const readiness = new Readiness();
   const early = await listenEarly({ host: config.listen.host, port: config.listen.port, readiness, version });
   closers.push(() => early.close());
   try {
+    // The database: embedded or external, migrated, pooled, and its LISTEN connection.
     const database = await openDatabase(config, log);
     if (database.embedded) closers.push(() => database.embedded!.stop());
     const dbHost = new URL(database.url).host;
     const retry = <T>(step: () => Promise<T>) =>
       retryUnavailable(step, {
-        readiness,
+        notReady: (problem, detail) => readiness.markNotReady(problem, detail),
         log,
         where: dbHost,
         ...(options.signal ? { signal: options.signal } : {}),
@@ -113,137 +116,33 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     readiness.markNotReady('migrations_pending');
     const migrated = await retry(() => migrate(database.url, migrations));
     if (migrated.applied.length > 0) log.info({ applied: migrated.applied }, 'migrations applied');
-
     const pool = createPool({ url: database.url, max: config.database.poolSize });
     closers.push(() => pool.end());
     const bus = new NotifyBus({ url: database.url, log: (level, m) => log[level](m) });
     await retry(() => bus.start());
     closers.push(() => bus.stop());
 
+    // The services, then what they need from the database before the first request.
     const identity = { db: pool, publicUrl: config.publicUrl };
     const syntheticAdmin = config.auth ? null : await retry(() => localAdmin(identity));
     const setupUrl = config.auth ? await retry(() => ensureSetupLink(identity)) : null;
-
-    const hookGuard = new HookGuard(config.hooks);
-    const metrics = new Metrics();
-    messageMetrics(metrics);
-    queueCollectors(metrics, pool);
-    registerAdmissionCollector(metrics, pool);
+    const services = buildServices({ config, pool, bus, log, instanceId, version, migrations, syntheticAdmin });
     // The queue capacity is resolved (env > persisted > default) before the first admission.
     for (const warning of config.messages.warnings) log.warn(warning);
-    const capacity = new CapacitySetting({ db: pool, envCapacity: config.messages.envCapacity, log });
-    await retry(() => capacity.load());
-    const unlistenCapacity = capacity.listen(bus);
-    closers.push(async () => unlistenCapacity());
-    const messages: MessageDeps = { db: pool, capacity, metrics };
-    const app = buildHttp({
-      db: pool,
-      pool,
-      migrations,
-      version,
-      metrics,
-      metricsToken: config.metricsToken,
+    await retry(() => services.messages.capacity.load());
+    services.start();
+    // Runs after app.close(): the streams it ended return their in-flight messages first.
+    closers.push(() => services.stop());
+    await retry(() => services.heartbeat.start(services.redelivery));
+
+    // The HTTP host and the surfaces on it; it takes over the listener that answered
+    // while the start waited.
+    const app = createHost({
       log,
-      publicUrl: config.publicUrl,
-      defaultLeaseSeconds: config.todos.defaultLeaseSeconds,
-      syntheticAdmin,
       trustProxy: config.trustProxy,
-      retentionMs: config.sweeps.retentionMs,
-      instanceId,
-      bus,
-      onStreamOpen: (endpointId, sessionId) => {
-        void doorbell.attached(endpointId, sessionId);
-        void pump.attached({ endpointId, sessionId });
-      },
-      onStreamClose: (endpointId, sessionId) => void pump.detached({ endpointId, sessionId }),
-      messages,
-      hookGuard,
-      readiness,
       serverFactory: early.factory,
     });
-    // The doorbell writes to the streams this app's MCP sessions hold.
-    const doorbellAck = doorbellAcknowledgement({
-      db: pool,
-      log,
-      metrics,
-      bus,
-      ackWindowMs: config.doorbell.ackWindowMs,
-      send: (ring, params, instance) => doorbell.send(ring, params, instance),
-    });
-    closers.push(() => doorbellAck.stop());
-    const doorbell = new Doorbell({
-      db: pool,
-      instanceId,
-      log,
-      writer: app.mcpSessions,
-      recorder: doorbellAck.recorder,
-    });
-    const unlisten = doorbell.listen(bus);
-    closers.push(async () => unlisten());
-    const pump = new MessagePump({ messages, instanceId, log, writer: app.mcpSessions });
-    const unlistenPump = pump.listen(bus);
-    // Runs after app.close(): the streams it ended return their in-flight messages first.
-    closers.push(async () => {
-      unlistenPump();
-      await pump.settle();
-    });
-    const push = startHooksAndPresence({
-      db: pool,
-      log,
-      bus,
-      doorbell,
-      guard: hookGuard,
-      metrics,
-      version: version.version,
-    });
-    closers.push(() => push.stop());
-
-    // Liveness: this instance's row, beaten on its own timer; the sweep below finds dead ones.
-    const heartbeat = new InstanceHeartbeat({
-      db: pool,
-      info: { id: instanceId, host: hostname(), pid: process.pid, version: version.version },
-      intervalMs: config.instances.heartbeatMs,
-      log,
-      onRevived: () => app.mcpSessions.reopenStreams(),
-    });
-    const redelivery = {
-      messages,
-      ring: (endpointId: string, queue: string) => doorbell.ready(endpointId, queue),
-      ringMarginMs: config.instances.heartbeatMs,
-    };
-
-    const sweeps = new SweepRunner({
-      db: pool,
-      instanceId,
-      log,
-      sweeps: [
-        reaperSweep(pool, config.sweeps.reaperIntervalMs, metrics),
-        retryRequeueSweep(pool, config.sweeps.reaperIntervalMs),
-        retentionSweep(pool, config.sweeps.retentionIntervalMs, config.sweeps.retentionMs),
-        endpointExpirySweep(pool, config.sweeps.reaperIntervalMs),
-        reringSweep(doorbell),
-        todoCountsFoldSweep(pool),
-        idleSessionSweep(pool),
-        admissionReopenSweep(pool),
-        admissionRetentionSweep(pool, config.sweeps.retentionIntervalMs),
-        ...retentionSweeps(pool, config.sweeps.retentionIntervalMs, config.retention),
-        ...doorbellAck.sweeps,
-        messageRedeliverySweep(messages, config.messages.ackTimeoutMs),
-        ...push.sweeps,
-        deadInstanceSweep(pool, {
-          intervalMs: config.instances.heartbeatMs,
-          deadAfterMs: config.instances.deadAfterMs,
-          redelivery,
-          log,
-          heartbeat,
-          instanceId,
-        }),
-      ],
-    });
-    await retry(() => heartbeat.start(redelivery));
-    // Runs after app.close() has marked this instance's streams closed.
-    closers.push(() => heartbeat.stop());
-    // The app takes over the listener that answered while the start waited.
+    registerSurfaces(app, services, readiness);
     early.releaseUpgrades();
     await app.ready();
     early.attach();
@@ -252,6 +151,9 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
       await early.close();
     });
     readiness.markReady();
+
+    // The sweeps last: they find work only a serving instance should touch.
+    const sweeps = new SweepRunner({ db: pool, instanceId, log, sweeps: services.sweeps });
     sweeps.start();
     closers.push(() => sweeps.stop());
 
@@ -268,7 +170,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
       log.info({ setup_url: setupUrl }, `no humans yet: open ${setupUrl} within 1 hour to create the first admin`);
     }
     if (syntheticAdmin) log.warn('SWITCHBOARD_AUTH=off: every request is treated as an admin (loopback only)');
-    return { app, pool, doorbell, doorbellAck, metrics, messages, pump, push, url, stop: closeAll };
+    return { ...services, app, url, stop: closeAll };
   } catch (err) {
     await closeAll();
     throw err;

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { clearPolicy, humanPolicies, policyDetail, setPolicy, type AdmissionDeps } from '../admission/service.js';
 import { invalidArgument, isAppError, notFound } from '../domain/errors.js';
 import { resolveEndpoint } from '../endpoints/manage.js';
-import type { Auth } from './auth.js';
+import type { Auth } from '../http/auth.js';
 
 type ScopeParams = { Params: { scope: string; queue: string } };
 

@@ -4,7 +4,7 @@
 
 import type { FastifyInstance } from 'fastify';
 import { getOwnedTest, startOwnedTest, type OperatorTestDeps } from '../doorbell/operator-tests.js';
-import type { Auth } from './auth.js';
+import type { Auth } from '../http/auth.js';
 
 type RefParams = { Params: { ref: string } };
 type TestParams = { Params: { ref: string; test_id: string } };

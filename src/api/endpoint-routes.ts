@@ -6,7 +6,7 @@ import { deleteEndpoint, listEndpoints, revokeEndpoint, showEndpoint, vendEndpoi
 import { cancelTodo, listEndpointTodos, pushTodo, retryTodo, showTodo, type OperatorDeps } from '../endpoints/todos.js';
 import { ingestDelivery, type IngestDeps } from '../webhooks/ingest.js';
 import { createWebhook, deleteWebhook, listWebhooks, rotateWebhook } from '../webhooks/manage.js';
-import type { Auth } from './auth.js';
+import type { Auth } from '../http/auth.js';
 
 type RefParams = { Params: { ref: string } };
 type IdParams = { Params: { id: string } };

@@ -7,7 +7,7 @@ import { AppError } from '../domain/errors.js';
 import { resolveEndpoint, type EndpointDeps } from '../endpoints/manage.js';
 import type { HookGuard } from '../hooks/guard.js';
 import { createHook, deleteHook, listHooks, rotateHook, type HookDeps } from '../hooks/manage.js';
-import type { Auth } from './auth.js';
+import type { Auth } from '../http/auth.js';
 
 type RefParams = { Params: { ref: string } };
 type HookParams = { Params: { ref: string; id: string } };

@@ -6,7 +6,7 @@ import { login, logout } from '../identity/login.js';
 import type { IdentityDeps } from '../identity/principal.js';
 import { completeSetup } from '../identity/setup.js';
 import { listTokens, mintToken, revokeToken } from '../identity/tokens.js';
-import type { Auth } from './auth.js';
+import type { Auth } from '../http/auth.js';
 
 type IdParams = { Params: { id: string } };
 

@@ -15,7 +15,7 @@ import {
   removeMessage,
   reorderMessages,
 } from '../messages/queue.js';
-import type { Auth } from './auth.js';
+import type { Auth } from '../http/auth.js';
 
 type SessionParams = { Params: { id: string } };
 type EntryParams = { Params: { id: string; entry: string } };

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { AppError } from '../domain/errors.js';
 import { resolveEndpoint, type EndpointDeps } from '../endpoints/manage.js';
 import { clearPresence, presenceOf, setPresence, setShift } from '../presence/manage.js';
-import type { Auth } from './auth.js';
+import type { Auth } from '../http/auth.js';
 
 type RefParams = { Params: { ref: string } };
 

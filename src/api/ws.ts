@@ -8,11 +8,9 @@
 // published. `message.queue.subscribe` subscribes the connection to a session: after every
 // successful mutation (on any instance) it receives `message.queue.status_changed`.
 
-import { isDatabaseUnavailable } from '../db/unavailable.js';
-import { DATABASE_UNAVAILABLE } from './errors.js';
 import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { SESSION_COOKIE } from '../board/session.js';
+import { SESSION_COOKIE } from '../http/auth.js';
 import { AppError, invalidArgument, type ErrorCode } from '../domain/errors.js';
 import { nulField } from '../domain/nul.js';
 import { boardSession } from '../identity/board-sessions.js';
@@ -21,14 +19,14 @@ import type { Actor, MessageDeps } from '../messages/context.js';
 import { StatusHub, type Socket } from './ws-hub.js';
 import { WS_ACTIONS } from './ws-actions.js';
 import { actorOf } from './message-routes.js';
-import { errorBody } from './errors.js';
-import { LIMITS, RateLimiter } from './rate-limit.js';
+import { DATABASE_UNAVAILABLE, errorBody, isDatabaseUnavailable } from '../http/errors.js';
+import { LIMITS, RateLimiter } from '../http/rate-limit.js';
 import type { Bus } from '../domain/events.js';
 
 export interface WsDeps extends IdentityDeps {
   messages: MessageDeps;
   syntheticAdmin: Principal | null;
-  bus?: Bus;
+  bus: Bus;
 }
 
 /** The slice of a `ws` socket used here (the package ships no types of its own). */

@@ -39,7 +39,7 @@ ${why}${button}</form></section>`;
 
 export function capacityPages(
   app: FastifyInstance,
-  deps: BoardDeps & { messages?: MessageDeps },
+  deps: BoardDeps & { messages: MessageDeps },
   render: (
     reply: FastifyReply,
     session: BoardSession,
@@ -47,8 +47,7 @@ export function capacityPages(
     capacity?: { error: string; typed: string },
   ) => Promise<unknown>,
 ): void {
-  const messages = deps.messages;
-  if (!messages) return;
+  const { messages } = deps;
   app.post<{ Body: Form }>('/settings/message-queue', async (request, reply) => {
     const session = await signedInForm(deps.identity, request, reply);
     if (!session) return reply;

@@ -9,8 +9,10 @@ import type { EndpointView } from '../endpoints/manage.js';
 import { HookGuard } from '../hooks/guard.js';
 import { listHooks, type HookView } from '../hooks/manage.js';
 import { presenceOf, type PresenceView } from '../presence/manage.js';
-import type { Queryable } from '../db/pool.js';
 import { csrfField, escape, isoTime } from './html.js';
+
+/** The database handle the board's use-case deps carry (a pool, or a transaction's client). */
+type Queryable = Parameters<typeof listHooks>[0]['db'];
 
 export interface CardExtras {
   hooks: HookView[];

@@ -22,7 +22,7 @@ import type { BoardDeps } from './queues.js';
 import type { Bus, BusEventType } from '../domain/events.js';
 
 export interface EventDeps extends BoardDeps {
-  bus?: Bus;
+  bus: Bus;
   /** How often an open stream re-reads its view: the worst-case delay for a claim to show. */
   pollMs: number;
   log?: { warn(obj: object, msg: string): void };
@@ -70,7 +70,7 @@ class BoardStream {
     });
     this.reply.raw.write('retry: 2000\n\n');
     for (const type of TRIGGERS) {
-      const off = this.deps.bus?.subscribe(type, (event) => {
+      const off = this.deps.bus.subscribe(type, (event) => {
         if (this.owned.has(event.endpoint_id)) void this.refresh();
       });
       if (off) this.stops.push(off);

@@ -5,11 +5,11 @@
 
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SESSION_COOKIE } from '../http/auth.js';
 import { boardSession, type BoardSession } from '../identity/board-sessions.js';
 import type { IdentityDeps, Principal } from '../identity/principal.js';
 import { errorLine, page, type Chrome } from './html.js';
 
-export const SESSION_COOKIE = 'sb_session';
 /** With auth off there is no sign-in: the CSRF token is a double-submit cookie instead. */
 const LOCAL_CSRF_COOKIE = 'sb_local_csrf';
 

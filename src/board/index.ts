@@ -1,7 +1,11 @@
-// The board: every page and its live stream, registered in the board's own Fastify
-// context (the one that parses HTML forms). Sign-in and setup live beside it.
+// The board surface: every page and its live stream, sign-in and setup, registered on the
+// HTTP host from the services in the board's own Fastify context (the one that parses
+// HTML forms: /api/v1 takes JSON alone, so a cross-site form can never drive the API).
 
+import formbody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
+import type { Auth } from '../http/auth.js';
+import type { Services } from '../services.js';
 import { assetRoutes } from './assets.js';
 import { budgetPages } from './budgets.js';
 import { endpointActions } from './endpoint-actions.js';
@@ -10,7 +14,9 @@ import type { MessageDeps } from '../messages/context.js';
 import { endpointPages } from './endpoints.js';
 import { eventRoutes, type EventDeps } from './events.js';
 import { queuePages } from './queues.js';
+import { sessionPages } from './session.js';
 import { sessionPage } from './session-page.js';
+import { setupPages } from './setup.js';
 import { settingsPage, type SettingsView } from './settings.js';
 import { wizardPages } from './wizard.js';
 
@@ -44,10 +50,28 @@ export function boardHeaders(app: FastifyInstance): void {
   });
 }
 
-export function boardPages(
-  app: FastifyInstance,
-  deps: EventDeps & { settings?: SettingsView; messages?: MessageDeps },
-): void {
+/** Registers the board (its own context: form parsing and the board's headers) on the host. */
+export function boardRoutes(app: FastifyInstance, services: Services, auth: Auth): void {
+  const { identity, syntheticAdmin, metrics } = services;
+  void app.register(async (board) => {
+    await board.register(formbody);
+    boardHeaders(board);
+    setupPages(board, identity, auth);
+    sessionPages(board, identity, auth);
+    boardPages(board, {
+      identity: { ...identity, syntheticAdmin },
+      operator: { ...identity, defaultLeaseSeconds: services.config.todos.defaultLeaseSeconds, metrics },
+      now: services.clock,
+      pollMs: services.config.board.pollMs,
+      log: services.log,
+      bus: services.bus,
+      settings: { retentionMs: services.config.sweeps.retentionMs },
+      messages: services.messages,
+    });
+  });
+}
+
+function boardPages(app: FastifyInstance, deps: EventDeps & { settings: SettingsView; messages: MessageDeps }): void {
   assetRoutes(app);
   queuePages(app, deps);
   endpointPages(app, deps);

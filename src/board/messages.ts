@@ -72,9 +72,8 @@ type EntryParams = { Params: { id: string; entry: string } };
 
 const STATUS: Record<string, number> = { invalid_argument: 400, queue_full: 409, entry_not_found: 404 };
 
-export function messagePages(app: FastifyInstance, deps: BoardDeps & { messages?: MessageDeps }): void {
-  const messages = deps.messages;
-  if (!messages) return;
+export function messagePages(app: FastifyInstance, deps: BoardDeps & { messages: MessageDeps }): void {
+  const { messages } = deps;
 
   app.get<Params>('/sessions/:id/messages', async (request, reply) => {
     const session = await signedIn(deps.identity, request, reply);
@@ -100,7 +99,7 @@ export function messagePages(app: FastifyInstance, deps: BoardDeps & { messages?
     } catch (err) {
       if (isAppError(err, 'not_found')) return notFoundPage(reply, session, 'session');
       if (!isAppError(err) || !STATUS[err.code]) throw err;
-      const status = await queueStatus(messages!, actorOf(session), id);
+      const status = await queueStatus(messages, actorOf(session), id);
       const body = `${errorLine(err.message)}<p><a href="/sessions/${escape(id)}">Back to the session</a></p>${messagePanel(status, session, field(request.body, 'content'))}`;
       return html(reply, STATUS[err.code]!, page('Message not queued', body, chromeOf(session, 'endpoints')));
     }

@@ -11,7 +11,7 @@ import { queueStatus } from '../messages/queue.js';
 import { actorOf, messagePanel } from './messages.js';
 import type { BoardDeps } from './queues.js';
 
-export function sessionPage(app: FastifyInstance, deps: BoardDeps & { messages?: MessageDeps }): void {
+export function sessionPage(app: FastifyInstance, deps: BoardDeps & { messages: MessageDeps }): void {
   app.get<{ Params: { id: string } }>('/sessions/:id', async (request, reply) => {
     const session = await signedIn(deps.identity, request, reply);
     if (!session) return reply;
@@ -30,7 +30,7 @@ export function sessionPage(app: FastifyInstance, deps: BoardDeps & { messages?:
 <dt>Stream</dt><dd>${s.stream_open ? 'open' : 'closed'}</dd>
 <dt>Last seen</dt><dd>${roughDuration(now.getTime() - s.last_seen_at.getTime())} ago</dd>
 <dt>Opened</dt><dd>${isoTime(s.created_at)}</dd></dl>
-${deps.messages ? messagePanel(await queueStatus(deps.messages, actorOf(session), s.id), session) : ''}`;
+${messagePanel(await queueStatus(deps.messages, actorOf(session), s.id), session)}`;
     return html(reply, 200, page(`Session of ${endpoint.name}`, body, chromeOf(session, 'endpoints')));
   });
 }

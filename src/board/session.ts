@@ -5,14 +5,14 @@
 
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Auth } from '../api/auth.js';
+import type { Auth } from '../http/auth.js';
 import { isAppError } from '../domain/errors.js';
 import { BOARD_SESSION_TTL_SECONDS, boardSession, signIn, signOut } from '../identity/board-sessions.js';
 import type { IdentityDeps } from '../identity/principal.js';
-import { SESSION_COOKIE, sameToken } from './guard.js';
+import { SESSION_COOKIE } from '../http/auth.js';
+import { sameToken } from './guard.js';
 import { errorLine, page } from './html.js';
 
-export { SESSION_COOKIE };
 const LOGIN_CSRF_COOKIE = 'sb_login_csrf';
 
 type Form = { Body: Record<string, string | undefined> };

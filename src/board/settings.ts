@@ -12,8 +12,8 @@ import { page } from './html.js';
 import type { BoardDeps } from './queues.js';
 
 export interface SettingsView {
-  /** How long finished todos are kept, in ms; absent when the caller did not say. */
-  retentionMs?: number;
+  /** How long finished todos are kept, in ms. */
+  retentionMs: number;
 }
 
 function days(ms: number): string {
@@ -21,19 +21,13 @@ function days(ms: number): string {
   return Number.isInteger(d) ? `${d} days` : `${Math.round(ms / 3_600_000)} hours`;
 }
 
-type Deps = BoardDeps & { settings?: SettingsView; messages?: MessageDeps };
+type Deps = BoardDeps & { settings: SettingsView; messages: MessageDeps };
 
 async function settingsBody(deps: Deps, session: BoardSession, capacity?: { error: string; typed: string }) {
-  const retention = deps.settings?.retentionMs;
-  const queue = deps.messages
-    ? capacitySection(await deps.messages.capacity.snapshot(), session, capacity?.error, capacity?.typed)
-    : '';
+  const retention = deps.settings.retentionMs;
+  const queue = capacitySection(await deps.messages.capacity.snapshot(), session, capacity?.error, capacity?.typed);
   return `<section aria-labelledby="retention"><h2 id="retention">Retention</h2>
-${
-  retention === undefined
-    ? '<p class="note">Not reported by this server.</p>'
-    : `<p>Finished todos (done, canceled, dead-lettered) are deleted after <strong data-setting="retention">${days(retention)}</strong>; live todos never are.</p>`
-}
+<p>Finished todos (done, canceled, dead-lettered) are deleted after <strong data-setting="retention">${days(retention)}</strong>; live todos never are.</p>
 <p class="note">Set by <code>SWITCHBOARD_RETENTION</code> in the server's environment: read-only here.</p></section>
 ${queue}`;
 }

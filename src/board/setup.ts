@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { isAppError } from '../domain/errors.js';
 import type { IdentityDeps } from '../identity/principal.js';
 import { completeSetup, setupLinkLive } from '../identity/setup.js';
-import type { Auth } from '../api/auth.js';
+import type { Auth } from '../http/auth.js';
 import { errorLine, escape, page } from './html.js';
 
 function form(token: string, error?: string): string {

@@ -3,8 +3,7 @@
 
 import type { Command } from 'commander';
 import { pino } from 'pino';
-import { migrate } from '../db/migrate.js';
-import { openDatabase, startServer, type Server } from '../main.js';
+import { migrateDatabase, startServer, type Server } from '../main.js';
 import { configOrExit } from './config.js';
 import { EXIT, fail } from './exit.js';
 
@@ -51,17 +50,9 @@ export function registerServe(program: Command): void {
     .action(async (opts: { json?: boolean }) => {
       const config = configOrExit();
       const log = pino({ level: opts.json ? 'silent' : config.logLevel === 'info' ? 'warn' : config.logLevel });
-      const database = await openDatabase(config, log).catch(fail);
-      try {
-        const result = await migrate(database.url);
-        if (opts.json) process.stdout.write(JSON.stringify(result) + '\n');
-        else if (result.applied.length === 0)
-          process.stdout.write(`schema is current (${result.current ?? 'empty'})\n`);
-        else process.stdout.write(`applied ${result.applied.join(', ')}; schema is current (${result.current})\n`);
-      } catch (err) {
-        await database.embedded?.stop();
-        fail(err);
-      }
-      await database.embedded?.stop();
+      const result = await migrateDatabase(config, log).catch(fail);
+      if (opts.json) process.stdout.write(JSON.stringify(result) + '\n');
+      else if (result.applied.length === 0) process.stdout.write(`schema is current (${result.current ?? 'empty'})\n`);
+      else process.stdout.write(`applied ${result.applied.join(', ')}; schema is current (${result.current})\n`);
     });
 }

@@ -153,6 +153,13 @@ const SCHEMA = z.object({
   // its rings are rung again. Unset: three heartbeats, so one late beat (a GC pause, a
   // slow database) never declares a live instance dead. At least two heartbeats.
   SWITCHBOARD_INSTANCE_DEAD_AFTER: optionalDuration(300, 3_600_000, '300ms–1h'),
+  // How long /mcp reuses a (credential, live session) answer before reading it again
+  // (src/endpoints/credentials.ts): a revoke or close on another instance reaches this one
+  // on the bus at once; this bounds how stale an answer can be when that notice is lost.
+  SWITCHBOARD_MCP_CREDENTIAL_REUSE: duration('2s', 0, 3_600_000, '0s–1h'),
+  // How often an open board page re-reads its view: live enough to watch claims happen,
+  // one small read per open page per second.
+  SWITCHBOARD_BOARD_POLL: duration('1s', 100, 3_600_000, '100ms–1h'),
   // Names this process in sessions and sweep ticks; the default is unique per start.
   SWITCHBOARD_INSTANCE_ID: z
     .string()
@@ -216,6 +223,8 @@ export interface Config {
   /** Instance liveness: how often this instance beats, and how old a beat means dead. */
   instances: { heartbeatMs: number; deadAfterMs: number };
   messages: MessageConfig;
+  mcp: { credentialReuseMs: number };
+  board: { pollMs: number };
 }
 
 export interface RetentionConfig {
@@ -325,6 +334,8 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
         e.SWITCHBOARD_MESSAGE_ACK_TIMEOUT,
       ),
       hooks: { allowHttp: e.SWITCHBOARD_PUSH_ALLOW_HTTP === 'on', allowCidrs: e.SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS },
+      mcp: { credentialReuseMs: e.SWITCHBOARD_MCP_CREDENTIAL_REUSE },
+      board: { pollMs: e.SWITCHBOARD_BOARD_POLL },
     },
   };
 }

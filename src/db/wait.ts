@@ -1,14 +1,15 @@
 // Waiting for PostgreSQL at start: each database step of the start sequence runs through
 // retryUnavailable, which retries it while the database cannot be reached (down,
-// restarting, refusing us) with capped backoff, logging one line per attempt and keeping
-// /readyz's reason current. Any other error is thrown: a bad migration must stop the start.
+// restarting, refusing us) with capped backoff, logging one line per attempt and telling
+// `notReady` why (the start sequence keeps /readyz's reason current with it). Any other
+// error is thrown: a bad migration must stop the start.
 
 import type { Logger } from 'pino';
-import type { NotReadyReason, Readiness } from '../api/readiness.js';
-import { databaseProblem, problemDetail } from './unavailable.js';
+import { databaseProblem, problemDetail, type DatabaseProblem } from './unavailable.js';
 
 export interface RetryOptions {
-  readiness: Readiness;
+  /** Told each time a step fails because the database cannot be reached, and why. */
+  notReady: (problem: DatabaseProblem, detail: string) => void;
   log: Logger;
   /** host:port of the database, for the log line. */
   where: string;
@@ -16,8 +17,6 @@ export interface RetryOptions {
   signal?: AbortSignal;
   /** First delay and its cap; default 0.5 s → 5 s. */
   backoff?: { initialMs: number; maxMs: number };
-  /** The readiness reason while the step runs after a successful connection. */
-  during?: NotReadyReason;
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -62,7 +61,7 @@ export async function retryUnavailable<T>(step: () => Promise<T>, o: RetryOption
       if (!problem) throw err;
       failures += 1;
       const detail = problemDetail(err);
-      o.readiness.markNotReady(problem, detail);
+      o.notReady(problem, detail);
       const what = problem === 'database_rejected' ? 'refused our connection' : 'not reachable';
       o.log.warn(
         { reason: problem, detail, attempt: failures, retry_in_ms: delay },

@@ -4,7 +4,9 @@
 // choice) and either freezes no_session / no_stream at once, or sends the ring through
 // the pump to whichever instance holds the stream. The writing instance reports back
 // through the recorder: delivered → the ring row is inserted now (the report needs it),
-// failed → write_failed. A sweep rings tests whose timer was lost with its instance.
+// failed → write_failed (SelfTestOutcomes, which the pump's recorder holds: it is built
+// before the pump, the ringer after it). A sweep rings tests whose timer was lost with
+// its instance.
 
 import type { Logger } from 'pino';
 import type { Queryable } from '../db/pool.js';
@@ -26,6 +28,7 @@ export interface SelfTestRingerDeps {
   db: Queryable;
   log: Logger;
   doorbell: Sender;
+  outcomes: SelfTestOutcomes;
   /** Tests only: how long after the start the ring goes out. */
   ringDelayMs?: number;
 }
@@ -85,8 +88,8 @@ export class SelfTestRinger {
       const ringId = newId('rg');
       const target = await takeTestRing(this.deps.db, { endpointId, testId, ringId });
       if (!target) return false;
-      if (!target.session_id || !target.instance) return this.settle(endpointId, testId, 'no_session');
-      if (!target.stream_open) return this.settle(endpointId, testId, 'no_stream');
+      if (!target.session_id || !target.instance) return this.deps.outcomes.settle(endpointId, testId, 'no_session');
+      if (!target.stream_open) return this.deps.outcomes.settle(endpointId, testId, 'no_stream');
       const ring: DeliveredRing = {
         id: ringId,
         endpointId,
@@ -105,6 +108,11 @@ export class SelfTestRinger {
       return false;
     }
   }
+}
+
+/** What becomes of a self-test's ring on the instance that wrote it (or failed to). */
+export class SelfTestOutcomes {
+  constructor(private readonly deps: { db: Queryable; log: Logger }) {}
 
   /** The writing instance's report: the ring was written to the stream (delivered). */
   async delivered(ring: DeliveredRing): Promise<void> {
@@ -122,7 +130,8 @@ export class SelfTestRinger {
     if (ring.testId) await this.settle(ring.endpointId, ring.testId, 'write_failed');
   }
 
-  private async settle(
+  /** Freezes the test with a verdict that no ring reached the session. */
+  async settle(
     endpointId: string,
     testId: string,
     verdict: 'no_session' | 'no_stream' | 'write_failed',
@@ -138,8 +147,8 @@ export class SelfTestRinger {
   }
 }
 
-/** What the pump tells after a write: test rings go to the ringer, the rest to the ring writer. */
-export function ringRecorder(writer: { record(ring: DeliveredRing): boolean }, tests: SelfTestRinger): RingRecorder {
+/** What the pump tells after a write: test rings go to the outcomes, the rest to the ring writer. */
+export function ringRecorder(writer: { record(ring: DeliveredRing): boolean }, tests: SelfTestOutcomes): RingRecorder {
   return {
     delivered: (ring) => {
       if (ring.testId) void tests.delivered(ring);

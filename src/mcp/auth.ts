@@ -3,11 +3,11 @@
 // `WWW-Authenticate: Bearer realm="switchboard"` — so the reply is no oracle.
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Queryable } from '../db/pool.js';
-import { endpointForCredential, type Endpoint } from '../endpoints/credentials.js';
-import { bearerOf } from '../api/auth.js';
-import { errorBody } from '../api/errors.js';
-import { noteEndpoint } from '../api/request-log.js';
+import type { Endpoint } from '../endpoints/credentials.js';
+import { bearerOf } from '../http/auth.js';
+import type { Services } from '../services.js';
+import { errorBody } from '../http/errors.js';
+import { noteEndpoint } from '../http/request-log.js';
 
 export interface Caller {
   endpoint: Endpoint;
@@ -18,14 +18,13 @@ export interface Caller {
 
 /** The caller (and the state of the session it names, in the same round trip), or null after answering 401. */
 export async function authenticateMcp(
-  db: Queryable,
+  credentials: Services['credentials'],
   request: FastifyRequest,
   reply: FastifyReply,
   sessionId: string | null,
-  reuseMs?: number,
 ): Promise<Caller | null> {
   const token = bearerOf(request);
-  const found = token ? await endpointForCredential(db, token, sessionId, reuseMs) : null;
+  const found = token ? await credentials.find(token, sessionId) : null;
   if (token && found) {
     noteEndpoint(request, found.endpoint.slug);
     return { ...found, token };

@@ -6,7 +6,7 @@
 // stays a protocol error of the SDK.
 
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { isDatabaseUnavailable } from '../db/unavailable.js';
+import { isDatabaseUnavailable } from '../http/errors.js';
 import { AppError } from '../domain/errors.js';
 
 export interface ErrorLog {

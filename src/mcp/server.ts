@@ -3,44 +3,26 @@
 // for it — new ones for `initialize`, ones adopting the session for a known session id —
 // unless it is a direct tools/call or notification (direct-call.ts). GET opens the
 // session's notification stream, which this instance writes itself (streams.ts) and
-// records as stream_open while it lasts; DELETE closes the session. The doorbell, which
-// writes to those streams, is not here.
+// records as stream_open while it lasts (the LocalStreams service); DELETE closes the
+// session. The doorbell, which writes to those streams, is not here.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import type { Queryable } from '../db/pool.js';
-import type { SessionDeps } from '../sessions/index.js';
-import type { TodoDeps } from '../todos/index.js';
-import type { Metrics } from '../metrics/index.js';
-import type { MessageDeps } from '../messages/context.js';
-import type { VersionInfo } from '../version.js';
+import type { Services } from '../services.js';
 import { authenticateMcp, type Caller } from './auth.js';
-import { forgetCredentials } from '../endpoints/credentials.js';
 import type { ErrorLog } from './errors.js';
 import { directCallOf, invalidParamsOf, isDirectNotification } from './direct-call.js';
 import { authInfoFor, buildProtocol, callTool, type ProtocolDeps } from './protocol.js';
 import { SessionRegistry, type RequestProtocol } from './sessions.js';
-import type { HookGuard } from '../hooks/guard.js';
-import type { Bus, BusEvent } from '../domain/events.js';
+import type { BusEvent } from '../domain/events.js';
+import { forgetCredentials } from '../endpoints/credentials.js';
 
-export interface McpDeps {
-  db: Queryable;
-  /** When set, session closes and endpoint revocations on any instance end local streams. */
-  bus?: Bus;
-  /** How long a (credential, live session) answer is reused; CREDENTIAL_REUSE_MS by default. */
-  credentialReuseMs?: number;
-  /** Told when a session's notification stream opens here (the doorbell rings it). */
-  onStreamOpen?: (endpointId: string, sessionId: string) => void;
-  /** Told when a session's notification stream here closes (its in-flight message returns). */
-  onStreamClose?: (endpointId: string, sessionId: string) => void;
-  messages: MessageDeps;
-  defaultLeaseSeconds: number;
-  metrics?: Metrics;
-  instanceId: string;
-  version: VersionInfo;
+/** What the routes use of the services. */
+interface McpDeps {
+  credentials: Services['credentials'];
+  streams: Services['streams'];
   log: ErrorLog;
-  hookGuard?: HookGuard;
 }
 
 /** JSON-RPC error codes the SDK uses for session problems, kept so clients see one dialect. */
@@ -137,7 +119,6 @@ function streamRefusal(request: FastifyRequest): { status: number; message: stri
 /** GET: the session's notification stream, held open until either side ends it. */
 async function openStream(
   deps: McpDeps,
-  registry: SessionRegistry,
   request: FastifyRequest,
   reply: FastifyReply,
   caller: Caller,
@@ -145,27 +126,19 @@ async function openStream(
 ) {
   const refusal = streamRefusal(request);
   if (refusal) return rpcError(reply, refusal.status, REFUSED, refusal.message);
-  const stream = registry.reserveStream(caller.endpoint.id, sessionId, reply.raw);
+  const stream = deps.streams.reserve(caller.endpoint.id, sessionId, reply.raw);
   if (!stream) return rpcError(reply, 409, REFUSED, 'Conflict: Only one SSE stream is allowed per session');
-  let announced = false;
-  reply.raw.on('close', () => {
-    registry.streamClosed(stream);
-    if (announced) deps.onStreamClose?.(caller.endpoint.id, sessionId);
-  });
-  const answered = await registry.streamOpened(stream);
+  reply.raw.on('close', () => deps.streams.closed(stream));
+  const answered = await deps.streams.opened(stream);
   if (!answered && !reply.raw.destroyed) return rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found');
   reply.hijack();
-  if (answered) {
-    announced = true;
-    deps.onStreamOpen?.(caller.endpoint.id, sessionId);
-  }
   return reply;
 }
 
 function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, registry: SessionRegistry): void {
   jsonBodies(scope);
   scope.post('/mcp', async (request, reply) => {
-    const caller = await authenticateMcp(deps.db, request, reply, sessionIdOf(request), deps.credentialReuseMs);
+    const caller = await authenticateMcp(deps.credentials, request, reply, sessionIdOf(request));
     if (!caller) return reply;
     if (request.body === NOT_JSON || request.body === undefined) {
       return rpcError(reply, 400, PARSE_ERROR, 'Parse error: the body must be JSON-RPC');
@@ -202,15 +175,15 @@ function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, r
   });
 
   scope.get('/mcp', async (request, reply) => {
-    const caller = await authenticateMcp(deps.db, request, reply, sessionIdOf(request), deps.credentialReuseMs);
+    const caller = await authenticateMcp(deps.credentials, request, reply, sessionIdOf(request));
     if (!caller) return reply;
     const known = await knownSession(registry, request, reply, caller);
     if (!known) return reply;
-    return openStream(deps, registry, request, reply, caller, known);
+    return openStream(deps, request, reply, caller, known);
   });
 
   scope.delete('/mcp', async (request, reply) => {
-    const caller = await authenticateMcp(deps.db, request, reply, sessionIdOf(request), deps.credentialReuseMs);
+    const caller = await authenticateMcp(deps.credentials, request, reply, sessionIdOf(request));
     if (!caller) return reply;
     const sessionId = sessionIdOf(request);
     if (!sessionId) return rpcError(reply, 400, SESSION_REQUIRED, 'Bad Request: Mcp-Session-Id header is required');
@@ -221,47 +194,36 @@ function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, r
   });
 }
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** This instance's MCP sessions: the doorbell writes to their streams through it. */
-    mcpSessions: SessionRegistry;
-  }
-}
-
-/** Registers /mcp on the app and decorates it with the session registry (`app.mcpSessions`). */
-export function mcpRoutes(app: FastifyInstance, deps: McpDeps): SessionRegistry {
-  const sessions: SessionDeps = { db: deps.db, instanceId: deps.instanceId };
-  const todos: TodoDeps = {
-    db: deps.db,
-    defaultLeaseSeconds: deps.defaultLeaseSeconds,
-    ...(deps.metrics ? { metrics: deps.metrics } : {}),
-  };
+/** Registers /mcp on the host; closes of sessions and revokes on any instance end local streams. */
+export function mcpRoutes(app: FastifyInstance, services: Services): void {
+  const { sessions, streams, log } = services;
   const protocol: ProtocolDeps = {
-    todos,
+    todos: services.todos,
     sessions,
-    messages: deps.messages,
-    version: deps.version,
-    log: deps.log,
-    ...(deps.hookGuard ? { hookGuard: deps.hookGuard } : {}),
+    messages: services.messages,
+    version: services.version,
+    log,
+    hookGuard: services.hookGuard,
     validator: new AjvJsonSchemaValidator(),
   };
   const registry = new SessionRegistry({
     sessions,
-    log: deps.log,
+    streams,
+    log,
     protocol: (endpoint, sessionId) => buildProtocol(protocol, endpoint, sessionId),
   });
   const forget = (event: BusEvent<'session_closed' | 'endpoint_revoked'>) => {
     const sessionId = event.type === 'session_closed' ? event.session_id : undefined;
     forgetCredentials(event.endpoint_id, sessionId);
-    registry
-      .forget({ endpointId: event.endpoint_id, sessionId })
-      .catch((err: unknown) => deps.log.error({ err }, 'ending the streams of a closed session failed'));
+    streams.forget({ endpointId: event.endpoint_id, sessionId });
   };
-  const unsubscribe = [deps.bus?.subscribe('session_closed', forget), deps.bus?.subscribe('endpoint_revoked', forget)];
-  app.addHook('onClose', async () => unsubscribe.forEach((u) => u?.()));
-  app.decorate('mcpSessions', registry);
+  const unsubscribe = [
+    services.bus.subscribe('session_closed', forget),
+    services.bus.subscribe('endpoint_revoked', forget),
+  ];
+  app.addHook('onClose', async () => unsubscribe.forEach((u) => u()));
   // Streams stay open until closed: shutdown ends them first, or app.close() would wait on them.
-  app.addHook('preClose', () => registry.closeAll());
+  app.addHook('preClose', () => streams.closeAll());
+  const deps: McpDeps = { credentials: services.credentials, streams, log };
   void app.register(async (scope) => routes(scope, deps, protocol, registry));
-  return registry;
 }

@@ -1,17 +1,16 @@
-// The harness for the /api/v1 tests: the real HTTP app (buildHttp) on a database of the
-// file's own, driven through app.inject, and humans created through the real routes.
+// The harness for the /api/v1 tests: the real HTTP app (every surface on the host, from
+// the services as `serve` builds them) on a database of the file's own, driven through
+// app.inject, and humans created through the real routes.
 
 import assert from 'node:assert/strict';
 import { after } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { pino } from 'pino';
-import { buildHttp } from '../../src/api/server.js';
 import type { Pool } from '../../src/db/pool.js';
-import { loadMigrations, type Migration } from '../../src/db/migrate.js';
 import type { Principal } from '../../src/identity/principal.js';
 import { ensureSetupLink } from '../../src/identity/setup.js';
-import { versionInfo } from '../../src/version.js';
+import type { Services } from '../../src/services.js';
 import { testDatabase } from '../helpers/db.js';
+import { testApp, testServices, type ServiceSetup } from '../helpers/services.js';
 
 export const PUBLIC_URL = 'http://switchboard.test:8080';
 export const PASSWORD = 'correct horse battery staple';
@@ -48,15 +47,27 @@ export interface Person {
 
 export class Harness {
   private current: FastifyInstance | null = null;
-  private readonly log = pino({ level: 'silent' });
   /** When set, the app's clock stands still here (rate-limit tests: a slow machine must not refill a bucket). */
   frozenAt: Date | null = null;
+  private built: Services | null = null;
 
-  constructor(
-    readonly pool: Pool,
-    readonly migrations: Migration[],
-    private readonly syntheticAdmin: Principal | null,
-  ) {}
+  constructor(readonly pool: Pool) {}
+
+  /** Builds the services (once) with the harness's clock. */
+  async init(setup: Omit<ServiceSetup, 'pool' | 'clock'> = {}): Promise<this> {
+    this.built = await testServices({
+      env: { SWITCHBOARD_PUBLIC_URL: PUBLIC_URL },
+      ...setup,
+      pool: this.pool,
+      clock: () => this.frozenAt ?? new Date(),
+    });
+    return this;
+  }
+
+  get services(): Services {
+    assert.ok(this.built, 'call init() first');
+    return this.built;
+  }
 
   /** The app under test; `fresh()` replaces it (new rate-limit buckets, same database). */
   get app(): FastifyInstance {
@@ -65,17 +76,7 @@ export class Harness {
   }
 
   build(): FastifyInstance {
-    return buildHttp({
-      db: this.pool,
-      pool: this.pool,
-      migrations: this.migrations,
-      version: versionInfo(),
-      log: this.log,
-      publicUrl: PUBLIC_URL,
-      defaultLeaseSeconds: DEFAULT_LEASE_SECONDS,
-      syntheticAdmin: this.syntheticAdmin,
-      now: () => this.frozenAt ?? new Date(),
-    });
+    return testApp(this.services);
   }
 
   async fresh(): Promise<void> {
@@ -132,7 +133,7 @@ export async function apiHarness(
   syntheticAdmin: (pool: Pool) => Promise<Principal | null> = async () => null,
 ): Promise<Harness> {
   const { pool } = await testDatabase(label);
-  const harness = new Harness(pool, await loadMigrations(), await syntheticAdmin(pool));
+  const harness = await new Harness(pool).init({ syntheticAdmin: await syntheticAdmin(pool) });
   after(() => harness.close());
   return harness;
 }

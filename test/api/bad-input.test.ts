@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
-import { BODY_LIMIT } from '../../src/api/server.js';
+import { BODY_LIMIT } from '../../src/http/app.js';
 import { apiHarness, expectError, makePeople, tableCounts, vend, PASSWORD, PUBLIC_URL } from './app.js';
 
 const h = await apiHarness('api_bad_input');

@@ -8,7 +8,6 @@ import { test } from 'node:test';
 import { vendEndpoint } from '../../src/endpoints/manage.js';
 import { signIn } from '../../src/identity/board-sessions.js';
 import { testDatabase } from '../helpers/db.js';
-import { CapacitySetting } from '../../src/messages/capacity.js';
 import { connect, startApp } from '../mcp/harness.js';
 import { PASSWORD, human, startBoard } from './harness.js';
 
@@ -97,8 +96,9 @@ test("another human's budget, self-test, presence and message queue answer 404, 
 test('when the environment locks the capacity, settings shows it disabled naming the variable, and a save is refused', async () => {
   const admin = await human(db, 'admin');
   const session = await signIn(deps, admin.email, PASSWORD);
-  const messages = { db: db.pool, capacity: new CapacitySetting({ db: db.pool, envCapacity: 4 }) };
-  const locked = await startApp(db.pool, 'board-forms-locked', undefined, { messages });
+  const locked = await startApp(db.pool, 'board-forms-locked', undefined, {
+    env: { SWITCHBOARD_QUEUE_MAX_PER_SESSION: '4' },
+  });
   const cookie = `sb_session=${session.cookie}`;
   const get = await fetch(`${locked.url}/settings`, { headers: { cookie } });
   const text = await get.text();
@@ -115,5 +115,5 @@ test('when the environment locks the capacity, settings shows it disabled naming
   });
   assert.equal(save.status, 409);
   assert.match(await save.text(), /SWITCHBOARD_QUEUE_MAX_PER_SESSION/);
-  assert.equal((await messages.capacity.snapshot()).effective, 4);
+  assert.equal((await locked.services.messages.capacity.snapshot()).effective, 4);
 });

@@ -19,7 +19,9 @@ export async function startBoard(db: TestDatabase, boardPollMs = 250): Promise<{
   const bus = new NotifyBus({ url: db.url });
   await bus.start();
   after(() => bus.stop());
-  const { url } = await startApp(db.pool, 'board-test', bus, { boardPollMs, retentionMs: 30 * 86_400_000 });
+  const { url } = await startApp(db.pool, 'board-test', bus, {
+    env: { SWITCHBOARD_BOARD_POLL: `${boardPollMs}ms`, SWITCHBOARD_RETENTION: '30d' },
+  });
   return { url };
 }
 

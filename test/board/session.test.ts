@@ -5,12 +5,9 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { pino } from 'pino';
-import { buildHttp } from '../../src/api/server.js';
-import { loadMigrations } from '../../src/db/migrate.js';
 import { completeSetup, ensureSetupLink } from '../../src/identity/setup.js';
-import { versionInfo } from '../../src/version.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
+import { testApp, testServices } from '../helpers/services.js';
 
 const EMAIL = 'board@example.test';
 const PASSWORD = 'correct horse battery';
@@ -23,18 +20,12 @@ before(async () => {
   const identity = { db: db.pool, publicUrl: 'http://127.0.0.1:8080' };
   const link = await ensureSetupLink(identity);
   await completeSetup(identity, { token: link?.split('/').pop(), email: EMAIL, password: PASSWORD });
-  app = buildHttp({
-    db: db.pool,
+  const services = await testServices({
     pool: db.pool,
-    migrations: await loadMigrations(),
-    version: versionInfo(),
-    log: pino({ level: 'silent' }),
-    publicUrl: identity.publicUrl,
-    defaultLeaseSeconds: 300,
-    syntheticAdmin: null,
     // inject() connects from 127.0.0.1: trusting it lets a test say "this came over TLS".
-    trustProxy: ['127.0.0.1'],
+    env: { SWITCHBOARD_PUBLIC_URL: identity.publicUrl, SWITCHBOARD_TRUST_PROXY: '127.0.0.1' },
   });
+  app = testApp(services);
   await app.ready();
 });
 after(() => app.close());

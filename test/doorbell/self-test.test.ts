@@ -114,7 +114,7 @@ test('a stream that closes during the write gets write_failed, and no ring row',
   const ep = await endpointOf(pool, me.humanId);
   const a = await agent(pool, s.url, ep.credential);
   const reader = await agent(pool, s.url, ep.credential, { stream: false });
-  const registry = s.app.mcpSessions;
+  const registry = s.streams;
   const write = registry.ring.bind(registry);
   registry.ring = async (sessionId, params) => {
     if (sessionId === a.sessionId) {
@@ -182,7 +182,7 @@ test("a claim that lands before the ring's row is recorded still acknowledges it
   const me = await owner(pool);
   const ep = await endpointOf(pool, me.humanId);
   const a = await agent(pool, s.url, ep.credential, { claimOnRing: true });
-  const ringer = s.doorbellAck.ringer;
+  const ringer = s.doorbellAck.outcomes;
   const record = ringer.delivered.bind(ringer);
   ringer.delivered = async (ring) => {
     await until(async () => (await todoRow(ring.todoId ?? ''))?.state === 'done', 'the claim before the row');

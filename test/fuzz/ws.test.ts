@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import WebSocket from 'ws';
 import { WS_ACTIONS } from '../../src/api/ws-actions.js';
-import { SESSION_COOKIE } from '../../src/board/guard.js';
+import { SESSION_COOKIE } from '../../src/http/auth.js';
 import { signIn } from '../../src/identity/board-sessions.js';
 import { Pools, send, summarize, type Finding } from './http.js';
 import { invariantCount, violations } from './invariants.js';

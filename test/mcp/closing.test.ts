@@ -18,8 +18,8 @@ await bus.start();
 after(() => bus.stop());
 // Credential answers are reused far longer than the tests wait (2 s in production), so
 // a refusal below is the bus's doing or the expiry check's, never the reuse running out.
-const a = await startApp(pool, 'instance-a', bus, { credentialReuseMs: 600_000 });
-const b = await startApp(pool, 'instance-b', bus, { credentialReuseMs: 600_000 });
+const a = await startApp(pool, 'instance-a', bus, { env: { SWITCHBOARD_MCP_CREDENTIAL_REUSE: '10m' } });
+const b = await startApp(pool, 'instance-b', bus, { env: { SWITCHBOARD_MCP_CREDENTIAL_REUSE: '10m' } });
 
 /** Opens the session's notification stream on `base`; resolves `ended` when the server ends it. */
 async function openStream(base: string, credential: string, sessionId: string) {

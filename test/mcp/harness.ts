@@ -1,5 +1,5 @@
-// The harness for the /mcp tests: real HTTP apps (buildHttp) listening on 127.0.0.1:0 on
-// a database of the file's own, endpoints vended through the use case, and the SDK's
+// The harness for the /mcp tests: real HTTP apps (every surface on the host, from the
+// services as `serve` builds them) listening on 127.0.0.1:0 on a database of the file's own, endpoints vended through the use case, and the SDK's
 // real Client over StreamableHTTPClientTransport.
 
 import assert from 'node:assert/strict';
@@ -9,15 +9,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
-import { pino } from 'pino';
-import { buildHttp, type HttpDeps } from '../../src/api/server.js';
 import type { Bus } from '../../src/domain/events.js';
-import { loadMigrations } from '../../src/db/migrate.js';
 import type { Pool } from '../../src/db/pool.js';
 import { newId } from '../../src/domain/ids.js';
 import { vendEndpoint } from '../../src/endpoints/manage.js';
 import { insertHuman } from '../../src/store/humans.js';
-import { versionInfo } from '../../src/version.js';
+import type { Services } from '../../src/services.js';
+import { listeningApp, testServices, type ServiceSetup } from '../helpers/services.js';
 
 export const DEFAULT_LEASE_SECONDS = 300;
 
@@ -26,26 +24,10 @@ export async function startApp(
   pool: Pool,
   instanceId: string,
   bus?: Bus,
-  extra: Partial<HttpDeps> = {},
-): Promise<{ app: FastifyInstance; url: string }> {
-  const app = buildHttp({
-    db: pool,
-    pool,
-    migrations: await loadMigrations(),
-    version: versionInfo(),
-    log: pino({ level: 'silent' }),
-    publicUrl: 'http://switchboard.test',
-    defaultLeaseSeconds: DEFAULT_LEASE_SECONDS,
-    syntheticAdmin: null,
-    instanceId,
-    ...(bus ? { bus } : {}),
-    ...extra,
-  });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  after(() => app.close());
-  const address = app.server.address();
-  assert.ok(address && typeof address === 'object');
-  return { app, url: `http://127.0.0.1:${address.port}` };
+  setup: Omit<ServiceSetup, 'pool' | 'instanceId' | 'bus'> = {},
+): Promise<{ app: FastifyInstance; url: string; services: Services }> {
+  const services = await testServices({ ...setup, pool, instanceId, ...(bus ? { bus } : {}) });
+  return { ...(await listeningApp(services)), services };
 }
 
 export interface Vended {

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { afterEach, beforeEach, mock, test } from 'node:test';
-import { KEEP_ALIVE_MS, NotificationStreams } from '../../src/mcp/streams.js';
+import { KEEP_ALIVE_MS, NotificationStreams } from '../../src/sessions/streams.js';
 
 /** The slice of a ServerResponse the streams use, recording what is written. */
 function response() {

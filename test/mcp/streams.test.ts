@@ -120,7 +120,7 @@ test('a session with only a stream holds no SDK server, is rung, and takes SDK P
   // Each POST's SDK server is closed right after its answer is written.
   await until(() => connected === 0, 'no SDK server left once the POSTs are answered');
 
-  assert.equal(await a.app.mcpSessions.ring(sessionId, ringParams(1)), true);
+  assert.equal(await a.services.streams.ring(sessionId, ringParams(1)), true);
   assert.deepEqual(messageOf(await stream.next()), channel(1));
 
   const listed = await raw(a.url, 'POST', headers, { jsonrpc: '2.0', id: 2, method: 'tools/list' });
@@ -131,13 +131,13 @@ test('a session with only a stream holds no SDK server, is rung, and takes SDK P
   assert.match(ping.text, /"result":\{\}/);
   await until(() => connected === 0, 'no SDK server left after tools/list and ping');
 
-  assert.equal(await a.app.mcpSessions.ring(sessionId, ringParams(2)), true);
+  assert.equal(await a.services.streams.ring(sessionId, ringParams(2)), true);
   assert.deepEqual(messageOf(await stream.next()), channel(2));
-  assert.equal(await b.app.mcpSessions.ring(sessionId, ringParams(3)), false, 'instance B holds no stream of it');
+  assert.equal(await b.services.streams.ring(sessionId, ringParams(3)), false, 'instance B holds no stream of it');
 
   stream.close();
   await until(async () => !(await streamOpen(sessionId)), 'the stream to be marked closed');
-  assert.equal(await a.app.mcpSessions.ring(sessionId, ringParams(4)), false);
+  assert.equal(await a.services.streams.ring(sessionId, ringParams(4)), false);
 });
 
 test('a stream opened on another instance than the one that minted the session is rung there', async () => {
@@ -145,8 +145,8 @@ test('a stream opened on another instance than the one that minted the session i
   const { sessionId, headers } = await session(a.url, credential);
   const stream = await listen(b.url, headers);
   await until(() => streamOpen(sessionId), 'stream_open');
-  assert.equal(await a.app.mcpSessions.ring(sessionId, ringParams(5)), false);
-  assert.equal(await b.app.mcpSessions.ring(sessionId, ringParams(5)), true);
+  assert.equal(await a.services.streams.ring(sessionId, ringParams(5)), false);
+  assert.equal(await b.services.streams.ring(sessionId, ringParams(5)), true);
   assert.deepEqual(messageOf(await stream.next()), channel(5));
 });
 
@@ -164,7 +164,7 @@ test('a second stream is refused with 409 and leaves the first one open and reco
   });
   await new Promise((r) => setTimeout(r, 100));
   assert.equal(await streamOpen(sessionId), true);
-  assert.equal(await a.app.mcpSessions.ring(sessionId, ringParams(6)), true);
+  assert.equal(await a.services.streams.ring(sessionId, ringParams(6)), true);
   assert.deepEqual(messageOf(await first.next()), channel(6));
 });
 
@@ -185,7 +185,7 @@ test('a GET that does not accept an event stream, or names an unknown protocol v
     new RegExp(`Unsupported protocol version: 1999-01-01 .*${SUPPORTED_PROTOCOL_VERSIONS[0]}`),
   );
   assert.equal(await streamOpen(sessionId), false);
-  assert.equal(await a.app.mcpSessions.ring(sessionId, ringParams(7)), false);
+  assert.equal(await a.services.streams.ring(sessionId, ringParams(7)), false);
 });
 
 test('DELETE ends the stream, and the session is not found afterwards', async () => {
@@ -195,7 +195,7 @@ test('DELETE ends the stream, and the session is not found afterwards', async ()
   await until(() => streamOpen(sessionId), 'stream_open');
   assert.equal((await raw(a.url, 'DELETE', headers)).status, 200);
   assert.equal(await stream.next(), '', 'the stream ends');
-  assert.equal(await a.app.mcpSessions.ring(sessionId, ringParams(8)), false);
+  assert.equal(await a.services.streams.ring(sessionId, ringParams(8)), false);
   assert.equal((await raw(a.url, 'GET', { ...headers, accept: 'text/event-stream' })).status, 404);
 });
 

@@ -1,20 +1,16 @@
-// The harness for the message queue's HTTP surfaces: the real app (buildHttp) with a bus
-// and a capacity setting of its own (optionally environment-locked), so several
+// The harness for the message queue's HTTP surfaces: the real app with a bus and a
+// capacity setting of its own (optionally environment-locked), so several
 // "instances" can share one database; people made through the real routes; and a
 // WebSocket client for /ws signed in with a real board session cookie.
 
 import assert from 'node:assert/strict';
 import { after } from 'node:test';
-import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import WebSocket from 'ws';
-import { buildHttp } from '../../src/api/server.js';
 import { NotifyBus } from '../../src/db/bus.js';
-import { loadMigrations, type Migration } from '../../src/db/migrate.js';
 import type { Pool } from '../../src/db/pool.js';
 import { signIn } from '../../src/identity/board-sessions.js';
 import type { Principal } from '../../src/identity/principal.js';
-import { CapacitySetting } from '../../src/messages/capacity.js';
 import type { MessageDeps } from '../../src/messages/context.js';
 import type { Metrics } from '../../src/metrics/index.js';
 import { Harness, PASSWORD, PUBLIC_URL } from '../api/app.js';
@@ -23,42 +19,16 @@ export interface InstanceOptions {
   envCapacity?: number | null;
   syntheticAdmin?: Principal | null;
   warnings?: string[];
-  metrics?: Metrics;
 }
 
 /** One app of its own on the shared database, with its own bus and capacity setting. */
 export class MessageHarness extends Harness {
-  readonly messages: MessageDeps;
-
-  constructor(
-    pool: Pool,
-    migrations: Migration[],
-    private readonly bus: NotifyBus,
-    private readonly options: InstanceOptions,
-  ) {
-    super(pool, migrations, options.syntheticAdmin ?? null);
-    const log = { warn: (_obj: object, msg: string) => void options.warnings?.push(msg) };
-    this.messages = {
-      db: pool,
-      capacity: new CapacitySetting({ db: pool, envCapacity: options.envCapacity ?? null, log }),
-      ...(options.metrics ? { metrics: options.metrics } : {}),
-    };
-    after(this.messages.capacity.listen(bus));
+  get messages(): MessageDeps {
+    return this.services.messages;
   }
 
-  override build(): FastifyInstance {
-    return buildHttp({
-      db: this.pool,
-      pool: this.pool,
-      migrations: this.migrations,
-      version: { version: 'test', commit: 'test', build_time: 'test' },
-      log: pino({ level: 'silent' }),
-      publicUrl: PUBLIC_URL,
-      defaultLeaseSeconds: 300,
-      syntheticAdmin: this.options.syntheticAdmin ?? null,
-      bus: this.bus,
-      messages: this.messages,
-    });
+  get metrics(): Metrics {
+    return this.services.metrics;
   }
 }
 
@@ -66,7 +36,18 @@ export async function instance(pool: Pool, url: string, options: InstanceOptions
   const bus = new NotifyBus({ url });
   await bus.start();
   after(() => bus.stop());
-  const h = new MessageHarness(pool, await loadMigrations(), bus, options);
+  // The capacity setting's warnings are what a `serve` log would show.
+  const log = pino(
+    { level: 'warn' },
+    { write: (line: string) => void options.warnings?.push((JSON.parse(line) as { msg: string }).msg) },
+  );
+  const h = await new MessageHarness(pool).init({
+    bus,
+    log,
+    syntheticAdmin: options.syntheticAdmin ?? null,
+    config: (c) => ({ ...c, messages: { ...c.messages, envCapacity: options.envCapacity ?? null } }),
+  });
+  after(h.messages.capacity.listen(bus));
   after(() => h.close());
   return h;
 }

@@ -6,15 +6,14 @@
 import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
 import { ackMessage, nextMessage } from '../../src/messages/delivery.js';
-import { Metrics } from '../../src/metrics/index.js';
 import { expectError, expectStatus, makePeople, vend } from '../api/app.js';
 import { testDatabase } from '../helpers/db.js';
 import { instance } from './api.js';
 import { session, stored } from './world.js';
 
 const { pool, url } = await testDatabase('messages_rest');
-const metrics = new Metrics({ defaults: false });
-const h = await instance(pool, url, { metrics });
+const h = await instance(pool, url);
+const metrics = h.metrics;
 const people = await makePeople(h);
 // Every test gets full rate-limit buckets.
 beforeEach(() => h.fresh());

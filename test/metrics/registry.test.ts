@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Fastify from 'fastify';
-import { metricsRoute } from '../../src/api/metrics-route.js';
+import { metricsRoute } from '../../src/http/metrics-route.js';
 import { Metrics, QUEUE_LABEL_CAP } from '../../src/metrics/index.js';
 
 async function scrape(metrics: Metrics, token: string | null, headers: Record<string, string> = {}) {

@@ -3,6 +3,9 @@
 
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
+
+/** Whether a failure is PostgreSQL being unreachable (answered `unavailable`), for every surface's mapping. */
+export { isDatabaseUnavailable };
 import { AppError, type ErrorCode } from '../domain/errors.js';
 
 export const HTTP_STATUS: Record<ErrorCode, number> = {

@@ -2,31 +2,31 @@
 // /version. None needs credentials; none reveals anything beyond the build.
 // /readyz answers 200 {"status":"ready","ready":true,"since":…} or 503 with
 // {"status":"unavailable","ready":false,"reason":…,"detail":…,"since":…}; the reasons are
-// listed in api/readiness.ts.
+// listed in http/readiness.ts.
 
 import type { FastifyInstance } from 'fastify';
 import { ping, type Queryable } from '../db/pool.js';
 import { schemaStatus, type Migration } from '../db/migrate.js';
 import { databaseProblem, problemDetail } from '../db/unavailable.js';
 import type { VersionInfo } from '../version.js';
-import { Readiness } from './readiness.js';
+import type { Readiness } from './readiness.js';
 
 export interface HealthDeps {
-  db: Queryable;
+  pool: Queryable;
   migrations: Migration[];
   version: VersionInfo;
-  /** The instance's readiness record (shared with the start sequence); tests may leave it out. */
-  readiness?: Readiness;
+  /** The instance's readiness record, shared with the start sequence. */
+  readiness: Readiness;
 }
 
 export function healthRoutes(app: FastifyInstance, deps: HealthDeps): void {
-  const readiness = deps.readiness ?? new Readiness();
+  const { readiness } = deps;
   app.get('/healthz', async () => ({ status: 'ok' }));
 
   app.get('/readyz', async (_request, reply) => {
     try {
-      await ping(deps.db);
-      const schema = await schemaStatus(deps.db, deps.migrations);
+      await ping(deps.pool);
+      const schema = await schemaStatus(deps.pool, deps.migrations);
       if (schema.current) readiness.markReady();
       else readiness.markNotReady(schema.unknown ? 'schema_unknown' : 'migrations_pending', schema.reason);
     } catch (err) {

@@ -8,6 +8,9 @@ import { AppError } from '../domain/errors.js';
 import { principalForToken, type IdentityDeps, type Principal } from '../identity/principal.js';
 import { LIMITS, RateLimiter } from './rate-limit.js';
 
+/** The board's session cookie (HttpOnly, SameSite=Lax): the board signs in with it, /ws reads it. */
+export const SESSION_COOKIE = 'sb_session';
+
 export type Access = 'human' | 'admin' | 'workflow';
 
 export interface AuthDeps extends IdentityDeps {

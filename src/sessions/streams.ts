@@ -5,15 +5,14 @@
 // keeps for a session between requests — no SDK Server or transport — so an idle
 // session costs its connection's Node and Fastify objects (~9 KiB of heap in all) and
 // about 100 bytes here (bench/README.md, sessions).
-// Which session may open a stream, and recording it in mcp_sessions, is the registry's
-// (sessions.ts); this module only writes.
+// Which session may open a stream, and recording it in mcp_sessions, is LocalStreams'
+// (local-streams.ts); this module only writes.
 //
 // A stream is `reserved` while the registry records it (no bytes sent yet: a second GET
 // for the session is refused meanwhile), then `answered` (200 and the SSE head sent) until
 // it is ended or its connection closes; an ended or closed stream is removed at once.
 
 import type { ServerResponse } from 'node:http';
-import type { JSONRPCNotification } from '@modelcontextprotocol/sdk/types.js';
 
 /**
  * Quiet time after which a stream gets a keep-alive comment: the SDK transport's default,
@@ -27,6 +26,13 @@ export const KEEP_ALIVE_MS = 15_000;
  */
 const KEEP_ALIVE_CHECK_MS = 200;
 const KEEP_ALIVE_FRAME = ': keepalive\n\n';
+
+/** A server notification as it is framed on a stream (JSON-RPC 2.0, no id). */
+export interface StreamNotification {
+  jsonrpc: '2.0';
+  method: string;
+  params?: Record<string, unknown>;
+}
 
 export interface NotificationStream {
   readonly endpointId: string;
@@ -84,7 +90,7 @@ export class NotificationStreams {
   }
 
   /** Writes one message frame to the session's answered stream; false when there is none to write to. */
-  write(sessionId: string, message: JSONRPCNotification): boolean {
+  write(sessionId: string, message: StreamNotification): boolean {
     const stream = this.streams.get(sessionId);
     if (!stream?.answered || stream.res.writableEnded || stream.res.destroyed) return false;
     stream.res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);

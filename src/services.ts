@@ -1,0 +1,250 @@
+// The services of one instance, built in one place (docs/architecture.md): every use-case
+// deps object, the doorbell and its acknowledgement side, the message pump, notify hooks
+// and presence, the heartbeat and the sweep list. Each is built from what was built
+// before it; nothing here is declared after it is used. Building subscribes nothing and
+// starts no timer: `start()` connects the parts to the bus and to the streams (the
+// serving instance), `stop()` undoes it. An HTTP-only test builds the same object and
+// never starts it, so it runs no doorbell, pump or sweep.
+
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import type { Config } from './config/index.js';
+import type { Bus } from './domain/events.js';
+import type { Migration } from './db/migrate.js';
+import type { Pool } from './db/pool.js';
+import { Doorbell } from './doorbell/pump.js';
+import { RingRowWriter } from './doorbell/ring-writer.js';
+import { ringRecorder, SelfTestOutcomes, SelfTestRinger } from './doorbell/self-test-ring.js';
+import { endpointForCredential } from './endpoints/credentials.js';
+import { HookDelivery } from './hooks/delivery.js';
+import { HookGuard } from './hooks/guard.js';
+import { NotifyHooks } from './hooks/notify.js';
+import type { IdentityDeps, Principal } from './identity/principal.js';
+import { CapacitySetting } from './messages/capacity.js';
+import type { MessageDeps } from './messages/context.js';
+import { MessagePump } from './messages/pump.js';
+import { registerAdmissionCollector } from './metrics/admission.js';
+import { DoorbellMetrics, registerUnheardSessionsGauge } from './metrics/doorbell.js';
+import { hookMetrics } from './metrics/hooks.js';
+import { Metrics } from './metrics/index.js';
+import { messageMetrics } from './metrics/messages.js';
+import { queueCollectors } from './metrics/queues.js';
+import { PresenceService } from './presence/digest.js';
+import type { SessionDeps } from './sessions/index.js';
+import { LocalStreams } from './sessions/local-streams.js';
+import { admissionReopenSweep, admissionRetentionSweep } from './sweeps/admission.js';
+import { todoCountsFoldSweep } from './sweeps/counts.js';
+import { reringSweep } from './sweeps/doorbell.js';
+import { endpointExpirySweep } from './sweeps/endpoints.js';
+import { hookSweep } from './sweeps/hooks.js';
+import { deadInstanceSweep, InstanceHeartbeat, type Redelivery } from './sweeps/instances.js';
+import { messageRedeliverySweep } from './sweeps/messages.js';
+import { presenceSweep } from './sweeps/presence.js';
+import { retentionSweeps } from './sweeps/retention.js';
+import type { Sweep } from './sweeps/runner.js';
+import { idleSessionSweep } from './sweeps/sessions.js';
+import { reaperSweep, retentionSweep, retryRequeueSweep } from './sweeps/todos.js';
+import { doorbellTestsSweep, unheardSweep } from './sweeps/unheard.js';
+import type { TodoDeps } from './todos/index.js';
+import type { VersionInfo } from './version.js';
+
+export interface ServiceOptions {
+  config: Config;
+  pool: Pool;
+  bus: Bus;
+  log: Logger;
+  instanceId: string;
+  version: VersionInfo;
+  migrations: Migration[];
+  /** Set when SWITCHBOARD_AUTH=off: every request is this admin. */
+  syntheticAdmin: Principal | null;
+  /** The wall clock of the HTTP surfaces (rate limits, expiry shown); tests may stop it. */
+  clock?: () => Date;
+}
+
+/** How /mcp resolves a bearer: the endpoint, and whether the named session is live. */
+export interface CredentialLookup {
+  find(token: string, sessionId: string | null): ReturnType<typeof endpointForCredential>;
+}
+
+export interface Services {
+  config: Config;
+  log: Logger;
+  instanceId: string;
+  version: VersionInfo;
+  migrations: Migration[];
+  clock: () => Date;
+  pool: Pool;
+  bus: Bus;
+  metrics: Metrics;
+  syntheticAdmin: Principal | null;
+  identity: IdentityDeps;
+  todos: TodoDeps;
+  sessions: SessionDeps;
+  credentials: CredentialLookup;
+  messages: MessageDeps;
+  hookGuard: HookGuard;
+  /** The notification streams this instance holds (written by the doorbell and the pump). */
+  streams: LocalStreams;
+  doorbell: Doorbell;
+  /** Ring records and self-tests (docs/design/doorbell-acknowledgement.md). */
+  doorbellAck: {
+    writer: RingRowWriter;
+    outcomes: SelfTestOutcomes;
+    ringer: SelfTestRinger;
+    sweeps: Sweep[];
+  };
+  pump: MessagePump;
+  /** Notify hook delivery and presence of this instance. */
+  push: { delivery: HookDelivery; hooks: NotifyHooks; presence: PresenceService; sweeps: Sweep[] };
+  heartbeat: InstanceHeartbeat;
+  /** What the dead-instance sweep and the heartbeat give back when an instance dies. */
+  redelivery: Redelivery;
+  sweeps: Sweep[];
+  /** Subscribes the parts to the bus and the streams; once. */
+  start(): void;
+  /** Undoes start() and lets in-flight work settle; call after the HTTP app has closed. */
+  stop(): Promise<void>;
+}
+
+export function buildServices(o: ServiceOptions): Services {
+  const { config, pool, bus, log, instanceId } = o;
+  const db = pool;
+
+  const metrics = new Metrics();
+  messageMetrics(metrics);
+  queueCollectors(metrics, pool);
+  registerAdmissionCollector(metrics, pool);
+  registerUnheardSessionsGauge(metrics, pool);
+  const doorbellMetrics = new DoorbellMetrics(metrics);
+
+  const identity: IdentityDeps = { db, publicUrl: config.publicUrl };
+  const todos: TodoDeps = { db, defaultLeaseSeconds: config.todos.defaultLeaseSeconds, metrics };
+  const sessions: SessionDeps = { db, instanceId };
+  const credentials: CredentialLookup = {
+    find: (token, sessionId) => endpointForCredential(db, token, sessionId, config.mcp.credentialReuseMs),
+  };
+  const capacity = new CapacitySetting({ db, envCapacity: config.messages.envCapacity, log });
+  const messages: MessageDeps = { db, capacity, metrics };
+  const hookGuard = new HookGuard(config.hooks);
+
+  // The doorbell writes to this instance's streams and tells its recorder what it wrote;
+  // the self-test ringer sends through the doorbell.
+  const streams = new LocalStreams({ sessions, log });
+  const writer = new RingRowWriter({ db, log, metrics: doorbellMetrics });
+  const outcomes = new SelfTestOutcomes({ db, log });
+  const doorbell = new Doorbell({ db, instanceId, log, writer: streams, recorder: ringRecorder(writer, outcomes) });
+  const ringer = new SelfTestRinger({ db, log, doorbell, outcomes });
+  const pump = new MessagePump({ messages, instanceId, log, writer: streams });
+
+  const delivery = new HookDelivery({
+    db,
+    guard: hookGuard,
+    log,
+    metrics: hookMetrics(metrics),
+    version: o.version.version,
+  });
+  const hooks = new NotifyHooks({ db, log, delivery });
+  const presence = new PresenceService({ db, log, doorbell, hooks });
+
+  // Liveness: this instance's row, beaten on its own timer; the sweep below finds dead ones.
+  const heartbeat = new InstanceHeartbeat({
+    db,
+    info: { id: instanceId, host: hostname(), pid: process.pid, version: o.version.version },
+    intervalMs: config.instances.heartbeatMs,
+    log,
+    onRevived: () => streams.reopen(),
+  });
+  const redelivery: Redelivery = {
+    messages,
+    ring: (endpointId, queue) => doorbell.ready(endpointId, queue),
+    ringMarginMs: config.instances.heartbeatMs,
+  };
+
+  const doorbellSweeps = [
+    unheardSweep({ db, log, ackWindowMs: config.doorbell.ackWindowMs, metrics: doorbellMetrics }),
+    doorbellTestsSweep({ db, ringer }),
+  ];
+  const pushSweeps = [presenceSweep(presence), hookSweep(hooks)];
+  const sweeps: Sweep[] = [
+    reaperSweep(pool, config.sweeps.reaperIntervalMs, metrics),
+    retryRequeueSweep(pool, config.sweeps.reaperIntervalMs),
+    retentionSweep(pool, config.sweeps.retentionIntervalMs, config.sweeps.retentionMs),
+    endpointExpirySweep(pool, config.sweeps.reaperIntervalMs),
+    reringSweep(doorbell),
+    todoCountsFoldSweep(pool),
+    idleSessionSweep(pool),
+    admissionReopenSweep(pool),
+    admissionRetentionSweep(pool, config.sweeps.retentionIntervalMs),
+    ...retentionSweeps(pool, config.sweeps.retentionIntervalMs, config.retention),
+    ...doorbellSweeps,
+    messageRedeliverySweep(messages, config.messages.ackTimeoutMs),
+    ...pushSweeps,
+    deadInstanceSweep(pool, {
+      intervalMs: config.instances.heartbeatMs,
+      deadAfterMs: config.instances.deadAfterMs,
+      redelivery,
+      log,
+      heartbeat,
+      instanceId,
+    }),
+  ];
+
+  let unsubscribe: Array<() => void> = [];
+  return {
+    config,
+    log,
+    instanceId,
+    version: o.version,
+    migrations: o.migrations,
+    clock: o.clock ?? (() => new Date()),
+    pool,
+    bus,
+    metrics,
+    syntheticAdmin: o.syntheticAdmin,
+    identity,
+    todos,
+    sessions,
+    credentials,
+    messages,
+    hookGuard,
+    streams,
+    doorbell,
+    doorbellAck: { writer, outcomes, ringer, sweeps: doorbellSweeps },
+    pump,
+    push: { delivery, hooks, presence, sweeps: pushSweeps },
+    heartbeat,
+    redelivery,
+    sweeps,
+    start() {
+      if (unsubscribe.length > 0) return;
+      unsubscribe = [
+        capacity.listen(bus),
+        ringer.listen(bus),
+        doorbell.listen(bus),
+        pump.listen(bus),
+        hooks.listen(bus),
+        presence.listen(bus),
+        // Ring-on-attach, and the message pump's delivery to a stream that just opened here.
+        streams.listen({
+          opened: (s) => {
+            void doorbell.attached(s.endpointId, s.sessionId);
+            void pump.attached(s);
+          },
+          closed: (s) => void pump.detached(s),
+        }),
+      ];
+    },
+    async stop() {
+      // Hear nothing new, then let what is in flight settle: the heartbeat (after the
+      // streams were marked closed), hook deliveries, the pump's in-flight messages (they
+      // return to pending first), self-test rings, the buffered ring records.
+      for (const off of unsubscribe.splice(0)) off();
+      await heartbeat.stop();
+      await delivery.stop();
+      await pump.settle();
+      await ringer.stop();
+      await writer.flush();
+    },
+  };
+}
