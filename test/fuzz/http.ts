@@ -102,7 +102,7 @@ export function describeSent(sent: Sent): string {
   return `${sent.method} ${sent.path.slice(0, 300)}${auth}${type}${body}`;
 }
 
-/** Documented statuses of each error code (src/api/errors.ts HTTP_STATUS). */
+/** Documented statuses of each error code (src/http/errors.ts HTTP_STATUS). */
 export const ERROR_STATUS: Record<string, number> = {
   invalid_argument: 400,
   unauthenticated: 401,

@@ -1,4 +1,4 @@
-// Pins the notification streams' bookkeeping (src/mcp/streams.ts): a keep-alive comment on
+// Pins the notification streams' bookkeeping (src/sessions/streams.ts): a keep-alive comment on
 // each stream nothing was written to for 15 s, none on one just rung or not answered yet;
 // one stream per session, and an ended one written to no more. Clock and timer are fakes.
 

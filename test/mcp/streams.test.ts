@@ -1,4 +1,4 @@
-// Pins the notification stream this instance writes itself (src/mcp/streams.ts): a session
+// Pins the notification stream this instance writes itself (src/sessions/streams.ts): a session
 // that only listens holds no SDK server between requests, is still rung, takes SDK POSTs
 // while listening, and its GET is answered and refused as the SDK's transport would; and
 // client notifications, answered without an SDK server, get the SDK's answers.
