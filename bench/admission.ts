@@ -3,7 +3,7 @@
 // foundation: 16 workers loop claim_next → complete with the claim and complete
 //   statements exactly as they were before admission existed (copied below), through
 //   the same pool and the same named-statement protocol.
-// no policy: the same loop through this change's claim path (src/admission/claim.ts) and
+// no policy: the same loop through this change's claim path (src/todos/claim-loop.ts) and
 //   complete statement on a queue without a policy: the claim statement's policy probe is
 //   one indexed miss; complete reads no policy for a claim made where none existed (it
 //   returns claimed_under_policy, and only such a claim's settling looks for a held
@@ -28,14 +28,14 @@
 // CPU a cycle costs moves much less.
 
 import { randomBytes } from 'node:crypto';
-import { setPolicy } from '../src/admission/service.js';
+import { setPolicy } from '../src/budgets/service.js';
 import { createPool, type Pool } from '../src/db/pool.js';
 import { newId } from '../src/domain/ids.js';
 import { insertEndpoint } from '../src/store/endpoints.js';
 import { insertHuman } from '../src/store/humans.js';
 import { CLAIMABLE, TODO_SUMMARY_COLUMNS, closeAttemptSql, todoColumnsOf } from '../src/store/todo-sql.js';
-import { admitNext } from '../src/admission/claim.js';
-import { reopenQueue } from '../src/admission/reopen.js';
+import { admitNext } from '../src/todos/claim-loop.js';
+import { reopenQueue } from '../src/budgets/reopen.js';
 import { ACKED_RINGS, complete } from '../src/store/claims.js';
 import { WORKERS, seedTodos, timed } from './claim.js';
 import { backendCpu, backendCpuUsed } from './cpu.js';

@@ -20,7 +20,7 @@
 //   in it; the attempt intervals never overlap more than max_in_flight on a queue.
 
 import type { Pool } from '../src/db/pool.js';
-import { setPolicy } from '../src/admission/service.js';
+import { setPolicy } from '../src/budgets/service.js';
 import { COUNTER_MISMATCHES_SQL } from '../src/store/todo-counts.js';
 import { ChaosClient, type Tally } from './client.js';
 

@@ -5,6 +5,7 @@
 // passed in. It reads and writes nothing; the store locks, counts and charges.
 
 import { Temporal } from 'temporal-polyfill';
+import type { Counters, PolicyRow } from '../domain/admission.js';
 import { AppError, isAppError } from '../domain/errors.js';
 import { parseWindow, windowBounds, type WindowSpec } from './window.js';
 
@@ -18,31 +19,9 @@ export interface PolicyLimits {
   window: WindowSpec | null;
 }
 
-/** A policy row as the store reads it. */
-export interface PolicyRow {
-  id: string;
-  endpoint_id: string;
-  queue: string;
-  max_in_flight: number | null;
-  max_claims_per_window: number | null;
-  window_period: string | null;
-  window_tz: string | null;
-  window_start: string | null;
-  window_weekday: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+export type { Counters, PolicyRow };
 
 export type DeferReason = 'window_exhausted' | 'in_flight_full' | 'paused' | 'admission_unavailable';
-
-export interface Counters {
-  /** Claimed rows of the queue, not counting the candidate itself (a takeover replaces its own claim). */
-  inFlight: number;
-  /** The latest window row of the policy, or null; only counts when it is the current window. */
-  latestWindow: { start: Date; used: number } | null;
-  /** The earliest lease expiry among the claimed rows: when an in-flight slot frees at the latest. */
-  earliestLeaseExpiry: Date | null;
-}
 
 export interface Usage {
   max_in_flight: number | null;

@@ -1,10 +1,10 @@
 // Derived admission status (docs/design/admission.md, "Derived deferral, never stored"):
 // what a queue's policy says at the instant it is read — open or deferred, why, until
 // when — and the `admission` object pending todos of a budgeted queue carry. Nothing here
-// is stored; every read computes it from the policy, the counters and the database clock.
+// is stored or read: every status is computed from a policy state (the policy, its
+// counters and the database clock) that the caller read (src/budgets/status.ts).
 
-import type { Queryable } from '../db/pool.js';
-import { countersOf, policyStates, type PolicyState } from '../store/admission.js';
+import { countersOf, type PolicyState } from '../domain/admission.js';
 import { decide, policyView, type DeferReason, type Usage } from './policy.js';
 
 export interface TodoAdmission {
@@ -30,28 +30,16 @@ export function statusOf(state: PolicyState): QueueStatus {
   return { queue: state.queue, policy: policyView(state), status, usage: d.usage, pending: state.pending };
 }
 
-/** Statuses of the endpoint's budgeted queues (optionally only these), by queue. */
-export async function queueStatuses(
-  db: Queryable,
-  endpointId: string,
-  queues: string[] | null,
-): Promise<Map<string, QueueStatus>> {
-  const states = await policyStates(db, endpointId, queues);
-  return new Map(states.map((s) => [s.queue, statusOf(s)]));
+/** The pending queues among these todos: the only ones whose policy a read needs. */
+export function pendingQueues(todos: Array<{ queue: string; state: string }>): string[] {
+  return [...new Set(todos.filter((t) => t.state === 'pending').map((t) => t.queue))];
 }
 
-/**
- * The todos, with `admission` on each pending one whose queue has a policy. One indexed
- * read of the endpoint's policies; todos of queues without one are returned untouched.
- */
-export async function withAdmission<T extends { queue: string; state: string }>(
-  db: Queryable,
-  endpointId: string,
+/** The todos, with `admission` on each pending one whose queue has a status; the rest untouched. */
+export function annotate<T extends { queue: string; state: string }>(
   todos: T[],
-): Promise<Array<T & { admission?: TodoAdmission }>> {
-  const queues = [...new Set(todos.filter((t) => t.state === 'pending').map((t) => t.queue))];
-  if (queues.length === 0) return todos;
-  const statuses = await queueStatuses(db, endpointId, queues);
+  statuses: Map<string, QueueStatus>,
+): Array<T & { admission?: TodoAdmission }> {
   if (statuses.size === 0) return todos;
   return todos.map((t) => {
     const s = t.state === 'pending' ? statuses.get(t.queue) : undefined;
@@ -59,11 +47,7 @@ export async function withAdmission<T extends { queue: string; state: string }>(
   });
 }
 
-/** The endpoint's queues a budget holds back right now (the doorbell rings none of them). */
-export async function deferredQueues(
-  db: Queryable,
-  endpointId: string,
-): Promise<Array<{ queue: string; policyId: string }>> {
-  const states = await policyStates(db, endpointId, null);
+/** The policies among these that hold their queue back right now (the doorbell rings none of them). */
+export function deferredOf(states: PolicyState[]): Array<{ queue: string; policyId: string }> {
   return states.filter((s) => statusOf(s).status.state === 'deferred').map((s) => ({ queue: s.queue, policyId: s.id }));
 }

@@ -4,7 +4,7 @@
 // PUT is a full replace, validated field by field before anything is written.
 
 import type { FastifyInstance } from 'fastify';
-import { clearPolicy, humanPolicies, policyDetail, setPolicy, type AdmissionDeps } from '../admission/service.js';
+import { clearPolicy, humanPolicies, policyDetail, setPolicy, type AdmissionDeps } from '../budgets/service.js';
 import { invalidArgument, isAppError, notFound } from '../domain/errors.js';
 import { resolveEndpoint } from '../endpoints/manage.js';
 import type { Auth } from '../http/auth.js';

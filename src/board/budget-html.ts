@@ -4,7 +4,7 @@
 // deferred card, and the budget editor page with its audit list. A zone the runtime does
 // not know is flagged: the queue fails closed (admission_unavailable) until it is fixed.
 
-import type { AuditRow } from '../admission/board.js';
+import type { AuditRow } from '../budgets/board.js';
 import type { QueueStatus } from '../admission/status.js';
 import { csrfField, errorLine, escape, isoTime } from './html.js';
 

@@ -5,8 +5,8 @@
 // the endpoint is not granted, answers 404.
 
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { budgetEditorView } from '../admission/board.js';
-import { clearPolicy, setPolicy } from '../admission/service.js';
+import { budgetEditorView } from '../budgets/board.js';
+import { clearPolicy, setPolicy } from '../budgets/service.js';
 import { isAppError } from '../domain/errors.js';
 import { resolveEndpoint } from '../endpoints/manage.js';
 import type { BoardSession } from '../identity/board-sessions.js';

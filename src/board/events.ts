@@ -11,7 +11,7 @@
 // board session: signing out ends the stream.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { budgetsOfHuman } from '../admission/board.js';
+import { budgetsOfHuman } from '../budgets/board.js';
 import { endpointCards, lanesFingerprint, ownedEndpointIds, queueLanes } from '../endpoints/board.js';
 import type { BoardSession } from '../identity/board-sessions.js';
 import { withExtras } from './endpoint-extras.js';

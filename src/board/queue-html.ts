@@ -6,7 +6,7 @@
 
 import type { EndpointLanes, LaneCard, QueueLanes } from '../endpoints/board.js';
 import type { Todo, TodoAttempt } from '../domain/todo.js';
-import { budgetKey } from '../admission/board.js';
+import { budgetKey } from '../budgets/board.js';
 import type { QueueStatus } from '../admission/status.js';
 import type { RingView } from '../doorbell/todo-rings.js';
 import { budgetStrip, deferredChip } from './budget-html.js';

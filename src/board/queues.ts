@@ -4,7 +4,7 @@
 // a mistake re-renders the page with the message and the values typed so far.
 
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { budgetsOfHuman } from '../admission/board.js';
+import { budgetsOfHuman } from '../budgets/board.js';
 import { queueLanes } from '../endpoints/board.js';
 import { cancelTodo, pushTodo, retryTodo, showTodo, type OperatorDeps } from '../endpoints/todos.js';
 import { isAppError } from '../domain/errors.js';

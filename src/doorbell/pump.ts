@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import type { Pool } from '../db/pool.js';
 import { newId } from '../domain/ids.js';
 import { claimRings, endpointsWithOpenStreams, publishRing, type RingReason, type RungTodo } from '../store/rings.js';
-import { holdDeferred } from '../admission/gate.js';
+import { holdDeferred } from '../budgets/gate.js';
 import { ringParams, type ChannelParams } from './content.js';
 import type { DeliveredRing, RingRecorder } from './ring-writer.js';
 import type { Bus } from '../domain/events.js';

@@ -4,7 +4,7 @@
 // never pushed. Read-only: the doorbell's gate marks policies held, so the reopen's
 // `todo_ready` announces the work again when the queue admits, and the hooks fire then.
 
-import { deferredQueues } from '../admission/status.js';
+import { deferredQueues } from '../budgets/status.js';
 import type { Queryable } from '../db/pool.js';
 
 export async function isPushEligible(db: Queryable, endpointId: string, queue: string): Promise<boolean> {

@@ -1,39 +1,16 @@
-// The admission half of a claim (docs/design/admission.md, "How the claim path does it").
-// When the claim statement's probe meets policies on the requested queues it claims
-// nothing and returns them; this module computes each one's window bounds on its zone's
-// wall clock (src/admission/window.ts) and runs the admit statement: one statement that
-// picks and locks a todo, then its queue's policy (admission_admit(), 0005_admission.sql),
-// reads the in-flight count and window counter with fresh snapshots, decides, charges and
-// claims. Endpoints without policies on the requested queues never come here.
+// The admission statements of a claim (docs/design/admission.md, "How the claim path does
+// it"), as rows. When the claim statement's probe meets policies on the requested queues
+// it claims nothing and returns them; probedPolicies() reads them back. The admit
+// statement is one statement that picks and locks a todo, then its queue's policy
+// (admission_admit(), 0005_admission.sql), reads the in-flight count and window counter
+// with fresh snapshots, decides, charges and claims; admit() runs it with the window
+// bounds the caller computed (src/admission/admit.ts) and returns its row. What the
+// answer means is decided by the caller: this module knows no policy. Endpoints without
+// policies on the requested queues never come here.
 
-import { Temporal } from 'temporal-polyfill';
 import type { Queryable } from '../db/pool.js';
-import { decide, headroom, windowOf, type Decision, type PolicyRow, type Usage } from '../admission/policy.js';
-import { windowBounds } from '../admission/window.js';
-import { isAppError } from '../domain/errors.js';
-import {
-  byIdSql,
-  nextSql,
-  type AdmitAnswer,
-  type ClaimArgs,
-  type ClaimedTodo,
-  type ClaimRow,
-  type ProbedPolicy,
-} from './claims.js';
-
-export type Refused = {
-  kind: 'refused';
-  policyId: string;
-  queue: string;
-  decision: Extract<Decision, { admit: false }>;
-};
-
-export type Admitted =
-  | { kind: 'claimed'; todo: ClaimedTodo; admission: Usage | null; charged: boolean }
-  | { kind: 'none' }
-  /** A policy was created, changed or deleted, or a window boundary passed, since the probe. */
-  | { kind: 'stale' }
-  | Refused;
+import type { AdmitAnswer, PolicyRow } from '../domain/admission.js';
+import { byIdSql, nextSql, type ClaimArgs, type ClaimedTodo, type ClaimRow, type ProbedPolicy } from './claims.js';
 
 /**
  * A claim statement's claimed row as a todo: its `admission` column dropped. That column
@@ -45,21 +22,18 @@ export function claimedTodo(row: ClaimedTodo & { admission?: unknown }): Claimed
   return row;
 }
 
-/** A policy as the probe read it, with the window bounds of the probe's instant. */
-export interface Probed {
+/** A policy as the probe read it, and the probe's instant. */
+export interface ProbedRow {
   row: PolicyRow;
   /** updated_at as the database wrote it: a Date would cut the microseconds. */
   updatedAt: string;
-  bounds: { start: Date; next: Date } | null;
+  /** The database clock when the probe read the policy: the instant its window bounds are for. */
+  probedAt: Date;
 }
 
-/**
- * The probe's policies by queue, with their bounds; a policy whose zone is unknown is a
- * refusal right away (admission_unavailable: fail closed, nothing locked or charged).
- */
-export function probed(rows: ClaimRow[]): { policies: Map<string, Probed>; refused: Refused[] } {
-  const policies = new Map<string, Probed>();
-  const refused: Refused[] = [];
+/** The policies a probe returned instead of a claim (rows without todo columns), in row order. */
+export function probedPolicies(rows: ClaimRow[]): ProbedRow[] {
+  const out: ProbedRow[] = [];
   for (const r of rows) {
     if (r.id !== null || !r.admission || !('probed_at' in r.admission)) continue;
     const json: ProbedPolicy = r.admission;
@@ -68,25 +42,24 @@ export function probed(rows: ClaimRow[]): { policies: Map<string, Probed>; refus
       created_at: date(json.created_at),
       updated_at: date(json.updated_at),
     };
-    const at = date(json.probed_at);
-    try {
-      policies.set(json.queue, { row, updatedAt: String(json.updated_at), bounds: boundsOf(row, at) });
-    } catch (err) {
-      if (!isAppError(err, 'admission_unavailable')) throw err;
-      const decision = decide(row, { inFlight: 0, latestWindow: null, earliestLeaseExpiry: null }, at);
-      if (!decision.admit) refused.push({ kind: 'refused', policyId: row.id, queue: json.queue, decision });
-    }
+    out.push({ row, updatedAt: String(json.updated_at), probedAt: date(json.probed_at) });
   }
-  return { policies, refused };
+  return out;
 }
 
 const date = (v: unknown) => new Date(String(v));
 
-function boundsOf(row: PolicyRow, at: Date): Probed['bounds'] {
-  const spec = windowOf(row);
-  if (!spec || row.max_claims_per_window === null) return null;
-  const b = windowBounds(spec, Temporal.Instant.fromEpochMilliseconds(at.getTime()));
-  return { start: new Date(b.start.epochMilliseconds), next: new Date(b.next.epochMilliseconds) };
+/** What the admit statement is given per probed policy, by queue: the probe's updated_at and the current window's bounds. */
+export interface AdmitGate {
+  updatedAt: string;
+  /** Null when the policy has no window limit: nothing is charged. */
+  bounds: { start: Date; next: Date } | null;
+}
+
+/** The admit statement's row: its claimed todo (null on a refusal: the row has no todo columns) and admission_admit()'s answer. */
+export interface AdmitRow {
+  todo: ClaimedTodo | null;
+  answer: AdmitAnswer;
 }
 
 const ADMIT_NEXT_ONE = nextSql('t.queue = ($2::text[])[1]', 'admit');
@@ -96,14 +69,13 @@ const ADMIT_BY_ID = byIdSql('admit');
 /**
  * One admit statement over `args.queues` (claim_next) or the named todo (claim): the
  * picked todo is claimed uncharged when its queue has no policy, or admitted, charged and
- * claimed, or refused by its policy. The decision is SQL's; decide() names the reason
- * from the same counters.
+ * claimed, or refused by its policy. Null when nothing was picked.
  */
 export async function admit(
   db: Queryable,
   args: ClaimArgs & { id?: string },
-  policies: Map<string, Probed>,
-): Promise<Admitted> {
+  policies: ReadonlyMap<string, AdmitGate>,
+): Promise<AdmitRow | null> {
   const list = [...policies.entries()];
   const byId = args.id !== undefined;
   const res = await db.query<ClaimRow>({
@@ -123,30 +95,8 @@ export async function admit(
   });
   const row = res.rows[0];
   const answer = row?.admission as AdmitAnswer | null | undefined;
-  if (!row || !answer) return { kind: 'none' };
-  if (answer.o_stale) return { kind: 'stale' };
-  const policy = policies.get(row.id === null ? (answer.picked_queue ?? '') : row.queue);
-  if (!policy) {
-    // A queue the probe saw no policy on was admitted uncharged; a refusal always names a probed queue.
-    if (row.id === null) return { kind: 'stale' };
-    return { kind: 'claimed', todo: claimedTodo(row), admission: null, charged: false };
-  }
-  const counters = {
-    inFlight: answer.o_in_flight,
-    latestWindow: policy.bounds ? { start: policy.bounds.start, used: answer.o_used } : null,
-    earliestLeaseExpiry: answer.o_earliest_lease ? new Date(answer.o_earliest_lease) : null,
-  };
-  const decision = decide(policy.row, counters, new Date(answer.o_at));
-  if (!answer.o_admitted || row.id === null) {
-    if (decision.admit) return { kind: 'stale' };
-    return { kind: 'refused', policyId: policy.row.id, queue: answer.picked_queue ?? '', decision };
-  }
-  return {
-    kind: 'claimed',
-    todo: claimedTodo(row),
-    admission: decision.admit ? headroom(decision) : null,
-    charged: policy.bounds !== null,
-  };
+  if (!row || !answer) return null;
+  return { todo: row.id === null ? null : claimedTodo(row), answer };
 }
 
 export type { AdmitAnswer };

@@ -4,23 +4,16 @@
 
 import { notifySql } from '../db/bus.js';
 import type { Queryable } from '../db/pool.js';
-import type { Counters, PolicyLimits, PolicyRow } from '../admission/policy.js';
 import { inTransaction } from '../db/tx.js';
+import type { PolicyRow, PolicyState } from '../domain/admission.js';
 import { countSql } from './todo-counts.js';
+
+export type { PolicyRow, PolicyState };
+// src/metrics/admission.ts reads countersOf from here; it lives in src/domain/admission.ts.
+export { countersOf } from '../domain/admission.js';
 
 export const POLICY_COLUMNS = `p.id, p.endpoint_id, p.queue, p.max_in_flight, p.max_claims_per_window,
   p.window_period, p.window_tz, p.window_start, p.window_weekday, p.created_at, p.updated_at`;
-
-/** A policy with everything a status needs, read at one instant (`at`, the database clock). */
-export type PolicyState = PolicyRow & {
-  at: Date;
-  in_flight: number;
-  earliest_lease: Date | null;
-  latest_start: Date | null;
-  latest_used: number | null;
-  pending: number;
-  held_at: Date | null;
-};
 
 const STATE = `
   SELECT ${POLICY_COLUMNS}, p.held_at, now() AS at,
@@ -69,10 +62,21 @@ export async function heldPolicyStates(db: Queryable, limit: number): Promise<Po
   return res.rows;
 }
 
+/**
+ * The limits a write stores, column by column: a body already checked against the
+ * schema's CHECKs (src/admission/policy.ts, parsePolicy), which this module does not
+ * repeat; `weekday` is stored only for a week.
+ */
+export interface StoredLimits {
+  max_in_flight: number | null;
+  max_claims_per_window: number | null;
+  window: { period: string; tz: string; start: string; weekday?: string } | null;
+}
+
 export interface PolicyWrite {
   endpointId: string;
   queue: string;
-  limits: PolicyLimits;
+  limits: StoredLimits;
   actorHumanId: string;
   actorEndpointId: string | null;
 }
@@ -134,7 +138,7 @@ async function upsertLocked(
       win?.period ?? null,
       win?.tz ?? null,
       win?.start ?? null,
-      win && win.period === 'week' ? win.weekday : null,
+      win && win.period === 'week' ? (win.weekday ?? null) : null,
       w.actorHumanId,
       w.actorEndpointId,
     ],
@@ -258,18 +262,4 @@ export async function pruneWindows(db: Queryable, days: number, limit: number): 
     [days, limit],
   );
   return res.rowCount ?? 0;
-}
-
-/** A policy state's counters, as decide() takes them. */
-export function countersOf(row: {
-  in_flight: number;
-  earliest_lease: Date | null;
-  latest_start: Date | null;
-  latest_used: number | null;
-}): Counters {
-  return {
-    inFlight: row.in_flight,
-    earliestLeaseExpiry: row.earliest_lease,
-    latestWindow: row.latest_start ? { start: row.latest_start, used: row.latest_used ?? 0 } : null,
-  };
 }

@@ -4,6 +4,7 @@
 // A null result means the conditional update matched nothing; the caller classifies it.
 
 import type { Queryable } from '../db/pool.js';
+import type { AdmitAnswer } from '../domain/admission.js';
 import type { Todo, TodoSummary } from '../domain/todo.js';
 import {
   CLAIMABLE,
@@ -101,18 +102,7 @@ const NULL_TODO = [...COLUMNS.split(','), 'taken_over', 'rings'].map(() => 'NULL
 /** A claimed row: `taken_over` counts a lapsed attempt it closed; `rings` are the rings it acknowledged (null: none). */
 export type ClaimedTodo = Todo & { taken_over: number; rings: RingOutcome[] | null };
 
-/** admission_admit()'s answer, as the admit statement returns it. */
-export interface AdmitAnswer {
-  o_admitted: boolean;
-  o_stale: boolean;
-  o_policy_id: string | null;
-  o_at: string;
-  o_in_flight: number;
-  o_used: number;
-  o_earliest_lease: string | null;
-  /** Set on a refusal (no todo columns): the queue of the todo the policy refused. */
-  picked_queue?: string;
-}
+export type { AdmitAnswer };
 
 /** A policy as the probe returns it (jsonb: its columns, timestamps as text) and the probe's instant. */
 export type ProbedPolicy = Record<string, unknown> & { queue: string; probed_at: string };
@@ -199,7 +189,7 @@ export interface OwnedArgs {
 /**
  * Whether a policy admitted the settled claim, so that settling it may free a held
  * queue's slot (the reopen on complete, fail and release, docs/design/admission.md: the
- * caller then looks for the held policy, src/admission/reopen.ts). A claim made where no
+ * caller then looks for the held policy, src/budgets/reopen.ts). A claim made where no
  * policy existed settles with the statement as it was before admission, without reading
  * admission_policies (0011_lean_claim_writes.sql).
  */

@@ -3,7 +3,7 @@
 // and the retention of window counters older than 35 days. Claimed ticks, like every sweep.
 
 import type { Queryable } from '../db/pool.js';
-import { reopenHeld } from '../admission/reopen.js';
+import { reopenHeld } from '../budgets/reopen.js';
 import { pruneWindows } from '../store/admission.js';
 import type { Sweep } from './runner.js';
 

@@ -1,9 +1,10 @@
 // claim and claim_next: take a todo under a lease. The lease length is per call >
 // endpoint default > server default. A claim that finds nothing is a value
 // ({empty: true}), not an error; a named todo that cannot be claimed is classified.
+// The claim itself (statements, admission, retries) is ./claim-loop.ts; the answer, the
+// errors and the counters are ./admission.ts.
 
 import { z } from 'zod';
-import { admitById, admitNext } from '../admission/claim.js';
 import { AppError } from '../domain/errors.js';
 import { leaseSeconds, parseInput, QUEUE_NAME, resolveLeaseSeconds, type Todo } from '../domain/todo.js';
 import {
@@ -14,6 +15,7 @@ import {
   type AdmissionUsage,
   type DeferredEntry,
 } from './admission.js';
+import { admitById, admitNext } from './claim-loop.js';
 import { claimSelfTestTodo } from '../doorbell/ack.js';
 import { zeroRowError, type Agent, type TodoDeps } from './context.js';
 

@@ -12,7 +12,7 @@ import {
   retrySchedule,
   type TodoSummary,
 } from '../domain/todo.js';
-import { reopenQueue } from '../admission/reopen.js';
+import { reopenQueue } from '../budgets/reopen.js';
 import * as claims from '../store/claims.js';
 import { zeroRowError, type Agent, type TodoDeps } from './context.js';
 

@@ -1,7 +1,7 @@
 // What a human does to a todo from the API, board or CLI: retry now, cancel. The
 // caller has checked that the human may act on the endpoint.
 
-import { withAdmission } from '../admission/status.js';
+import { withAdmission } from '../budgets/status.js';
 import { notFound } from '../domain/errors.js';
 import type { Todo, TodoAttempt } from '../domain/todo.js';
 import { cancel as cancelRow, retryNow as retryRow } from '../store/todo-operator.js';

@@ -3,7 +3,7 @@
 // carry their derived `admission` status (docs/design/admission.md).
 
 import { z } from 'zod';
-import { withAdmission } from '../admission/status.js';
+import { withAdmission } from '../budgets/status.js';
 import { invalidArgument, notFound } from '../domain/errors.js';
 import { isId } from '../domain/ids.js';
 import { LIMITS, listTodosInput, parseInput, type Todo } from '../domain/todo.js';

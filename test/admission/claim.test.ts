@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { clearPolicy } from '../../src/admission/service.js';
+import { clearPolicy } from '../../src/budgets/service.js';
 import { Metrics } from '../../src/metrics/index.js';
 import { claim, claimNext, complete, fail, getTodo, listTodos, release } from '../../src/todos/index.js';
 import { testDatabase } from '../helpers/db.js';

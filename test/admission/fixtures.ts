@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import type { Pool } from '../../src/db/pool.js';
-import { setPolicy } from '../../src/admission/service.js';
+import { setPolicy } from '../../src/budgets/service.js';
 import { AppError, type ErrorCode } from '../../src/domain/errors.js';
 import { createTodo, type Agent, type ClaimNextResult, type TodoDeps } from '../../src/todos/index.js';
 import type { Todo } from '../../src/domain/todo.js';

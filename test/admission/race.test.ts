@@ -6,7 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { clearPolicy, setPolicy } from '../../src/admission/service.js';
+import { clearPolicy, setPolicy } from '../../src/budgets/service.js';
 import type { Server } from '../../src/main.js';
 import { testDatabase } from '../helpers/db.js';
 import { startTestServer } from '../helpers/server.js';

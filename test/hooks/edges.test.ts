@@ -2,7 +2,7 @@
 // requeued, redirects are not followed, overflow is dropped and counted, lost notices are
 // caught by the sweep, outcomes are counted, and a clock-in digest sends one backlog.
 
-import { clearPolicy, setPolicy } from '../../src/admission/service.js';
+import { clearPolicy, setPolicy } from '../../src/budgets/service.js';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { pino } from 'pino';

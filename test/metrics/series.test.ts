@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { setPolicy } from '../../src/admission/service.js';
+import { setPolicy } from '../../src/budgets/service.js';
 import { reaperSweep } from '../../src/sweeps/todos.js';
 import { testDatabase } from '../helpers/db.js';
 import { startTestServer } from '../helpers/server.js';

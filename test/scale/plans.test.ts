@@ -13,7 +13,7 @@ import { before, test } from 'node:test';
 import type pg from 'pg';
 import type { Queryable } from '../../src/db/pool.js';
 import { MAX_RINGS, RERING_SCHEDULE_SECONDS } from '../../src/doorbell/pump.js';
-import { admitNext } from '../../src/admission/claim.js';
+import { admitNext } from '../../src/todos/claim-loop.js';
 import { allPolicyStates, heldPolicyOf, pendingByQueue, policyStates } from '../../src/store/admission.js';
 import { laneCards, laneCounts, liveFingerprint } from '../../src/store/board-lanes.js';
 import { claimById, claimNext, complete, fail, heartbeat, release } from '../../src/store/claims.js';

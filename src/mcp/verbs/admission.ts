@@ -7,7 +7,7 @@ import { z } from 'zod/v4';
 import { z as z3 } from 'zod';
 import { AppError } from '../../domain/errors.js';
 import { parseInput } from '../../domain/todo.js';
-import { clearPolicy, setPolicy, statuses } from '../../admission/service.js';
+import { clearPolicy, setPolicy, statuses } from '../../budgets/service.js';
 import type { Verb, VerbContext } from './types.js';
 
 const queue = z.string().describe('A queue name granted to this endpoint, e.g. `inbox`.');

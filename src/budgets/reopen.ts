@@ -2,11 +2,13 @@
 // held back got no push, so when its queue admits again — the window rolled over, an
 // in-flight slot freed, the policy changed — exactly one todo_ready goes out for that
 // endpoint and queue, which drives the doorbell through its existing path. The held mark's
-// conditional clear (store) makes it one, whichever instance or trigger comes first.
+// conditional clear (store) makes it one, whichever instance or trigger comes first;
+// whether the queue admits is the pure status (src/admission/status.ts).
 
 import type { Queryable } from '../db/pool.js';
-import { heldPolicyOf, heldPolicyStates, reopenPolicy, type PolicyState } from '../store/admission.js';
-import { statusOf } from './status.js';
+import { statusOf } from '../admission/status.js';
+import type { PolicyState } from '../domain/admission.js';
+import { heldPolicyOf, heldPolicyStates, reopenPolicy } from '../store/admission.js';
 
 /** Policies looked at per sweep tick; the rest wait for the next tick (30 s). */
 const SWEEP_LIMIT = 500;

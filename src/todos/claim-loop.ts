@@ -1,15 +1,18 @@
 // Claims under admission (docs/design/admission.md, "How the claim path does it"):
 // claim_next's loop over the granted queues and the claim of one named todo. The first
-// statement is the claim statement itself: when no requested queue has a policy it claims
-// the row (today's SQL plus one indexed miss). Otherwise it returns the queues' policies,
-// and admit statements (src/store/admission-claims.ts) pick, decide, charge and claim. A
-// refused queue is excluded and the loop goes on, so claim_next never answers empty while
-// another granted queue has admissible work; each refusal removes a queue, so the loop is
-// bounded by the number of granted queues (plus a few re-reads when a policy changes or a
-// window boundary passes mid-claim).
+// statement is the claim statement itself (src/store/claims.ts): when no requested queue
+// has a policy it claims the row (today's SQL plus one indexed miss). Otherwise it returns
+// the queues' policies; the pure src/admission/admit.ts computes their window bounds, the
+// admit statement (src/store/admission-claims.ts) picks, decides, charges and claims, and
+// admit.ts reads its answer. A refused queue is excluded and the loop goes on, so
+// claim_next never answers empty while another granted queue has admissible work; each
+// refusal removes a queue, so the loop is bounded by the number of granted queues (plus a
+// few re-reads when a policy changes or a window boundary passes mid-claim).
 
+import { probed, verdict, type Probed, type Refused } from '../admission/admit.js';
+import type { Usage } from '../admission/policy.js';
 import type { Queryable } from '../db/pool.js';
-import { admit, claimedTodo, probed, type Probed, type Refused } from '../store/admission-claims.js';
+import { admit, claimedTodo, probedPolicies } from '../store/admission-claims.js';
 import { markHeld } from '../store/admission.js';
 import {
   anyClaimable,
@@ -20,11 +23,12 @@ import {
   type ClaimRow,
 } from '../store/claims.js';
 import { getTodo } from '../store/todos.js';
-import type { Usage } from './policy.js';
 
 export type Claimed = { todo: ClaimedTodo; admission: Usage | null; charged: boolean };
 export type Refusal = Refused;
 export type NextOutcome = { claimed: Claimed | null; refused: Refusal[] };
+
+type Admitted = ({ kind: 'claimed' } & Claimed) | { kind: 'none' } | { kind: 'stale' } | Refused;
 
 /** Re-reads of the policies when one changed or a window boundary passed mid-claim. */
 const STALE_RETRIES = 3;
@@ -36,7 +40,21 @@ function readProbe(rows: ClaimRow[]): Probe {
   const first = rows[0];
   if (!first) return null;
   if (first.id !== null) return { claimed: { todo: claimedTodo(first), admission: null, charged: false } };
-  return { claimed: null, ...probed(rows) };
+  return { claimed: null, ...probed(probedPolicies(rows)) };
+}
+
+/** One admit statement, and what its answer means. */
+async function admitOnce(
+  db: Queryable,
+  args: ClaimArgs & { id?: string },
+  policies: Map<string, Probed>,
+): Promise<Admitted> {
+  const out = await admit(db, args, policies);
+  if (!out) return { kind: 'none' };
+  const v = verdict(policies, out.answer, out.todo?.queue ?? null);
+  if (v.kind !== 'claimed') return v;
+  // verdict() answers `claimed` only for a claimed row (a non-null queue), so todo is set.
+  return { kind: 'claimed', todo: out.todo as ClaimedTodo, admission: v.admission, charged: v.charged };
 }
 
 // Claim statements skip locked rows, and a doorbell pass on each instance locks up to a
@@ -87,7 +105,7 @@ async function admitNextBudgeted(
       queues = queues.filter((q) => !probe.refused.some((r) => r.queue === q));
       continue;
     }
-    const out = await admit(db, { ...args, queues }, policies);
+    const out = await admitOnce(db, { ...args, queues }, policies);
     if (out.kind === 'claimed') return outcome(out);
     if (out.kind === 'none') {
       if (locked >= LOCKED_RETRIES || !(await anyClaimable(db, { ...args, queues }))) break;
@@ -116,7 +134,7 @@ export async function admitById(db: Queryable, args: ClaimArgs & { id: string })
     // A queue whose zone is unknown refuses before any lock; which queue the todo is on
     // is only known once it is picked, so those queues are left out of this claim.
     const queues = args.queues.filter((q) => !probe.refused.some((r) => r.queue === q));
-    const out = await admit(db, { ...args, queues }, probe.policies);
+    const out = await admitOnce(db, { ...args, queues }, probe.policies);
     if (out.kind === 'claimed') return { claimed: out };
     if (out.kind === 'refused') return { claimed: null, refused: (await held(db, [out]))[0] ?? out };
     if (out.kind === 'none') {

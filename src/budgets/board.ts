@@ -3,9 +3,9 @@
 // the live stream's change check), and one queue's budget editor: its policy and status
 // when it has one, and the audit list, which outlives the policy.
 
+import type { QueueStatus } from '../admission/status.js';
 import { listAudit, type AuditRow } from '../store/admission.js';
 import { DETAIL_AUDIT, checkQueue, humanPolicies, statuses, type AdmissionDeps } from './service.js';
-import type { QueueStatus } from './status.js';
 
 export type { AuditRow };
 

@@ -1,10 +1,14 @@
 // The policy service (docs/design/admission.md): read, set (a full replace) and clear a
-// queue's policy, for the operator API, the CLI (through the API) and the admission
-// verbs. Callers have resolved the scope (the endpoint) and checked the actor may act on
-// it; every write is audited with the accountable human and, when an agent wrote it, the
-// endpoint; a write takes effect on the next claim on every instance (the claim reads the
-// row under its lock) and reopens the queue at once when it now admits held-back work.
+// queue's policy, for the operator API, the CLI (through the API), the board and the
+// admission verbs; bodies are parsed and statuses computed by the pure src/admission/,
+// rows read and written by src/store/admission.ts. Callers have resolved the scope (the
+// endpoint) and checked the actor may act on it; every write is audited with the
+// accountable human and, when an agent wrote it, the endpoint; a write takes effect on
+// the next claim on every instance (the claim reads the row under its lock) and reopens
+// the queue at once when it now admits held-back work.
 
+import { parsePolicy } from '../admission/policy.js';
+import { statusOf, type QueueStatus } from '../admission/status.js';
 import type { Queryable } from '../db/pool.js';
 import { notFound, invalidArgument } from '../domain/errors.js';
 import { QUEUE_NAME } from '../domain/todo.js';
@@ -16,9 +20,7 @@ import {
   policyStatesOfHuman,
   upsertPolicy,
 } from '../store/admission.js';
-import { parsePolicy } from './policy.js';
 import { reopenQueue } from './reopen.js';
-import { statusOf, type QueueStatus } from './status.js';
 
 export interface AdmissionDeps {
   db: Queryable;
