@@ -52,7 +52,7 @@ export function isGranted(grantedVerbs: readonly string[], name: string): boolea
   return SELF.has(name) || grantedVerbs.includes(name) || (name === 'admission_status' && drains(grantedVerbs));
 }
 
-/** Seed 000: admission_status comes with the claim verbs, whichever way they were granted. */
+/** docs/design/admission.md: admission_status comes with the claim verbs, whichever way they were granted. */
 const drains = (verbs: readonly string[]) => verbs.includes('claim') || verbs.includes('claim_next');
 
 /** The tools this endpoint may call, in the table's order. */
