@@ -71,7 +71,8 @@ export function registerSurfaces(app: FastifyInstance, services: Services, readi
     syntheticAdmin: services.syntheticAdmin,
     nowMs: () => services.clock().getTime(),
   });
-  operatorRoutes(app, services, readiness);
+  const { pool, migrations, version, metrics } = services;
+  operatorRoutes(app, { pool, migrations, version, readiness, metrics, metricsToken: services.config.metricsToken });
   apiRoutes(app, services, auth);
   boardRoutes(app, services, auth);
   mcpRoutes(app, services);

@@ -3,7 +3,7 @@
 // `switchboard doctor` is their client.
 
 import type { FastifyInstance } from 'fastify';
-import { getOwnedTest, startOwnedTest, type OperatorTestDeps } from '../doorbell/operator-tests.js';
+import { getOwnedTest, startOwnedTest, type OperatorTestDeps } from '../endpoints/doorbell-tests.js';
 import type { Auth } from '../http/auth.js';
 
 type RefParams = { Params: { ref: string } };

@@ -6,7 +6,7 @@
 
 import type { FastifyInstance } from 'fastify';
 import { isAppError } from '../domain/errors.js';
-import { getOwnedTest, startOwnedTest } from '../doorbell/operator-tests.js';
+import { getOwnedTest, startOwnedTest } from '../endpoints/doorbell-tests.js';
 import { resolveEndpoint } from '../endpoints/manage.js';
 import { setPresence } from '../presence/manage.js';
 import { backTo, chromeOf, field, html, notFoundPage, signedIn, signedInForm, type Form } from './guard.js';

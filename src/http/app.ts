@@ -12,11 +12,10 @@ import Fastify, {
 } from 'fastify';
 import { invalidArgument } from '../domain/errors.js';
 import { nulField } from '../domain/nul.js';
-import type { Services } from '../services.js';
+import type { Metrics } from '../metrics/index.js';
 import { errorBody, handleError, routerError } from './errors.js';
-import { healthRoutes } from './health.js';
+import { healthRoutes, type HealthDeps } from './health.js';
 import { metricsRoute } from './metrics-route.js';
-import type { Readiness } from './readiness.js';
 import { requestId, requestLog } from './request-log.js';
 
 /** 1 MiB: the largest todo (64 KiB body + 256 KiB payload) with room for JSON overhead. */
@@ -78,8 +77,14 @@ export function createHost(deps: HostOptions): FastifyInstance {
   return app;
 }
 
+export interface OperatorDeps extends HealthDeps {
+  metrics: Metrics;
+  /** The bearer /metrics requires; null: open. */
+  metricsToken: string | null;
+}
+
 /** The operator routes of the host: /healthz, /readyz, /version, /metrics. */
-export function operatorRoutes(app: FastifyInstance, services: Services, readiness: Readiness): void {
-  healthRoutes(app, { pool: services.pool, migrations: services.migrations, version: services.version, readiness });
-  metricsRoute(app, { metrics: services.metrics, token: services.config.metricsToken });
+export function operatorRoutes(app: FastifyInstance, deps: OperatorDeps): void {
+  healthRoutes(app, deps);
+  metricsRoute(app, { metrics: deps.metrics, token: deps.metricsToken });
 }

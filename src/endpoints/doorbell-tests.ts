@@ -6,8 +6,8 @@
 import type { Queryable } from '../db/pool.js';
 import { endpointState } from '../domain/endpoint.js';
 import { AppError } from '../domain/errors.js';
-import { resolveEndpoint } from '../endpoints/manage.js';
-import { getDoorbellTest, startDoorbellTest } from './self-test.js';
+import { resolveEndpoint } from './manage.js';
+import { getDoorbellTest, startDoorbellTest } from '../doorbell/self-test.js';
 
 export interface OperatorTestDeps {
   db: Queryable;
