@@ -22,14 +22,12 @@ import { doorbellAcknowledgement, type Acknowledgement } from './doorbell/acknow
 import { HookGuard } from './hooks/guard.js';
 import { Metrics } from './metrics/index.js';
 import { startHooksAndPresence, type PushServices } from './hooks/wiring.js';
-import { messageMetrics } from './metrics/messages.js';
-import { queueCollectors } from './metrics/queues.js';
+import { collectFromDatabase } from './metrics-reads.js';
 import { CapacitySetting } from './messages/capacity.js';
 import type { MessageDeps } from './messages/context.js';
 import { MessagePump } from './messages/pump.js';
 import { messageRedeliverySweep } from './sweeps/messages.js';
 import { ensureSetupLink, localAdmin } from './identity/setup.js';
-import { registerAdmissionCollector } from './metrics/admission.js';
 import { admissionReopenSweep, admissionRetentionSweep } from './sweeps/admission.js';
 import { reringSweep } from './sweeps/doorbell.js';
 import { todoCountsFoldSweep } from './sweeps/counts.js';
@@ -126,9 +124,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
 
     const hookGuard = new HookGuard(config.hooks);
     const metrics = new Metrics();
-    messageMetrics(metrics);
-    queueCollectors(metrics, pool);
-    registerAdmissionCollector(metrics, pool);
+    collectFromDatabase(metrics, pool);
     // The queue capacity is resolved (env > persisted > default) before the first admission.
     for (const warning of config.messages.warnings) log.warn(warning);
     const capacity = new CapacitySetting({ db: pool, envCapacity: config.messages.envCapacity, log });
@@ -165,7 +161,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     const doorbellAck = doorbellAcknowledgement({
       db: pool,
       log,
-      metrics,
+      metrics: metrics.doorbell,
       bus,
       ackWindowMs: config.doorbell.ackWindowMs,
       send: (ring, params, instance) => doorbell.send(ring, params, instance),

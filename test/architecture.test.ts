@@ -1,5 +1,6 @@
 // Pins the layering of docs/architecture.md: pg only in db/ and store/, process.env only
-// in config/, surfaces never importing store/ directly, domain/ pure.
+// in config/, surfaces never importing store/ directly, domain/ pure, metrics/ reading
+// nothing itself.
 
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -58,6 +59,16 @@ test('domain/ is pure: no database, network, file system or process access', () 
       inside(f.path, 'domain') &&
       (imports(f.text).some((i) => impure.test(i) || i.includes('/store/') || i.includes('/db/')) ||
         /process\./.test(f.text)),
+  );
+  assert.deepEqual(
+    offenders.map((f) => f.path),
+    [],
+  );
+});
+
+test('metrics/ reads nothing itself: no db/ or store/ (the composition root hands it reads)', () => {
+  const offenders = files.filter(
+    (f) => inside(f.path, 'metrics') && imports(f.text).some((i) => /\/(db|store)\//.test(i) || i === 'pg'),
   );
   assert.deepEqual(
     offenders.map((f) => f.path),

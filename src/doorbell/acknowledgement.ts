@@ -1,12 +1,12 @@
 // Wires the doorbell's acknowledgement side for one instance
 // (docs/design/doorbell-acknowledgement.md): the ring writer that records delivered
-// rings, the self-test ringer, their sweeps and the unheard-session gauge. The
-// composition root builds it before the pump and passes `recorder` to it.
+// rings, the self-test ringer and their sweeps (the unheard-session gauge is one of the
+// registry's scrape-time collectors, metrics-reads.ts). The composition root builds it
+// before the pump and passes `recorder` to it.
 
 import type { Logger } from 'pino';
 import type { Queryable } from '../db/pool.js';
-import { DoorbellMetrics, registerUnheardSessionsGauge } from '../metrics/doorbell.js';
-import type { Metrics } from '../metrics/index.js';
+import type { DoorbellCounters } from '../metrics/doorbell.js';
 import { doorbellTestsSweep, unheardSweep } from '../sweeps/unheard.js';
 import type { Sweep } from '../sweeps/runner.js';
 import type { ChannelParams } from './content.js';
@@ -17,7 +17,8 @@ import type { Bus } from '../domain/events.js';
 export interface AcknowledgementDeps {
   db: Queryable;
   log: Logger;
-  metrics: Metrics;
+  /** The registry's doorbell counters (`metrics.doorbell`). */
+  metrics: DoorbellCounters;
   bus: Bus;
   ackWindowMs: number;
   /** The pump's send: writes here or forwards to the instance holding the stream. */
@@ -33,8 +34,7 @@ export interface Acknowledgement {
 }
 
 export function doorbellAcknowledgement(deps: AcknowledgementDeps): Acknowledgement {
-  const metrics = new DoorbellMetrics(deps.metrics);
-  registerUnheardSessionsGauge(deps.metrics, deps.db);
+  const { metrics } = deps;
   const writer = new RingRowWriter({ db: deps.db, log: deps.log, metrics });
   const ringer = new SelfTestRinger({ db: deps.db, log: deps.log, doorbell: { send: deps.send } });
   const unlisten = ringer.listen(deps.bus);

@@ -4,7 +4,6 @@
 import type { Logger } from 'pino';
 import type { Pool } from '../db/pool.js';
 import type { Metrics } from '../metrics/index.js';
-import { hookMetrics } from '../metrics/hooks.js';
 import { PresenceService, type DigestSender } from '../presence/digest.js';
 import { hookSweep } from '../sweeps/hooks.js';
 import { presenceSweep } from '../sweeps/presence.js';
@@ -37,7 +36,7 @@ export function startHooksAndPresence(a: {
     db: a.db,
     guard: a.guard,
     log: a.log,
-    ...(a.metrics ? { metrics: hookMetrics(a.metrics) } : {}),
+    ...(a.metrics ? { metrics: a.metrics.hooks } : {}),
     ...(a.ca ? { ca: a.ca } : {}),
     ...(a.backoffMs ? { backoffMs: a.backoffMs } : {}),
     ...(a.version ? { version: a.version } : {}),
