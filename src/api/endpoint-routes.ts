@@ -19,6 +19,10 @@ function listQuery(query: unknown): Record<string, unknown> {
 }
 
 export function endpointRoutes(app: FastifyInstance, deps: OperatorDeps, auth: Auth, now: () => Date): void {
+  // TODO(merge): composition root — once it passes `credentials` in these deps, drop the
+  // fallback: the credential answers /mcp reuses (app.mcpCredentials), forgotten at once.
+  const revoking = (): OperatorDeps =>
+    deps.credentials || !app.hasDecorator('mcpCredentials') ? deps : { ...deps, credentials: app.mcpCredentials };
   app.post('/api/v1/endpoints', async (request, reply) => {
     const { human } = await auth.authenticate(request, reply, 'human');
     return reply.status(201).send(await vendEndpoint(deps, human.id, request.body, now()));
@@ -33,7 +37,7 @@ export function endpointRoutes(app: FastifyInstance, deps: OperatorDeps, auth: A
   });
   app.post<RefParams>('/api/v1/endpoints/:ref/revoke', async (request, reply) => {
     const { human } = await auth.authenticate(request, reply, 'human');
-    return revokeEndpoint(deps, human.id, request.params.ref, now());
+    return revokeEndpoint(revoking(), human.id, request.params.ref, now());
   });
   app.delete<RefParams>('/api/v1/endpoints/:ref', async (request, reply) => {
     const { human } = await auth.authenticate(request, reply, 'human');

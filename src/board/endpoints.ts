@@ -14,6 +14,12 @@ import type { BoardDeps } from './queues.js';
 type RefParams = { Params: { ref: string } };
 
 export function endpointPages(app: FastifyInstance, deps: BoardDeps): void {
+  // TODO(merge): composition root — once it passes `credentials` in the operator deps,
+  // drop the fallback: the credential answers /mcp reuses (app.mcpCredentials).
+  const revoking = (): BoardDeps['operator'] =>
+    deps.operator.credentials || !app.hasDecorator('mcpCredentials')
+      ? deps.operator
+      : { ...deps.operator, credentials: app.mcpCredentials };
   app.get('/endpoints', async (request, reply) => {
     const session = await signedIn(deps.identity, request, reply);
     if (!session) return reply;
@@ -46,7 +52,7 @@ export function endpointPages(app: FastifyInstance, deps: BoardDeps): void {
     const session = await signedInForm(deps.identity, request, reply);
     if (!session) return reply;
     try {
-      await revokeEndpoint(deps.operator, session.principal.human.id, request.params.ref, deps.now());
+      await revokeEndpoint(revoking(), session.principal.human.id, request.params.ref, deps.now());
     } catch (err) {
       if (isAppError(err, 'not_found')) return notFoundPage(reply, session, 'endpoint');
       throw err;

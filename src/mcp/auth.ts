@@ -4,7 +4,7 @@
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Queryable } from '../db/pool.js';
-import { endpointForCredential, type Endpoint } from '../endpoints/credentials.js';
+import type { CredentialCache, Endpoint } from '../endpoints/credentials.js';
 import { bearerOf } from '../api/auth.js';
 import { errorBody } from '../api/errors.js';
 import { noteEndpoint } from '../api/request-log.js';
@@ -19,13 +19,13 @@ export interface Caller {
 /** The caller (and the state of the session it names, in the same round trip), or null after answering 401. */
 export async function authenticateMcp(
   db: Queryable,
+  credentials: CredentialCache,
   request: FastifyRequest,
   reply: FastifyReply,
   sessionId: string | null,
-  reuseMs?: number,
 ): Promise<Caller | null> {
   const token = bearerOf(request);
-  const found = token ? await endpointForCredential(db, token, sessionId, reuseMs) : null;
+  const found = token ? await credentials.endpointFor(db, token, sessionId) : null;
   if (token && found) {
     noteEndpoint(request, found.endpoint.slug);
     return { ...found, token };

@@ -16,7 +16,7 @@ import type { Metrics } from '../metrics/index.js';
 import type { MessageDeps } from '../messages/context.js';
 import type { VersionInfo } from '../version.js';
 import { authenticateMcp, type Caller } from './auth.js';
-import { forgetCredentials } from '../endpoints/credentials.js';
+import { CredentialCache } from '../endpoints/credentials.js';
 import type { ErrorLog } from './errors.js';
 import { directCallOf, invalidParamsOf, isDirectNotification } from './direct-call.js';
 import { authInfoFor, buildProtocol, callTool, type ProtocolDeps } from './protocol.js';
@@ -28,7 +28,12 @@ export interface McpDeps {
   db: Queryable;
   /** When set, session closes and endpoint revocations on any instance end local streams. */
   bus?: Bus;
-  /** How long a (credential, live session) answer is reused; CREDENTIAL_REUSE_MS by default. */
+  /**
+   * The process's (credential, live session) answers. Absent: /mcp builds its own, reusing
+   * answers for `credentialReuseMs` (CREDENTIAL_REUSE_MS by default).
+   */
+  credentials?: CredentialCache;
+  /** How long a (credential, live session) answer is reused, when `credentials` is absent. */
   credentialReuseMs?: number;
   /** Told when a session's notification stream opens here (the doorbell rings it). */
   onStreamOpen?: (endpointId: string, sessionId: string) => void;
@@ -162,10 +167,16 @@ async function openStream(
   return reply;
 }
 
-function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, registry: SessionRegistry): void {
+function routes(
+  scope: FastifyInstance,
+  deps: McpDeps,
+  credentials: CredentialCache,
+  protocol: ProtocolDeps,
+  registry: SessionRegistry,
+): void {
   jsonBodies(scope);
   scope.post('/mcp', async (request, reply) => {
-    const caller = await authenticateMcp(deps.db, request, reply, sessionIdOf(request), deps.credentialReuseMs);
+    const caller = await authenticateMcp(deps.db, credentials, request, reply, sessionIdOf(request));
     if (!caller) return reply;
     if (request.body === NOT_JSON || request.body === undefined) {
       return rpcError(reply, 400, PARSE_ERROR, 'Parse error: the body must be JSON-RPC');
@@ -202,7 +213,7 @@ function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, r
   });
 
   scope.get('/mcp', async (request, reply) => {
-    const caller = await authenticateMcp(deps.db, request, reply, sessionIdOf(request), deps.credentialReuseMs);
+    const caller = await authenticateMcp(deps.db, credentials, request, reply, sessionIdOf(request));
     if (!caller) return reply;
     const known = await knownSession(registry, request, reply, caller);
     if (!known) return reply;
@@ -210,7 +221,7 @@ function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, r
   });
 
   scope.delete('/mcp', async (request, reply) => {
-    const caller = await authenticateMcp(deps.db, request, reply, sessionIdOf(request), deps.credentialReuseMs);
+    const caller = await authenticateMcp(deps.db, credentials, request, reply, sessionIdOf(request));
     if (!caller) return reply;
     const sessionId = sessionIdOf(request);
     if (!sessionId) return rpcError(reply, 400, SESSION_REQUIRED, 'Bad Request: Mcp-Session-Id header is required');
@@ -225,12 +236,20 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** This instance's MCP sessions: the doorbell writes to their streams through it. */
     mcpSessions: SessionRegistry;
+    /** The credential answers /mcp reuses: revokes made through this app forget at once. */
+    mcpCredentials: CredentialCache;
   }
 }
 
-/** Registers /mcp on the app and decorates it with the session registry (`app.mcpSessions`). */
+/**
+ * Registers /mcp on the app and decorates it with the session registry (`app.mcpSessions`)
+ * and the credential cache (`app.mcpCredentials`: `deps.credentials`, or one of its own).
+ */
 export function mcpRoutes(app: FastifyInstance, deps: McpDeps): SessionRegistry {
-  const sessions: SessionDeps = { db: deps.db, instanceId: deps.instanceId };
+  const credentials =
+    deps.credentials ??
+    new CredentialCache(deps.credentialReuseMs === undefined ? {} : { reuseMs: deps.credentialReuseMs });
+  const sessions: SessionDeps = { db: deps.db, instanceId: deps.instanceId, credentials };
   const todos: TodoDeps = {
     db: deps.db,
     defaultLeaseSeconds: deps.defaultLeaseSeconds,
@@ -252,7 +271,7 @@ export function mcpRoutes(app: FastifyInstance, deps: McpDeps): SessionRegistry 
   });
   const forget = (event: BusEvent<'session_closed' | 'endpoint_revoked'>) => {
     const sessionId = event.type === 'session_closed' ? event.session_id : undefined;
-    forgetCredentials(event.endpoint_id, sessionId);
+    credentials.forget(event.endpoint_id, sessionId);
     registry
       .forget({ endpointId: event.endpoint_id, sessionId })
       .catch((err: unknown) => deps.log.error({ err }, 'ending the streams of a closed session failed'));
@@ -260,8 +279,9 @@ export function mcpRoutes(app: FastifyInstance, deps: McpDeps): SessionRegistry 
   const unsubscribe = [deps.bus?.subscribe('session_closed', forget), deps.bus?.subscribe('endpoint_revoked', forget)];
   app.addHook('onClose', async () => unsubscribe.forEach((u) => u?.()));
   app.decorate('mcpSessions', registry);
+  app.decorate('mcpCredentials', credentials);
   // Streams stay open until closed: shutdown ends them first, or app.close() would wait on them.
   app.addHook('preClose', () => registry.closeAll());
-  void app.register(async (scope) => routes(scope, deps, protocol, registry));
+  void app.register(async (scope) => routes(scope, deps, credentials, protocol, registry));
   return registry;
 }
