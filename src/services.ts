@@ -15,7 +15,7 @@ import type { Pool } from './db/pool.js';
 import { Doorbell } from './doorbell/pump.js';
 import { RingRowWriter } from './doorbell/ring-writer.js';
 import { ringRecorder, SelfTestOutcomes, SelfTestRinger } from './doorbell/self-test-ring.js';
-import { endpointForCredential } from './endpoints/credentials.js';
+import { CredentialCache, type Credentialed, type CredentialForgetting } from './endpoints/credentials.js';
 import { HookDelivery } from './hooks/delivery.js';
 import { HookGuard } from './hooks/guard.js';
 import { NotifyHooks } from './hooks/notify.js';
@@ -23,12 +23,8 @@ import type { IdentityDeps, Principal } from './identity/principal.js';
 import { CapacitySetting } from './messages/capacity.js';
 import type { MessageDeps } from './messages/context.js';
 import { MessagePump } from './messages/pump.js';
-import { registerAdmissionCollector } from './metrics/admission.js';
-import { DoorbellMetrics, registerUnheardSessionsGauge } from './metrics/doorbell.js';
-import { hookMetrics } from './metrics/hooks.js';
 import { Metrics } from './metrics/index.js';
-import { messageMetrics } from './metrics/messages.js';
-import { queueCollectors } from './metrics/queues.js';
+import { collectFromDatabase } from './metrics-reads.js';
 import { PresenceService } from './presence/digest.js';
 import type { SessionDeps } from './sessions/index.js';
 import { LocalStreams } from './sessions/local-streams.js';
@@ -62,9 +58,12 @@ export interface ServiceOptions {
   clock?: () => Date;
 }
 
-/** How /mcp resolves a bearer: the endpoint, and whether the named session is live. */
-export interface CredentialLookup {
-  find(token: string, sessionId: string | null): ReturnType<typeof endpointForCredential>;
+/**
+ * The process's (credential, live session) answers: /mcp resolves a bearer with `find`;
+ * a revoke, a close or an expiry anywhere `forget`s what it vouched for.
+ */
+export interface CredentialLookup extends CredentialForgetting {
+  find(token: string, sessionId: string | null): Promise<Credentialed | null>;
 }
 
 export interface Services {
@@ -112,18 +111,16 @@ export function buildServices(o: ServiceOptions): Services {
   const db = pool;
 
   const metrics = new Metrics();
-  messageMetrics(metrics);
-  queueCollectors(metrics, pool);
-  registerAdmissionCollector(metrics, pool);
-  registerUnheardSessionsGauge(metrics, pool);
-  const doorbellMetrics = new DoorbellMetrics(metrics);
+  collectFromDatabase(metrics, pool);
+  const cache = new CredentialCache({ reuseMs: config.mcp.credentialReuseMs });
+  const credentials: CredentialLookup = {
+    find: (token, sessionId) => cache.endpointFor(db, token, sessionId),
+    forget: (endpointId, sessionId) => cache.forget(endpointId, sessionId),
+  };
 
   const identity: IdentityDeps = { db, publicUrl: config.publicUrl };
   const todos: TodoDeps = { db, defaultLeaseSeconds: config.todos.defaultLeaseSeconds, metrics };
-  const sessions: SessionDeps = { db, instanceId };
-  const credentials: CredentialLookup = {
-    find: (token, sessionId) => endpointForCredential(db, token, sessionId, config.mcp.credentialReuseMs),
-  };
+  const sessions: SessionDeps = { db, instanceId, credentials };
   const capacity = new CapacitySetting({ db, envCapacity: config.messages.envCapacity, log });
   const messages: MessageDeps = { db, capacity, metrics };
   const hookGuard = new HookGuard(config.hooks);
@@ -131,7 +128,7 @@ export function buildServices(o: ServiceOptions): Services {
   // The doorbell writes to this instance's streams and tells its recorder what it wrote;
   // the self-test ringer sends through the doorbell.
   const streams = new LocalStreams({ sessions, log });
-  const writer = new RingRowWriter({ db, log, metrics: doorbellMetrics });
+  const writer = new RingRowWriter({ db, log, metrics: metrics.doorbell });
   const outcomes = new SelfTestOutcomes({ db, log });
   const doorbell = new Doorbell({ db, instanceId, log, writer: streams, recorder: ringRecorder(writer, outcomes) });
   const ringer = new SelfTestRinger({ db, log, doorbell, outcomes });
@@ -141,7 +138,7 @@ export function buildServices(o: ServiceOptions): Services {
     db,
     guard: hookGuard,
     log,
-    metrics: hookMetrics(metrics),
+    metrics: metrics.hooks,
     version: o.version.version,
   });
   const hooks = new NotifyHooks({ db, log, delivery });
@@ -162,7 +159,7 @@ export function buildServices(o: ServiceOptions): Services {
   };
 
   const doorbellSweeps = [
-    unheardSweep({ db, log, ackWindowMs: config.doorbell.ackWindowMs, metrics: doorbellMetrics }),
+    unheardSweep({ db, log, ackWindowMs: config.doorbell.ackWindowMs, metrics: metrics.doorbell }),
     doorbellTestsSweep({ db, ringer }),
   ];
   const pushSweeps = [presenceSweep(presence), hookSweep(hooks)];
@@ -170,7 +167,7 @@ export function buildServices(o: ServiceOptions): Services {
     reaperSweep(pool, config.sweeps.reaperIntervalMs, metrics),
     retryRequeueSweep(pool, config.sweeps.reaperIntervalMs),
     retentionSweep(pool, config.sweeps.retentionIntervalMs, config.sweeps.retentionMs),
-    endpointExpirySweep(pool, config.sweeps.reaperIntervalMs),
+    endpointExpirySweep(pool, config.sweeps.reaperIntervalMs, credentials),
     reringSweep(doorbell),
     todoCountsFoldSweep(pool),
     idleSessionSweep(pool),

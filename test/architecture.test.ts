@@ -112,6 +112,14 @@ test('domain/ is pure: only domain/, and no database, network, file system or pr
   );
 });
 
+test('metrics/ reads nothing itself: no db/ or store/ (the composition root hands it its reads)', () => {
+  assert.deepEqual(crossings(among('metrics'), among('db', 'store')), []);
+  assert.deepEqual(
+    files.filter((f) => roomOf(f.path) === 'metrics' && f.imports.includes('pg')).map((f) => f.path),
+    [],
+  );
+});
+
 test('cli/ never imports db/ or store/: serve and migrate reach the server through main.ts', () => {
   assert.deepEqual(crossings(among('cli'), among('db', 'store')), []);
 });
@@ -140,7 +148,9 @@ test('one composition root: services are built in services.ts and served from ma
   const builders = files.filter((f) => /\bbuildServices\(/.test(f.text)).map((f) => f.path);
   assert.deepEqual(builders.sort(), ['main.ts', 'services.ts']);
   // The surfaces are registered on the host from main.ts and nowhere else.
-  const registrars = files.filter((f) => /(?<!function )\b(apiRoutes|boardRoutes|mcpRoutes)\(app\b/.test(f.text)).map((f) => f.path);
+  const registrars = files
+    .filter((f) => /(?<!function )\b(apiRoutes|boardRoutes|mcpRoutes)\(app\b/.test(f.text))
+    .map((f) => f.path);
   assert.deepEqual(registrars, ['main.ts']);
 });
 

@@ -17,7 +17,7 @@ export function apiRoutes(app: FastifyInstance, services: Services, auth: Auth):
   const { identity, messages, metrics, clock: now } = services;
   const defaultLeaseSeconds = services.config.todos.defaultLeaseSeconds;
   identityRoutes(app, identity, auth, now);
-  endpointRoutes(app, { ...identity, defaultLeaseSeconds, metrics }, auth, now);
+  endpointRoutes(app, { ...identity, defaultLeaseSeconds, metrics, credentials: services.credentials }, auth, now);
   ingestRoutes(app, { pool: services.pool, defaultLeaseSeconds, metrics }, auth);
   admissionRoutes(app, identity, auth);
   doorbellRoutes(app, identity, auth, now);

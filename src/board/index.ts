@@ -60,7 +60,12 @@ export function boardRoutes(app: FastifyInstance, services: Services, auth: Auth
     sessionPages(board, identity, auth);
     boardPages(board, {
       identity: { ...identity, syntheticAdmin },
-      operator: { ...identity, defaultLeaseSeconds: services.config.todos.defaultLeaseSeconds, metrics },
+      operator: {
+        ...identity,
+        defaultLeaseSeconds: services.config.todos.defaultLeaseSeconds,
+        metrics,
+        credentials: services.credentials,
+      },
       now: services.clock,
       pollMs: services.config.board.pollMs,
       log: services.log,

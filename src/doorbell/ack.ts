@@ -10,7 +10,6 @@ import type { Queryable } from '../db/pool.js';
 import { inTransaction } from '../db/tx.js';
 import { notFound } from '../domain/errors.js';
 import { parseInput, type Todo } from '../domain/todo.js';
-import { DoorbellMetrics } from '../metrics/doorbell.js';
 import type { Metrics } from '../metrics/index.js';
 import { ackRing, ackRingsForClaim, type AckState, type RingOutcome } from '../store/doorbell-rings.js';
 import { claimSyntheticById, isPendingSynthetic, testOfTodo } from '../store/doorbell-tests.js';
@@ -34,7 +33,7 @@ export const NO_WORK_RESULT = {
 };
 
 function countAcks(metrics: Metrics | undefined, rings: RingOutcome[], via: 'claim' | 'ack'): void {
-  if (metrics && rings.length > 0) new DoorbellMetrics(metrics).acked(rings, via);
+  if (metrics && rings.length > 0) metrics.doorbell.acked(rings, via);
 }
 
 /**

@@ -9,7 +9,7 @@
 
 import type { Logger } from 'pino';
 import type { Queryable } from '../db/pool.js';
-import type { DoorbellMetrics } from '../metrics/doorbell.js';
+import type { DoorbellCounters } from '../metrics/doorbell.js';
 import { insertRings, type RingKind, type RingRecord } from '../store/doorbell-rings.js';
 
 /** A ring as the pump delivered it: ring_id was minted before the write and is in meta. */
@@ -47,7 +47,7 @@ const WARN_EVERY_MS = 60_000;
 export interface RingWriterDeps {
   db: Queryable;
   log: Logger;
-  metrics?: DoorbellMetrics;
+  metrics?: DoorbellCounters;
   capacity?: number;
 }
 

@@ -11,7 +11,7 @@ import { newId } from '../domain/ids.js';
 import { parseInput } from '../domain/todo.js';
 import { basicVerbs, expandVerbs } from '../domain/verbs.js';
 import { newSecret, secretPrefix } from '../identity/secrets.js';
-import { forgetCredentials } from './credentials.js';
+import type { CredentialForgetting } from './credentials.js';
 import {
   deleteRevokedEndpoint,
   getEndpointByRef,
@@ -25,6 +25,8 @@ import { listLiveSessions } from '../store/sessions.js';
 export interface EndpointDeps {
   db: Queryable;
   publicUrl: string;
+  /** The credential answers this process reuses: a revoke drops the endpoint's at once. */
+  credentials?: CredentialForgetting;
 }
 
 /** An endpoint as its owner sees it: everything but the owner id, plus the derived state. */
@@ -97,7 +99,7 @@ export async function showEndpoint(deps: EndpointDeps, humanId: string, ref: str
 export async function revokeEndpoint(deps: EndpointDeps, humanId: string, ref: string, now: Date) {
   const endpoint = await resolveEndpoint(deps, humanId, ref);
   const revoked = await revokeRow(deps.db, endpoint.id);
-  forgetCredentials(endpoint.id);
+  deps.credentials?.forget(endpoint.id);
   if (!revoked) return { endpoint: endpointView(endpoint, now), dead_lettered: 0 };
   return { endpoint: endpointView(revoked.endpoint, now), dead_lettered: revoked.dead_lettered };
 }

@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { Pool } from '../db/pool.js';
 import { isAppError } from '../domain/errors.js';
 import { hookForAttempt, recordDelivery } from '../store/notify-hooks.js';
-import type { HookMetrics } from '../metrics/hooks.js';
+import type { HookCounters } from '../metrics/hooks.js';
 import type { HookGuard } from './guard.js';
 import { send, type SendResult } from './send.js';
 import { signedHeaders } from './sign.js';
@@ -41,7 +41,7 @@ export interface DeliveryDeps {
   db: Pool;
   guard: HookGuard;
   log: Logger;
-  metrics?: HookMetrics;
+  metrics?: HookCounters;
   /** Trusted CA certificates for receivers (tests); the system's otherwise. */
   ca?: string;
   /** Backoff before attempts 2 and 3; tests shorten it. */

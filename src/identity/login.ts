@@ -8,7 +8,7 @@ import { parseInput } from '../domain/todo.js';
 import { insertApiToken } from '../store/api-tokens.js';
 import { getHumanForSignIn, type Human } from '../store/humans.js';
 import type { IdentityDeps, Principal } from './principal.js';
-import { decoyPasswordHash, newSecret, verifyPassword } from './secrets.js';
+import { DECOY_PASSWORD_HASH, newSecret, verifyPassword } from './secrets.js';
 import { revokeToken } from './tokens.js';
 
 const loginInput = z
@@ -22,7 +22,7 @@ const loginInput = z
 /** Checks an email and password; the human, or an `unauthenticated` error. */
 export async function verifyCredentials(deps: IdentityDeps, emailText: string, password: string): Promise<Human> {
   const found = await getHumanForSignIn(deps.db, emailText);
-  const ok = await verifyPassword(password, found?.password_hash ?? (await decoyPasswordHash()));
+  const ok = await verifyPassword(password, found?.password_hash ?? DECOY_PASSWORD_HASH);
   if (!found || !found.password_hash || !ok) {
     throw new AppError('unauthenticated', 'email or password is wrong');
   }

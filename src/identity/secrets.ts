@@ -46,9 +46,17 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }
 
-/** A hash to verify against when the email is unknown, so both paths take as long. */
-let decoy: Promise<string> | null = null;
-export function decoyPasswordHash(): Promise<string> {
-  decoy ??= hashPassword(randomBytes(16).toString('hex'));
-  return decoy;
-}
+/**
+ * A stored hash to verify against when the email is unknown (or has no password), so
+ * both paths run one scrypt with the same parameters and take as long. Only its shape
+ * matters: a random salt and key no password derives, built at load without hashing
+ * anything — so not even the first unknown email pays an extra hash.
+ */
+export const DECOY_PASSWORD_HASH = [
+  'scrypt',
+  SCRYPT.N,
+  SCRYPT.r,
+  SCRYPT.p,
+  randomBytes(16).toString('base64url'),
+  randomBytes(KEY_LENGTH).toString('base64url'),
+].join('$');

@@ -16,7 +16,6 @@ import { directCallOf, invalidParamsOf, isDirectNotification } from './direct-ca
 import { authInfoFor, buildProtocol, callTool, type ProtocolDeps } from './protocol.js';
 import { SessionRegistry, type RequestProtocol } from './sessions.js';
 import type { BusEvent } from '../domain/events.js';
-import { forgetCredentials } from '../endpoints/credentials.js';
 
 /** What the routes use of the services. */
 interface McpDeps {
@@ -214,7 +213,7 @@ export function mcpRoutes(app: FastifyInstance, services: Services): void {
   });
   const forget = (event: BusEvent<'session_closed' | 'endpoint_revoked'>) => {
     const sessionId = event.type === 'session_closed' ? event.session_id : undefined;
-    forgetCredentials(event.endpoint_id, sessionId);
+    services.credentials.forget(event.endpoint_id, sessionId);
     streams.forget({ endpointId: event.endpoint_id, sessionId });
   };
   const unsubscribe = [

@@ -6,7 +6,7 @@ import type { Pool } from '../db/pool.js';
 import { AppError } from '../domain/errors.js';
 import type { QueuedBy } from '../domain/messages.js';
 import type { Metrics } from '../metrics/index.js';
-import { messageMetrics, type MessageMetrics } from '../metrics/messages.js';
+import type { MessageCounters } from '../metrics/messages.js';
 import { findOwnedSession, type SessionRef } from '../store/messages.js';
 import type { CapacitySetting } from './capacity.js';
 
@@ -56,6 +56,6 @@ export async function authorise(deps: MessageDeps, actor: Actor, sessionId: stri
   return ref;
 }
 
-export function countersOf(deps: MessageDeps): MessageMetrics | null {
-  return deps.metrics ? messageMetrics(deps.metrics) : null;
+export function countersOf(deps: MessageDeps): MessageCounters | null {
+  return deps.metrics?.messages ?? null;
 }

@@ -1,10 +1,19 @@
 // The Prometheus registry of one process: built once by the composition root and handed
-// to whatever counts. Counters move after the transaction that did the thing commits,
-// never before. Scrape-time collectors (read from the database, so every instance
-// reports the same truth) register here too; each area adds its series in its own file
-// beside this one. No endpoint, session, todo or human id is ever a label.
+// to whatever counts. Every counter family is created here, once, when the registry is
+// constructed (grouped by area: `metrics.doorbell`, `metrics.messages`,
+// `metrics.admission`, `metrics.hooks`; the todo counters sit on the registry itself),
+// so the registry's series are the same whatever starts first. Counters move after the
+// transaction that did the thing commits, never before. Scrape-time gauges (read from the
+// database, so every instance reports the same truth) are attached with `collect`, given
+// a read function by the composition root: nothing in src/metrics/ reads the database.
+// No endpoint, session, todo or human id is ever a label.
 
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { admissionCounters } from './admission.js';
+import { counter } from './define.js';
+import { DoorbellCounters } from './doorbell.js';
+import { hookCounters } from './hooks.js';
+import { messageCounters } from './messages.js';
 
 /**
  * Distinct `queue` label values a process will report before folding the rest into
@@ -13,85 +22,134 @@ import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
  */
 export const QUEUE_LABEL_CAP = 200;
 
+/** One gauge family of a collector: filled from the collector's read at each scrape. */
+export interface ScrapeGauge<T> {
+  name: string;
+  help: string;
+  labelNames?: string[];
+  /** Sets this scrape's samples from the read (the gauge starts every scrape empty). */
+  fill(gauge: Gauge<string>, read: T, metrics: Metrics): void;
+}
+
+/** Scrape-time gauges fed by one read per scrape (`Metrics.collect`). */
+export interface Collector<T> {
+  /** Its `collector` label on switchboard_collection_errors_total. */
+  name: string;
+  gauges: Array<ScrapeGauge<T>>;
+}
+
+type Outcome<T> = { ok: true; value: T } | { ok: false };
+
 export class Metrics {
   readonly registry = new Registry();
   readonly #queues = new Set<string>();
+  /** This scrape's read of every attached collector (started on first use, shared by its gauges). */
+  readonly #reads: Array<() => Promise<unknown>> = [];
 
-  readonly todosCreated = this.counter(
+  readonly todosCreated = counter(
+    this.registry,
     'switchboard_todos_created_total',
     'Todos created (deduplicated creates excluded).',
   );
-  readonly todosClaimed = this.counter(
+  readonly todosClaimed = counter(
+    this.registry,
     'switchboard_todos_claimed_total',
     'Committed claims, by queue: first claims, retries and lease takeovers.',
     ['queue'],
   );
-  readonly todosCompleted = this.counter('switchboard_todos_completed_total', 'Todos completed.');
-  readonly todosFailed = this.counter('switchboard_todos_failed_total', 'Fail calls committed (retried or not).');
-  readonly todosDeadLettered = this.counter('switchboard_todos_dead_lettered_total', 'Todos that ended failed.');
-  readonly todosReleased = this.counter('switchboard_todos_released_total', 'Claims released back to pending.');
-  readonly leaseExpirations = this.counter('switchboard_lease_expirations_total', 'Leases that lapsed.');
-  readonly todoAttempts = this.counter('switchboard_todo_attempts_total', 'Attempt rows opened.');
-  readonly collectionErrors = this.counter(
-    'switchboard_collection_errors_total',
-    'Scrape-time collectors that failed (their series are left out of that scrape).',
-    ['collector'],
+  readonly todosCompleted = counter(this.registry, 'switchboard_todos_completed_total', 'Todos completed.');
+  readonly todosFailed = counter(
+    this.registry,
+    'switchboard_todos_failed_total',
+    'Fail calls committed (retried or not).',
   );
+  readonly todosDeadLettered = counter(
+    this.registry,
+    'switchboard_todos_dead_lettered_total',
+    'Todos that ended failed.',
+  );
+  readonly todosReleased = counter(
+    this.registry,
+    'switchboard_todos_released_total',
+    'Claims released back to pending.',
+  );
+  readonly leaseExpirations = counter(this.registry, 'switchboard_lease_expirations_total', 'Leases that lapsed.');
+  readonly todoAttempts = counter(this.registry, 'switchboard_todo_attempts_total', 'Attempt rows opened.');
+  /**
+   * The one counter of failing collectors. It is read after this scrape's reads settled,
+   * so a failure shows in the scrape that met it.
+   */
+  readonly collectionErrors = new Counter<'collector'>({
+    name: 'switchboard_collection_errors_total',
+    help: 'Scrape-time collectors that failed (their series are left out of that scrape).',
+    labelNames: ['collector'],
+    registers: [this.registry],
+    collect: async () => {
+      await Promise.all(this.#reads.map((read) => read()));
+    },
+  });
+
+  readonly admission = admissionCounters(this.registry);
+  readonly doorbell = new DoorbellCounters(this.registry);
+  readonly messages = messageCounters(this.registry);
+  readonly hooks = hookCounters(this.registry);
 
   constructor(options: { defaults?: boolean } = {}) {
     if (options.defaults ?? true) collectDefaultMetrics({ register: this.registry });
   }
 
-  /** A counter on this registry; areas call it from their own files for their series. */
-  counter<L extends string = never>(name: string, help: string, labelNames: L[] = []): Counter<L> {
-    return new Counter<L>({ name, help, labelNames, registers: [this.registry] });
-  }
-
   /**
-   * A gauge read at scrape time. `read` sets its values; when it throws, the gauge is
-   * left empty for this scrape and `switchboard_collection_errors_total{collector}`
-   * counts it — a failing collector never fails the scrape.
+   * Attaches a collector: its gauges, read at scrape time through `read`. One read per
+   * scrape feeds all of them (the first gauge collected starts it). When it fails, the
+   * gauges are left out of that scrape and `switchboard_collection_errors_total{collector}`
+   * counts it — a failing collector never fails the scrape. Each collector is attached
+   * once (a gauge name registers once per registry).
    */
-  gauge<L extends string>(
-    collector: string,
-    name: string,
-    help: string,
-    labelNames: L[],
-    read: (gauge: Gauge<L>) => Promise<void>,
-  ): Gauge<L> {
+  collect<T>(collector: Collector<T>, read: () => Promise<T>): void {
+    const taken = collector.gauges.find((g) => this.registry.getSingleMetric(g.name));
+    if (taken) throw new Error(`${taken.name} is registered already: a collector is attached once`);
     const errors = this.collectionErrors;
-    errors.inc({ collector }, 0);
-    return new Gauge<L>({
-      name,
-      help,
-      labelNames,
-      registers: [this.registry],
-      async collect() {
-        this.reset();
+    const failed = () => errors.inc({ collector: collector.name });
+    errors.inc({ collector: collector.name }, 0);
+    let current: Promise<Outcome<T>> | null = null;
+    const scrape = () =>
+      (current ??= read()
+        .then(
+          (value): Outcome<T> => ({ ok: true, value }),
+          (): Outcome<T> => {
+            failed();
+            return { ok: false };
+          },
+        )
+        .finally(() => setImmediate(() => (current = null))));
+    this.#reads.push(scrape);
+    for (const spec of collector.gauges) {
+      const labelNames = spec.labelNames ?? [];
+      /** This scrape's samples: whether the gauge has any (false: left out of the scrape). */
+      const fill = async (gauge: Gauge<string>): Promise<boolean> => {
+        const outcome = await scrape();
+        gauge.reset();
+        if (!outcome.ok) return false;
         try {
-          await read(this);
+          spec.fill(gauge, outcome.value, this);
+          return true;
         } catch {
-          this.reset();
-          errors.inc({ collector });
+          gauge.reset();
+          failed();
+          return false;
         }
-      },
-    });
-  }
-
-  /**
-   * Creates these label sets at 0, so every series exists from the start: `increase()`
-   * and alerts on a counter that has never moved need a sample to compare with.
-   */
-  zero<L extends string>(counter: Counter<L>, labelSets: Array<Partial<Record<L, string>>>): void {
-    for (const labels of labelSets) counter.inc(labels, 0);
-  }
-
-  /** Every combination of the given label values, for `zero`. */
-  static combinations<L extends string>(values: Record<L, string[]>): Array<Record<L, string>> {
-    return Object.entries<string[]>(values).reduce<Array<Record<string, string>>>(
-      (sets, [label, options]) => sets.flatMap((set) => options.map((o) => ({ ...set, [label]: o }))),
-      [{}],
-    );
+      };
+      new Gauge<string>({
+        name: spec.name,
+        help: spec.help,
+        labelNames,
+        registers: [this.registry],
+        async collect() {
+          // Left out: reset() alone would leave an unlabelled gauge at 0.
+          if (!(await fill(this)) && labelNames.length === 0) this.remove({});
+        },
+      });
+    }
   }
 
   /** The `queue` label for a queue name: itself while under the cap, else `other`. */

@@ -5,7 +5,7 @@
 
 import type { Queryable } from '../db/pool.js';
 import * as store from '../store/sessions.js';
-import { forgetCredentials } from '../endpoints/credentials.js';
+import type { CredentialForgetting } from '../endpoints/credentials.js';
 
 export type { McpSession } from '../store/sessions.js';
 
@@ -13,6 +13,8 @@ export interface SessionDeps {
   db: Queryable;
   /** This process, as recorded on the sessions it mints and the streams it holds. */
   instanceId: string;
+  /** The credential answers this process reuses: a close drops the session's at once. */
+  credentials?: CredentialForgetting;
 }
 
 /** Client-supplied text is stored trimmed to this many characters: enough to recognise a client. */
@@ -48,7 +50,7 @@ export async function closeSession(
   id: string,
 ): Promise<store.McpSession | null> {
   const closed = await store.closeSession(deps.db, endpointId, id);
-  forgetCredentials(endpointId, id);
+  deps.credentials?.forget(endpointId, id);
   return closed;
 }
 

@@ -4,9 +4,14 @@
 import type { Pool } from '../db/pool.js';
 import { listExpiredEndpoints, revokeEndpoint } from '../store/endpoints.js';
 import type { Sweep } from './runner.js';
-import { forgetCredentials } from '../endpoints/credentials.js';
+import type { CredentialForgetting } from '../endpoints/credentials.js';
 
-export function endpointExpirySweep(db: Pool, intervalMs: number): Sweep {
+/**
+ * `credentials`: the process's credential answers, so an expired endpoint's leave at once
+ * (without it they are refused anyway: every reuse checks the expiry, and the bus's
+ * endpoint_revoked drops them).
+ */
+export function endpointExpirySweep(db: Pool, intervalMs: number, credentials?: CredentialForgetting): Sweep {
   return {
     name: 'endpoint_expiry',
     intervalMs,
@@ -15,7 +20,7 @@ export function endpointExpirySweep(db: Pool, intervalMs: number): Sweep {
       let deadLettered = 0;
       for (const id of await listExpiredEndpoints(db, 100)) {
         const revoked = await revokeEndpoint(db, id);
-        forgetCredentials(id);
+        credentials?.forget(id);
         if (revoked) {
           expired += 1;
           deadLettered += revoked.dead_lettered;

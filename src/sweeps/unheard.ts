@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import type { Queryable } from '../db/pool.js';
 import { freezeTest } from '../doorbell/self-test-report.js';
 import type { SelfTestRinger } from '../doorbell/self-test-ring.js';
-import type { DoorbellMetrics } from '../metrics/doorbell.js';
+import type { DoorbellCounters } from '../metrics/doorbell.js';
 import { markUnheardRings, markUnheardSessions } from '../store/doorbell-rings.js';
 import { cleanupSynthetic, expiredTests, getTest } from '../store/doorbell-tests.js';
 import type { Sweep } from './runner.js';
@@ -30,7 +30,7 @@ export interface UnheardSweepDeps {
   db: Queryable;
   log: Logger;
   ackWindowMs: number;
-  metrics?: DoorbellMetrics;
+  metrics?: DoorbellCounters;
   intervalMs?: number;
 }
 

@@ -6,9 +6,6 @@
 import type { DeferReason, Usage } from '../admission/policy.js';
 import { AppError } from '../domain/errors.js';
 import type { Todo } from '../domain/todo.js';
-import { admissionCharged, admissionRefused } from '../metrics/admission.js';
-import { DoorbellMetrics } from '../metrics/doorbell.js';
-import type { Metrics } from '../metrics/index.js';
 import { pendingByQueue } from '../store/admission.js';
 import type { Claimed, Refusal } from './claim-loop.js';
 import type { TodoDeps } from './context.js';
@@ -24,66 +21,29 @@ export interface DeferredEntry {
 }
 
 /**
- * The metric families a claim moves, each built once per registry and kept: a claim
- * constructs no metric objects. The only place the claim path obtains its counters; when
- * src/metrics/ builds every family once, this becomes a one-line read of it.
- */
-class ClaimCounters {
-  #doorbell: DoorbellMetrics | undefined;
-  #charged: ReturnType<typeof admissionCharged> | undefined;
-  #refused: ReturnType<typeof admissionRefused> | undefined;
-
-  constructor(readonly metrics: Metrics) {}
-
-  // Each family is registered the first time a claim moves it, as it was when built per claim.
-  get doorbell(): DoorbellMetrics {
-    return (this.#doorbell ??= new DoorbellMetrics(this.metrics));
-  }
-
-  get charged(): ReturnType<typeof admissionCharged> {
-    return (this.#charged ??= admissionCharged(this.metrics));
-  }
-
-  get refused(): ReturnType<typeof admissionRefused> {
-    return (this.#refused ??= admissionRefused(this.metrics));
-  }
-}
-
-const claimCountersByRegistry = new WeakMap<Metrics, ClaimCounters>();
-
-/** The claim path's counters (null without metrics). */
-function claimCounters(deps: TodoDeps): ClaimCounters | null {
-  if (!deps.metrics) return null;
-  let counters = claimCountersByRegistry.get(deps.metrics);
-  if (!counters) claimCountersByRegistry.set(deps.metrics, (counters = new ClaimCounters(deps.metrics)));
-  return counters;
-}
-
-/**
  * The answer of a committed claim, counted: every claim by queue, its attempt, a
  * takeover, its charge, and the rings the claim statement acknowledged.
  */
 export function admitted(deps: TodoDeps, claimed: Claimed): { todo: Todo; admission?: Usage } {
   const { taken_over: takenOver, rings, ...todo } = claimed.todo;
-  const counters = claimCounters(deps);
-  if (counters) {
-    const { metrics } = counters;
-    if (rings) counters.doorbell.acked(rings, 'claim');
+  const { metrics } = deps;
+  if (metrics) {
+    if (rings) metrics.doorbell.acked(rings, 'claim');
     const queue = metrics.queueLabel(todo.queue);
     metrics.todosClaimed.inc({ queue });
     metrics.todoAttempts.inc();
     // A takeover closes a lapsed lease the reaper had not reached yet.
     if (takenOver > 0) metrics.leaseExpirations.inc();
-    if (claimed.charged) counters.charged.inc({ queue });
+    if (claimed.charged) metrics.admission.charged.inc({ queue });
   }
   return claimed.admission ? { todo, admission: claimed.admission } : { todo };
 }
 
 export function countRefusals(deps: TodoDeps, refused: Refusal[]): void {
-  const counters = claimCounters(deps);
-  if (!counters) return;
+  const { metrics } = deps;
+  if (!metrics) return;
   for (const r of refused) {
-    counters.refused.inc({ queue: counters.metrics.queueLabel(r.queue), reason: r.decision.reason });
+    metrics.admission.refused.inc({ queue: metrics.queueLabel(r.queue), reason: r.decision.reason });
   }
 }
 

@@ -7,8 +7,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createPool } from '../../src/db/pool.js';
-import { registerAdmissionCollector } from '../../src/metrics/admission.js';
+import { ADMISSION } from '../../src/metrics/admission.js';
 import { Metrics } from '../../src/metrics/index.js';
+import { admissionSamples } from '../../src/metrics-reads.js';
 import { admissionRetentionSweep } from '../../src/sweeps/admission.js';
 import { claimNext } from '../../src/todos/index.js';
 import { testDatabase } from '../helpers/db.js';
@@ -34,7 +35,7 @@ test('retention prunes windows that started more than 35 days ago and keeps the 
 
 test('the collector reports policies, usage, in-flight and deferred work at scrape time', async () => {
   const metrics = new Metrics({ defaults: false });
-  registerAdmissionCollector(metrics, pool);
+  metrics.collect(ADMISSION, () => admissionSamples(pool));
   const w = await budgeted(pool, ['metered', 'paused']);
   await w.budget('metered', { max_in_flight: 4, max_claims_per_window: 1, window: DAY_UTC });
   await w.budget('paused', { max_in_flight: 0 });
@@ -55,7 +56,7 @@ test('a collector that cannot read counts a collection error and the scrape stil
   const metrics = new Metrics({ defaults: false });
   const broken = createPool({ url, max: 1 });
   await broken.end();
-  registerAdmissionCollector(metrics, broken);
+  metrics.collect(ADMISSION, () => admissionSamples(broken));
   const text = await metrics.registry.metrics();
   assert.match(text, /^switchboard_collection_errors_total\{collector="admission"\} 1$/m);
   assert.match(text, /switchboard_todos_claimed_total/);

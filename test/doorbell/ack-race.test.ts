@@ -7,7 +7,6 @@ import { test } from 'node:test';
 import { pino } from 'pino';
 import { createPool } from '../../src/db/pool.js';
 import { newId } from '../../src/domain/ids.js';
-import { DoorbellMetrics } from '../../src/metrics/doorbell.js';
 import { Metrics } from '../../src/metrics/index.js';
 import { insertRings } from '../../src/store/doorbell-rings.js';
 import { unheardSweep } from '../../src/sweeps/unheard.js';
@@ -32,7 +31,7 @@ test(`a claim racing the unheard sweep on the same ring (${ROUNDS} times) ends i
     db: racers,
     log: pino({ level: 'silent' }),
     ackWindowMs: WINDOW_MS,
-    metrics: new DoorbellMetrics(metrics),
+    metrics: metrics.doorbell,
   });
   const deps = { db: racers, defaultLeaseSeconds: 300, metrics };
   const outcomes = { acknowledged: 0, unheard: 0 };

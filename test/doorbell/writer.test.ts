@@ -12,7 +12,6 @@ import { parseConfig } from '../../src/config/index.js';
 import { newId } from '../../src/domain/ids.js';
 import { clientFamily, hintsFor, hintsMarkdown } from '../../src/doorbell/hints.js';
 import { RingRowWriter, type DeliveredRing } from '../../src/doorbell/ring-writer.js';
-import { DoorbellMetrics } from '../../src/metrics/doorbell.js';
 import { Metrics } from '../../src/metrics/index.js';
 import { unheardSweep } from '../../src/sweeps/unheard.js';
 import { testDatabase } from '../helpers/db.js';
@@ -56,7 +55,7 @@ test('the ring writer returns at once, drops and counts what overflows its buffe
   const endpoint = await makeEndpoint(pool);
   const metrics = new Metrics({ defaults: false });
   const { log, lines } = logLines();
-  const writer = new RingRowWriter({ db: pool, log, metrics: new DoorbellMetrics(metrics), capacity: 5 });
+  const writer = new RingRowWriter({ db: pool, log, metrics: metrics.doorbell, capacity: 5 });
   const rings = Array.from({ length: 8 }, () => ring(endpoint.id, 'ms_w'));
   const started = performance.now();
   const accepted = rings.map((r) => writer.record(r));
@@ -77,7 +76,7 @@ test('the ring writer returns at once, drops and counts what overflows its buffe
 test('a synthetic ring is recorded but counted by no metric', async () => {
   const endpoint = await makeEndpoint(pool);
   const metrics = new Metrics({ defaults: false });
-  const writer = new RingRowWriter({ db: pool, log: pino({ level: 'silent' }), metrics: new DoorbellMetrics(metrics) });
+  const writer = new RingRowWriter({ db: pool, log: pino({ level: 'silent' }), metrics: metrics.doorbell });
   writer.record({ ...ring(endpoint.id, 'ms_t'), kind: 'test', synthetic: true });
   await writer.flush();
   assert.equal((await pool.query('SELECT 1 FROM doorbell_rings WHERE endpoint_id = $1', [endpoint.id])).rowCount, 1);

@@ -10,7 +10,6 @@ import { HookDelivery } from '../../src/hooks/delivery.js';
 import { HookGuard, type Resolver } from '../../src/hooks/guard.js';
 import { createHook } from '../../src/hooks/manage.js';
 import { NotifyHooks } from '../../src/hooks/notify.js';
-import { hookMetrics } from '../../src/metrics/hooks.js';
 import { Metrics } from '../../src/metrics/index.js';
 import { PresenceService, type DigestSender } from '../../src/presence/digest.js';
 import { clockIn, clockOut } from '../../src/presence/manage.js';
@@ -27,7 +26,7 @@ const rx = await receiver(tls);
 const resolver: Resolver = async () => [{ address: '127.0.0.1', family: 4 }];
 const guard = new HookGuard({ allowHttp: false, allowCidrs: ['127.0.0.0/8'] }, resolver);
 const metrics = new Metrics({ defaults: false });
-const counted = hookMetrics(metrics);
+const counted = metrics.hooks;
 
 function instance(extra: { queueMax?: number } = {}) {
   const delivery = new HookDelivery({

@@ -58,7 +58,8 @@ test('revoking an endpoint closes its sessions, ends their streams everywhere, a
   const c = await connect(a.url, credential);
   await ok(c, 'create_todo', { queue: 'inbox', title: 'left behind' });
   const stream = await openStream(b.url, credential, c.sessionId);
-  const deps = { db: pool, publicUrl: 'http://switchboard.test' };
+  // Revoked through instance A's process: its credential answers go at once, B's by the bus.
+  const deps = { db: pool, publicUrl: 'http://switchboard.test', credentials: a.services.credentials };
   const shown = await showEndpoint(deps, humanId, endpoint.slug, new Date());
   assert.deepEqual(
     shown.sessions.map((s) => [s.id, s.client_name, s.stream_open]),

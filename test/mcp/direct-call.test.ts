@@ -4,7 +4,6 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { forgetCredentials } from '../../src/endpoints/credentials.js';
 import { testDatabase } from '../helpers/db.js';
 import { connect, raw, startApp, vend } from './harness.js';
 
@@ -107,14 +106,14 @@ test('a call stamps last_seen_at of the endpoint and the session at most once a 
   await pool.query(`UPDATE endpoints SET last_seen_at = now() - interval '5 minutes' WHERE id = $1`, [endpoint.id]);
   await pool.query(`UPDATE mcp_sessions SET last_seen_at = now() - interval '5 minutes' WHERE id = $1`, [c.sessionId]);
   const before = Date.now() - 60_000;
-  forgetCredentials(endpoint.id);
+  a.services.credentials.forget(endpoint.id);
   assert.equal((await raw(a.url, 'POST', headers, whoami(1))).status, 200);
   const stamped = await seen();
   assert.ok(stamped && stamped.e.getTime() > before && stamped.s.getTime() > before);
   await pool.query(`UPDATE endpoints SET last_seen_at = now() - interval '30 seconds' WHERE id = $1`, [endpoint.id]);
   await pool.query(`UPDATE mcp_sessions SET last_seen_at = now() - interval '30 seconds' WHERE id = $1`, [c.sessionId]);
   const recent = await seen();
-  forgetCredentials(endpoint.id);
+  a.services.credentials.forget(endpoint.id);
   assert.equal((await raw(a.url, 'POST', headers, whoami(2))).status, 200);
   assert.deepEqual(await seen(), recent);
   await c.client.close();

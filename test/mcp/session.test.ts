@@ -11,7 +11,9 @@ import { call, connect, type Body, fails, ok, raw, resume, startApp, vend } from
 
 const { pool } = await testDatabase('mcp_session');
 const a = await startApp(pool, 'instance-a');
-const b = await startApp(pool, 'instance-b');
+// Each app keeps its own credential answers (endpoints/credentials.ts), and these two
+// share no bus: B reuses none, so what it serves is what the database says at once.
+const b = await startApp(pool, 'instance-b', undefined, { env: { SWITCHBOARD_MCP_CREDENTIAL_REUSE: '0s' } });
 
 async function sessionRow(id: string): Promise<Body> {
   const res = await pool.query('SELECT * FROM mcp_sessions WHERE id = $1', [id]);
@@ -157,8 +159,9 @@ test('a missing, malformed, unknown or revoked credential answers 401 with WWW-A
       assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="switchboard"', label);
     }
   }
+  // Revoked through instance A's process: its credential answers go at once.
   await revokeEndpoint(
-    { db: pool, publicUrl: 'http://switchboard.test' },
+    { db: pool, publicUrl: 'http://switchboard.test', credentials: a.services.credentials },
     vended.humanId,
     vended.endpoint.id,
     new Date(),
