@@ -131,6 +131,13 @@ test('only db/ and store/ import pg', () => {
   );
 });
 
+test('zod 4 only: every schema imports zod itself, never a versioned subpath', () => {
+  assert.deepEqual(
+    files.filter((f) => f.imports.some((i) => i.startsWith('zod/'))).map((f) => f.path),
+    [],
+  );
+});
+
 test('only config/ reads process.env', () => {
   assert.deepEqual(
     files.filter((f) => /process\.env\b/.test(f.text) && roomOf(f.path) !== 'config').map((f) => f.path),

@@ -5,6 +5,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseDuration } from './duration.js';
+import { minLength, zod3Messages } from '../domain/issues.js';
 import { parseEnvCapacity } from '../domain/messages.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -79,9 +80,10 @@ const listen = z
 const databaseUrl = z
   .string()
   .optional()
-  .refine((text) => text === undefined || /^postgres(ql)?:\/\//.test(text), {
-    message: 'must start with postgres:// or postgresql://',
-  });
+  .refine(
+    (text) => text === undefined || /^postgres(ql)?:\/\//.test(text),
+    'must start with postgres:// or postgresql://',
+  );
 
 const cidrList = z
   .string()
@@ -180,10 +182,14 @@ const SCHEMA = z.object({
   // agent really missed it; shorter would duplicate work in progress, longer delays recovery.
   SWITCHBOARD_MESSAGE_ACK_TIMEOUT: duration('10m', 1_000, 86_400_000, '1s–24h'),
   // The URL people and agents use to reach this server, for links the server prints.
-  SWITCHBOARD_PUBLIC_URL: z.string().url().optional(),
+  // Any URL the WHATWG parser takes, kept as written (zod 4's `z.url()` would trim it).
+  SWITCHBOARD_PUBLIC_URL: z
+    .string()
+    .refine((text) => URL.canParse(text), 'Invalid url')
+    .optional(),
   // Unset: /metrics is open (aggregates only, no ids). Set: a scraper's bearer; 32+
   // characters so it cannot be guessed, and no endpoint, API token or cookie opens it.
-  SWITCHBOARD_METRICS_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
+  SWITCHBOARD_METRICS_TOKEN: z.string().check(minLength(32, 'must be at least 32 characters')).optional(),
   // Off: notify hooks are HTTPS only, so a signed notification is never readable on the wire.
   SWITCHBOARD_PUSH_ALLOW_HTTP: z.enum(['on', 'off']).default('off'),
   // Empty: hooks never reach loopback/private/link-local/multicast addresses (SSRF guard);
@@ -265,7 +271,8 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
     .filter((key) => key.startsWith('SWITCHBOARD_') && !key.startsWith('SWITCHBOARD_TEST_'))
     .filter((key) => !ENV_VARS.includes(key))
     .map((key) => `${key}: unknown variable (known: ${ENV_VARS.join(', ')})`);
-  const parsed = SCHEMA.safeParse(present);
+  // zod 3's words for the problems zod words itself (src/domain/issues.ts).
+  const parsed = SCHEMA.safeParse(present, { error: zod3Messages });
   if (!parsed.success) {
     for (const issue of parsed.error.issues) problems.push(`${issue.path.join('.')}: ${issue.message}`);
   }

@@ -2,6 +2,7 @@
 // is passed in.
 
 import { z } from 'zod';
+import { dateTime, maxLength } from './issues.js';
 import { QUEUE_NAME, LEASE_BOUNDS } from './todo.js';
 
 export type EndpointState = 'active' | 'revoked' | 'expired';
@@ -23,17 +24,18 @@ export function slugFor(name: string, random8: string): string {
   return `${base || 'agent'}-${random8}`;
 }
 
-export const vendInput = z
-  .object({
-    name: z.string().trim().min(1, 'must not be empty').max(80, 'must be at most 80 characters'),
-    queues: z
-      .array(z.string().regex(QUEUE_NAME, 'must match [a-z0-9][a-z0-9_-]{0,62}'))
-      .min(1, 'must name at least one queue')
-      .max(50, 'must name at most 50 queues')
-      .optional(),
-    verbs: z.array(z.string().min(1).max(64)).max(64).optional(),
-    expires_at: z.string().datetime({ offset: true, message: 'must be an RFC 3339 time' }).optional(),
-    default_lease_seconds: z.number().int().min(LEASE_BOUNDS.min).max(LEASE_BOUNDS.max).optional(),
-  })
-  .strict();
+export const vendInput = z.strictObject({
+  name: z.string().trim().min(1, 'must not be empty').check(maxLength(80, 'must be at most 80 characters')),
+  queues: z
+    .array(z.string().regex(QUEUE_NAME, 'must match [a-z0-9][a-z0-9_-]{0,62}'))
+    .min(1, 'must name at least one queue')
+    .max(50, 'must name at most 50 queues')
+    .optional(),
+  verbs: z
+    .array(z.string().min(1).check(maxLength(64)))
+    .max(64)
+    .optional(),
+  expires_at: dateTime('must be an RFC 3339 time').optional(),
+  default_lease_seconds: z.number().int().min(LEASE_BOUNDS.min).max(LEASE_BOUNDS.max).optional(),
+});
 export type VendInput = z.infer<typeof vendInput>;

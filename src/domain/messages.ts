@@ -13,6 +13,7 @@
 // ack or the purge deletes it.
 
 import { z } from 'zod';
+import { maxLength } from './issues.js';
 
 /** Who queued a message. Derived from the authenticated caller, never from a client field. */
 export const QUEUED_BY = ['user', 'agent', 'workflow', 'server'] as const;
@@ -37,19 +38,30 @@ export function isEntryId(value: string): boolean {
   return UUID.test(value);
 }
 
-const sessionId = z.string().min(1, 'must not be empty').max(200);
-const entryId = z.string().min(1, 'must not be empty').max(200);
+// Lengths in UTF-16 code units, as zod 3 counted them (src/domain/issues.ts).
+const sessionId = z.string().min(1, 'must not be empty').check(maxLength(200));
+const entryId = z.string().min(1, 'must not be empty').check(maxLength(200));
 
-export const addInput = z.object({ content }).strict();
-export const editInput = z.object({ entry_id: entryId, content }).strict();
-export const removeInput = z.object({ entry_id: entryId }).strict();
-export const reorderInput = z.object({ entry_ids: z.array(entryId).max(10_000) }).strict();
-export const sendInput = z.object({ session_id: sessionId, content }).strict();
-export const ackInput = z.object({ message_id: entryId }).strict();
+export const addInput = z.strictObject({ content });
+export const editInput = z.strictObject({ entry_id: entryId, content });
+export const removeInput = z.strictObject({ entry_id: entryId });
+export const reorderInput = z.strictObject({ entry_ids: z.array(entryId).max(10_000) });
+/** send_message's arguments, as tools/list shows them. */
+export const sendInput = z.strictObject({
+  session_id: sessionId.describe('The target session id, `ms_…`.'),
+  content: content.describe(`The message text, at most ${CONTENT_BYTES} bytes.`),
+});
+/** ack_message's arguments, as tools/list shows them. */
+export const ackInput = z.strictObject({ message_id: entryId.describe('The `message_id` from the message’s meta.') });
 export const capacityInput = z
-  .object({ max_per_session: z.number().int('must be a whole number').min(0, 'must be 0 (unlimited) or more') })
-  .partial()
-  .strict();
+  .strictObject({
+    // Not `.int()`: zod 4's refuses whole numbers beyond 2^53, which this field always took.
+    max_per_session: z
+      .number()
+      .refine(Number.isInteger, 'must be a whole number')
+      .min(0, 'must be 0 (unlimited) or more'),
+  })
+  .partial();
 
 /** Where the effective capacity comes from. */
 export type CapacitySource = 'default' | 'setting' | 'environment';

@@ -16,6 +16,7 @@
 
 import { z } from 'zod';
 import { invalidArgument } from './errors.js';
+import { firstIssue, maxLength, zod3Messages } from './issues.js';
 
 export const TODO_STATES = ['pending', 'claimed', 'done', 'failed', 'canceled'] as const;
 export type TodoState = (typeof TODO_STATES)[number];
@@ -115,9 +116,10 @@ const text = (max: number) =>
 
 /** Any JSON value under a byte cap, without the \u0000 escape jsonb refuses. */
 const json = (maxBytes: number) =>
-  z.unknown().superRefine((v, ctx) => {
+  z.unknown().check((ctx) => {
     // One check at a time, in order: the size is measured only on a value known to be shallow.
-    const fail = (message: string) => ctx.addIssue({ code: z.ZodIssueCode.custom, message });
+    const fail = (message: string) => void ctx.issues.push({ code: 'custom', message, input: ctx.value });
+    const v = ctx.value;
     if (v === undefined) return fail('must be JSON');
     const { tooDeep, nul } = inspectJson(v);
     if (tooDeep) return fail(`must be nested at most ${MAX_JSON_DEPTH} levels deep`);
@@ -125,50 +127,81 @@ const json = (maxBytes: number) =>
     if (jsonBytes(v) > maxBytes) fail(`must be at most ${maxBytes} bytes as JSON`);
   });
 
+/** How tools/list describes a queue field to an agent. */
+export const QUEUE_DESCRIPTION = 'A queue name granted to this endpoint, e.g. `inbox`.';
+
 const queue = z.string().regex(QUEUE_NAME, 'must match [a-z0-9][a-z0-9_-]{0,62}');
 
-export const createTodoInput = z
-  .object({
-    queue,
-    title: z.string().trim().min(1, 'must not be empty').pipe(text(LIMITS.titleChars)),
-    body: text(Infinity)
-      .refine((s) => Buffer.byteLength(s, 'utf8') <= LIMITS.bodyBytes, `must be at most ${LIMITS.bodyBytes} bytes`)
-      .optional(),
-    payload: json(LIMITS.payloadBytes).optional(),
-    kind: text(LIMITS.kindChars).pipe(z.string().min(1)).optional(),
-    source: text(LIMITS.sourceChars).pipe(z.string().min(1)).optional(),
-    idempotency_key: text(LIMITS.idempotencyKeyChars).pipe(z.string().min(1)).optional(),
-    max_attempts: z.number().int().min(1).max(LIMITS.maxAttempts).optional(),
-  })
-  .strict();
+/**
+ * A todo as its creator sends it. The descriptions are what create_todo shows an agent
+ * (which may not set `source`: see src/todos/create.ts).
+ */
+export const createTodoInput = z.strictObject({
+  queue: queue.describe(QUEUE_DESCRIPTION),
+  title: z
+    .string()
+    .trim()
+    .min(1, 'must not be empty')
+    .pipe(text(LIMITS.titleChars))
+    .describe(`One line saying what to do (at most ${LIMITS.titleChars} characters).`),
+  body: text(Infinity)
+    .refine((s) => Buffer.byteLength(s, 'utf8') <= LIMITS.bodyBytes, `must be at most ${LIMITS.bodyBytes} bytes`)
+    .optional()
+    .describe('Details in text, at most 64 KiB.'),
+  payload: json(LIMITS.payloadBytes).optional().describe('Any JSON value for the worker, at most 256 KiB.'),
+  kind: text(LIMITS.kindChars).pipe(z.string().min(1)).optional().describe('A short label for the kind of work.'),
+  source: text(LIMITS.sourceChars).pipe(z.string().min(1)).optional(),
+  idempotency_key: text(LIMITS.idempotencyKeyChars)
+    .pipe(z.string().min(1))
+    .optional()
+    .describe('Makes a repeated create return the same live todo.'),
+  max_attempts: z
+    .number()
+    .int()
+    .min(1)
+    .max(LIMITS.maxAttempts)
+    .optional()
+    .describe(`Claims allowed before it is dead-lettered (default ${LIMITS.defaultMaxAttempts}).`),
+});
 export type CreateTodoInput = z.infer<typeof createTodoInput>;
 
-export const leaseSeconds = z.number().int().min(LEASE_BOUNDS.min).max(LEASE_BOUNDS.max);
+export const leaseSeconds = z
+  .number()
+  .int()
+  .min(LEASE_BOUNDS.min)
+  .max(LEASE_BOUNDS.max)
+  .describe(`Lease length in seconds (${LEASE_BOUNDS.min}–${LEASE_BOUNDS.max}); default: this endpoint's lease.`);
 
-export const listTodosInput = z
-  .object({
-    queue: queue.optional(),
-    state: z.enum(TODO_STATES).optional(),
-    limit: z.number().int().min(1).max(LIMITS.listMax).optional(),
-    cursor: z.string().max(64).optional(),
-    include_synthetic: z.boolean().optional(),
-  })
-  .strict();
+/** A todo id as the verbs take it (what it names is the store's business: anything else is not found). */
+export const todoId = z.string().min(1).check(maxLength(64)).describe('The todo id, `td_…`.');
+
+export const listTodosInput = z.strictObject({
+  queue: queue.optional().describe(QUEUE_DESCRIPTION),
+  state: z.enum(TODO_STATES).optional().describe('Only todos in this state.'),
+  limit: z.number().int().min(1).max(LIMITS.listMax).optional().describe('Page size.'),
+  cursor: z.string().check(maxLength(64)).optional().describe('`next_cursor` from the previous page.'),
+  include_synthetic: z.boolean().optional().describe('Include doorbell self-test todos.'),
+});
 export type ListTodosInput = z.infer<typeof listTodosInput>;
 
 export const resultValue = json(LIMITS.resultBytes);
 export const errorText = text(LIMITS.errorChars);
 
-/** Parses with a zod schema; the first problem becomes invalid_argument naming its field. */
+const ZOD3_WORDS = { error: zod3Messages } as const;
+
+/**
+ * Parses with a zod schema; the first problem becomes invalid_argument naming its field,
+ * in zod 3's words where the schema gives none (src/domain/issues.ts).
+ */
 export function parseInput<T>(schema: z.ZodType<T>, input: unknown): T {
-  const parsed = schema.safeParse(input);
+  const parsed = schema.safeParse(input, ZOD3_WORDS);
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
+  const issue = firstIssue(parsed.error.issues);
   if (!issue) throw invalidArgument('input', 'is invalid');
   if (issue.code === 'unrecognized_keys') {
     throw invalidArgument(issue.keys[0] ?? 'input', 'is not a known field');
   }
-  const field = issue.path.length > 0 ? issue.path.join('.') : 'input';
+  const field = issue.path.length > 0 ? issue.path.map(String).join('.') : 'input';
   throw invalidArgument(field, issue.message);
 }
 

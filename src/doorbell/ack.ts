@@ -9,6 +9,7 @@ import { z } from 'zod';
 import type { Queryable } from '../db/pool.js';
 import { inTransaction } from '../db/tx.js';
 import { notFound } from '../domain/errors.js';
+import { maxLength } from '../domain/issues.js';
 import { parseInput, type Todo } from '../domain/todo.js';
 import type { Metrics } from '../metrics/index.js';
 import { ackRing, ackRingsForClaim, type AckState, type RingOutcome } from '../store/doorbell-rings.js';
@@ -56,7 +57,10 @@ export async function claimSelfTestTodo(deps: Deps, who: Claimer, id: string): P
   });
 }
 
-const ackInput = z.object({ ring_id: z.string().min(1).max(64) }).strict();
+/** ack_doorbell's arguments, as tools/list shows them. */
+export const ackDoorbellInput = z.strictObject({
+  ring_id: z.string().min(1).check(maxLength(64)).describe('meta.ring_id of the doorbell, `rg_…`.'),
+});
 
 /** ack_doorbell: idempotent; a ring of another endpoint is not_found, exactly like an unknown one. */
 export async function ackDoorbell(
@@ -64,7 +68,7 @@ export async function ackDoorbell(
   who: { endpointId: string; sessionId: string },
   input: unknown,
 ): Promise<{ ring_id: string; state: 'acknowledged'; late: boolean; already: boolean }> {
-  const { ring_id: ringId } = parseInput(ackInput, input);
+  const { ring_id: ringId } = parseInput(ackDoorbellInput, input);
   const acked = await ackRing(deps.db, { endpointId: who.endpointId, ringId, sessionId: who.sessionId });
   if (!acked) throw notFound('doorbell ring', ringId);
   if (acked.outcome) countAcks(deps.metrics, [acked.outcome], 'ack');

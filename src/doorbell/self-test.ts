@@ -10,6 +10,7 @@ import type { Queryable } from '../db/pool.js';
 import { inTransaction } from '../db/tx.js';
 import { AppError, notFound } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
+import { maxLength } from '../domain/issues.js';
 import { parseInput } from '../domain/todo.js';
 import {
   announceTest,
@@ -27,10 +28,22 @@ export const RING_DELAY_MS = 2_000;
 export const HOURLY_TESTS = 6;
 export const WAIT_SECONDS = { min: 10, max: 300, default: 60 } as const;
 
-const startInput = z
-  .object({ wait_seconds: z.number().int().min(WAIT_SECONDS.min).max(WAIT_SECONDS.max).optional() })
-  .strict();
-const getInput = z.object({ test_id: z.string().min(1).max(64) }).strict();
+/** test_doorbell's arguments, as tools/list shows them. */
+export const startDoorbellTestInput = z.strictObject({
+  wait_seconds: z
+    .number()
+    .int()
+    .min(WAIT_SECONDS.min)
+    .max(WAIT_SECONDS.max)
+    .optional()
+    .describe(
+      `How long to wait for the claim (${WAIT_SECONDS.min}–${WAIT_SECONDS.max} s, default ${WAIT_SECONDS.default}).`,
+    ),
+});
+/** get_doorbell_test's arguments. */
+export const getDoorbellTestInput = z.strictObject({
+  test_id: z.string().min(1).check(maxLength(64)).describe('The test id from test_doorbell, `dt_…`.'),
+});
 
 export interface TestTarget {
   endpointId: string;
@@ -50,7 +63,7 @@ async function settleIfExpired(db: Queryable, test: DoorbellTestRow): Promise<bo
 }
 
 export async function startDoorbellTest(db: Queryable, target: TestTarget, input: unknown) {
-  const data = parseInput(startInput, input ?? {});
+  const data = parseInput(startDoorbellTestInput, input ?? {});
   return inTransaction(db, async (tx) => {
     await lockEndpointTests(tx, target.endpointId);
     let quota = await testQuota(tx, target.endpointId);
@@ -93,7 +106,7 @@ export async function startDoorbellTest(db: Queryable, target: TestTarget, input
 
 /** The report of one of this endpoint's tests; another endpoint's test id is not_found. */
 export async function getDoorbellTest(db: Queryable, endpointId: string, input: unknown) {
-  const { test_id: testId } = parseInput(getInput, input);
+  const { test_id: testId } = parseInput(getDoorbellTestInput, input);
   let test = await getTest(db, endpointId, testId);
   if (!test) throw notFound('doorbell test', testId);
   if (await settleIfExpired(db, test)) test = (await getTest(db, endpointId, testId)) ?? test;

@@ -7,6 +7,7 @@ import { ulid } from 'ulid';
 import { z } from 'zod';
 import type { Queryable } from '../db/pool.js';
 import { AppError, invalidArgument, notFound } from '../domain/errors.js';
+import { maxLength } from '../domain/issues.js';
 import { parseInput, QUEUE_NAME } from '../domain/todo.js';
 import {
   deleteNotifyHook,
@@ -68,22 +69,29 @@ export function hookView(h: NotifyHook): HookView {
   };
 }
 
-const createInput = z
-  .object({
-    url: z.string(),
-    queues: z.array(z.string().regex(QUEUE_NAME, 'must match [a-z0-9][a-z0-9_-]{0,62}')).max(100).optional(),
-    ignore_presence: z.boolean().optional(),
-  })
-  .strict();
-const idInput = z.object({ hook_id: z.string().min(1).max(64) }).strict();
-const noArguments = z.object({}).strict();
+/** create_notify_hook's arguments, as tools/list shows them. */
+export const createHookInput = z.strictObject({
+  url: z.string().describe('An https:// URL on a public address.'),
+  queues: z
+    .array(z.string().regex(QUEUE_NAME, 'must match [a-z0-9][a-z0-9_-]{0,62}'))
+    .max(100)
+    .optional()
+    .describe('Only these granted queues (default: all).'),
+  ignore_presence: z.boolean().optional().describe('Also notify while the endpoint is clocked out.'),
+});
+/** rotate_notify_hook's and delete_notify_hook's arguments. */
+export const hookIdInput = z.strictObject({
+  hook_id: z.string().min(1).check(maxLength(64)).describe('The hook id, `nh_…`.'),
+});
+/** list_notify_hooks' arguments: none. */
+export const listHooksInput = z.strictObject({});
 
 export async function createHook(
   deps: HookDeps,
   owner: HookOwner,
   input: unknown,
 ): Promise<HookView & { signing_secret: string }> {
-  const data = parseInput(createInput, input);
+  const data = parseInput(createHookInput, input);
   const outside = (data.queues ?? []).find((q) => !owner.queues.includes(q));
   if (outside) throw invalidArgument('queues', `"${outside}" is not one of this endpoint's queues`);
   await deps.guard.resolve(data.url);
@@ -110,7 +118,7 @@ export async function listHooks(
   owner: HookOwner,
   input: unknown = {},
 ): Promise<{ hooks: HookView[]; max: number; used: number }> {
-  parseInput(noArguments, input);
+  parseInput(listHooksInput, input);
   const hooks = (await listNotifyHooks(deps.db, owner.id)).map(hookView);
   return { hooks, max: MAX_HOOKS, used: hooks.length };
 }
@@ -120,7 +128,7 @@ export async function rotateHook(
   owner: HookOwner,
   input: unknown,
 ): Promise<HookView & { signing_secret: string }> {
-  const { hook_id } = parseInput(idInput, input);
+  const { hook_id } = parseInput(hookIdInput, input);
   const secret = newHookSecret();
   const hook = await rotateNotifyHook(deps.db, {
     endpointId: owner.id,
@@ -137,7 +145,7 @@ export async function deleteHook(
   owner: HookOwner,
   input: unknown,
 ): Promise<{ hook_id: string; deleted: true }> {
-  const { hook_id } = parseInput(idInput, input);
+  const { hook_id } = parseInput(hookIdInput, input);
   if (!(await deleteNotifyHook(deps.db, owner.id, hook_id))) throw notFound('notify hook', hook_id);
   return { hook_id, deleted: true };
 }

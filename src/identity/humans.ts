@@ -4,20 +4,19 @@
 import { z } from 'zod';
 import { notFound } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
+import { maxLength } from '../domain/issues.js';
 import { parseInput } from '../domain/todo.js';
 import { getHuman as getRow, insertHuman, listHumans as listRows, type Human } from '../store/humans.js';
 import type { IdentityDeps } from './principal.js';
 import { hashPassword } from './secrets.js';
 import { email, inviteLink, password } from './setup.js';
 
-const createInput = z
-  .object({
-    email,
-    display_name: z.string().trim().max(100).optional(),
-    role: z.enum(['admin', 'member']).optional(),
-    password: password.optional(),
-  })
-  .strict();
+const createInput = z.strictObject({
+  email,
+  display_name: z.string().trim().check(maxLength(100)).optional(),
+  role: z.enum(['admin', 'member']).optional(),
+  password: password.optional(),
+});
 
 export function listHumans(deps: IdentityDeps): Promise<Human[]> {
   return listRows(deps.db);

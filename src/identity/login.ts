@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
+import { maxLength } from '../domain/issues.js';
 import { parseInput } from '../domain/todo.js';
 import { insertApiToken } from '../store/api-tokens.js';
 import { getHumanForSignIn, type Human } from '../store/humans.js';
@@ -11,13 +12,11 @@ import type { IdentityDeps, Principal } from './principal.js';
 import { DECOY_PASSWORD_HASH, newSecret, verifyPassword } from './secrets.js';
 import { revokeToken } from './tokens.js';
 
-const loginInput = z
-  .object({
-    email: z.string().trim().min(1).max(254),
-    password: z.string().min(1).max(200),
-    token_name: z.string().trim().min(1).max(100).optional(),
-  })
-  .strict();
+const loginInput = z.strictObject({
+  email: z.string().trim().min(1).check(maxLength(254)),
+  password: z.string().min(1).check(maxLength(200)),
+  token_name: z.string().trim().min(1).check(maxLength(100)).optional(),
+});
 
 /** Checks an email and password; the human, or an `unauthenticated` error. */
 export async function verifyCredentials(deps: IdentityDeps, emailText: string, password: string): Promise<Human> {

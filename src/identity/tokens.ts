@@ -4,18 +4,17 @@
 import { z } from 'zod';
 import { AppError, notFound } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
+import { dateTime, maxLength } from '../domain/issues.js';
 import { parseInput } from '../domain/todo.js';
 import { insertApiToken, listApiTokens, revokeApiToken, type ApiToken } from '../store/api-tokens.js';
 import type { IdentityDeps, Principal } from './principal.js';
 import { newSecret } from './secrets.js';
 
-const mintInput = z
-  .object({
-    name: z.string().trim().min(1, 'must not be empty').max(100),
-    kind: z.literal('workflow').optional(),
-    expires_at: z.string().datetime({ offset: true, message: 'must be an RFC 3339 time' }).optional(),
-  })
-  .strict();
+const mintInput = z.strictObject({
+  name: z.string().trim().min(1, 'must not be empty').check(maxLength(100)),
+  kind: z.literal('workflow').optional(),
+  expires_at: dateTime('must be an RFC 3339 time').optional(),
+});
 
 export function listTokens(deps: IdentityDeps, principal: Principal): Promise<ApiToken[]> {
   return listApiTokens(deps.db, principal.human.id);

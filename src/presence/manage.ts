@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { parseDuration } from '../config/duration.js';
 import type { Queryable } from '../db/pool.js';
 import { invalidArgument, notFound } from '../domain/errors.js';
+import { dateTime } from '../domain/issues.js';
 import { parseInput } from '../domain/todo.js';
 import { applyPresence, getPresenceRow, pendingCount, writeOverride, writeShift } from '../store/presence.js';
 import {
@@ -62,8 +63,23 @@ async function writeChange(deps: PresenceDeps, endpointId: string, change: Overr
   else await writeOverride(deps.db, { endpointId, ...change.set, by });
 }
 
-const clockInInput = z.object({ for: z.union([z.string(), z.number()]).optional() }).strict();
-const noArguments = z.object({}).strict();
+/**
+ * clock_in's arguments, as tools/list shows them; `for` also takes seconds, as a number.
+ * ±Infinity (what JSON's 1e400 parses to) is a number of seconds out of range, as it was
+ * with zod 3, whose numbers took it: zod 4's refuse it, so it becomes the largest finite
+ * one of its sign first, and forSeconds answers it as it always did.
+ */
+export const clockInInput = z.strictObject({
+  for: z
+    .preprocess(
+      (v) => (typeof v === 'number' && !Number.isFinite(v) && !Number.isNaN(v) ? Math.sign(v) * Number.MAX_VALUE : v),
+      z.union([z.string(), z.number()]),
+    )
+    .optional()
+    .describe('How long, e.g. "90m" or "2h" (1m–8h).'),
+});
+/** clock_out's arguments: none. */
+export const clockOutInput = z.strictObject({});
 
 function forSeconds(value: string | number | undefined): number {
   if (value === undefined) return DEFAULT_CLOCK_IN_SECONDS;
@@ -83,15 +99,13 @@ export async function clockIn(deps: PresenceDeps, endpointId: string, input: unk
 }
 
 export async function clockOut(deps: PresenceDeps, endpointId: string, input: unknown): Promise<PresenceView> {
-  parseInput(noArguments, input);
+  parseInput(clockOutInput, input);
   const { row, now } = await current(deps, endpointId);
   await writeChange(deps, endpointId, clockOutChange(row.shift, now), 'agent');
   return settle(deps, endpointId, 'clock_out');
 }
 
-const operatorInput = z
-  .object({ presence: z.enum(['in', 'out']), until: z.string().datetime({ offset: true }).nullable().optional() })
-  .strict();
+const operatorInput = z.strictObject({ presence: z.enum(['in', 'out']), until: dateTime().nullable().optional() });
 
 /** The owner sets an override (no 8 h cap); `until` null or absent: until cleared. */
 export async function setPresence(
@@ -114,7 +128,7 @@ export async function clearPresence(deps: PresenceDeps, endpointId: string): Pro
   return settle(deps, endpointId, 'operator');
 }
 
-const shiftInput = z.object({ shift: z.string().nullable() }).strict();
+const shiftInput = z.strictObject({ shift: z.string().nullable() });
 
 export async function setShift(deps: PresenceDeps, endpointId: string, input: unknown): Promise<PresenceView> {
   const data = parseInput(shiftInput, input);

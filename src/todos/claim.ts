@@ -19,13 +19,23 @@ import { admitById, admitNext } from './claim-loop.js';
 import { claimSelfTestTodo } from '../doorbell/ack.js';
 import { zeroRowError, type Agent, type TodoDeps } from './context.js';
 
-const claimInput = z.object({ id: z.string().min(1).max(64), lease_seconds: leaseSeconds.optional() }).strict();
-const claimNextInput = z
-  .object({
-    queue: z.string().regex(QUEUE_NAME, 'must be a queue name').optional(),
-    lease_seconds: leaseSeconds.optional(),
-  })
-  .strict();
+export const claimInput = z.strictObject({
+  // At most 64 UTF-16 code units, as zod 3 counted (zod 4's `.max()` counts code points).
+  id: z
+    .string()
+    .min(1)
+    .refine((id) => id.length <= 64, 'String must contain at most 64 character(s)')
+    .describe('The todo id, `td_…`.'),
+  lease_seconds: leaseSeconds.optional(),
+});
+export const claimNextInput = z.strictObject({
+  queue: z
+    .string()
+    .regex(QUEUE_NAME, 'must be a queue name')
+    .optional()
+    .describe('A queue name granted to this endpoint, e.g. `inbox`.'),
+  lease_seconds: leaseSeconds.optional(),
+});
 
 export interface ClaimResult {
   todo: Todo;

@@ -1,8 +1,9 @@
-// The todo use cases, for the surfaces (MCP, API, board) to call.
+// The todo use cases, for the surfaces (MCP, API, board) to call, and the input schemas
+// they parse with (tools/list shows the same objects).
 
 export type { Agent, Sender, TodoDeps } from './context.js';
-export { createTodo, type CreateTarget } from './create.js';
-export { claim, claimNext, type ClaimNextResult, type ClaimResult } from './claim.js';
-export { heartbeat, complete, fail, release } from './lease.js';
+export { agentCreateTodoInput, createTodo, type CreateTarget } from './create.js';
+export { claim, claimInput, claimNext, claimNextInput, type ClaimNextResult, type ClaimResult } from './claim.js';
+export { heartbeat, heartbeatInput, complete, completeInput, fail, failInput, release, releaseInput } from './lease.js';
 export { retryNow, cancel, getTodoWithAttempts } from './operator.js';
-export { getTodo, listTodos, type ReadScope } from './read.js';
+export { getTodo, getTodoInput, listTodos, listTodosInput, type ReadScope } from './read.js';

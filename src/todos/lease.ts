@@ -10,17 +10,23 @@ import {
   resolveLeaseSeconds,
   resultValue,
   retrySchedule,
+  todoId,
   type TodoSummary,
 } from '../domain/todo.js';
 import { reopenQueue } from '../budgets/reopen.js';
 import * as claims from '../store/claims.js';
 import { zeroRowError, type Agent, type TodoDeps } from './context.js';
 
-const id = z.string().min(1).max(64);
-const heartbeatInput = z.object({ id, lease_seconds: leaseSeconds.optional() }).strict();
-const completeInput = z.object({ id, result: resultValue.optional() }).strict();
-const failInput = z.object({ id, error: errorText.optional(), result: resultValue.optional() }).strict();
-const releaseInput = z.object({ id }).strict();
+// The owner verbs' arguments, as tools/list shows them.
+const result = resultValue.optional().describe('Any JSON value, at most 256 KiB.');
+export const heartbeatInput = z.strictObject({ id: todoId, lease_seconds: leaseSeconds.optional() });
+export const completeInput = z.strictObject({ id: todoId, result });
+export const failInput = z.strictObject({
+  id: todoId,
+  error: errorText.optional().describe('What went wrong, for whoever looks next.'),
+  result,
+});
+export const releaseInput = z.strictObject({ id: todoId });
 
 // Computed once: the schedule is a constant of the code, passed to SQL as an array.
 const SCHEDULE = retrySchedule();

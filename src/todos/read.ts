@@ -6,11 +6,14 @@ import { z } from 'zod';
 import { withAdmission } from '../budgets/status.js';
 import { invalidArgument, notFound } from '../domain/errors.js';
 import { isId } from '../domain/ids.js';
-import { LIMITS, listTodosInput, parseInput, type Todo } from '../domain/todo.js';
+import { LIMITS, listTodosInput, parseInput, todoId, type Todo } from '../domain/todo.js';
 import { getTodo as getRow, listTodos as listRows } from '../store/todos.js';
 import type { TodoDeps } from './context.js';
 
-const getInput = z.object({ id: z.string().min(1).max(64) }).strict();
+/** get_todo's arguments, as tools/list shows them. */
+export const getTodoInput = z.strictObject({ id: todoId });
+/** list_todos' arguments (src/domain/todo.ts). */
+export { listTodosInput };
 
 export interface ReadScope {
   endpointId: string;
@@ -19,7 +22,7 @@ export interface ReadScope {
 }
 
 export async function getTodo(deps: TodoDeps, scope: ReadScope, input: unknown): Promise<{ todo: Todo }> {
-  const { id } = parseInput(getInput, input);
+  const { id } = parseInput(getTodoInput, input);
   const todo = await getRow(deps.db, scope, id);
   if (!todo) throw notFound('todo', id);
   const [withStatus] = await withAdmission(deps.db, scope.endpointId, [todo]);

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { invalidArgument, notFound } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
+import { maxLength } from '../domain/issues.js';
 import { parseInput, QUEUE_NAME } from '../domain/todo.js';
 import { resolveEndpoint, type EndpointDeps } from '../endpoints/manage.js';
 import { newSecret } from '../identity/secrets.js';
@@ -15,12 +16,10 @@ import {
   type Webhook,
 } from '../store/webhooks.js';
 
-const createInput = z
-  .object({
-    queue: z.string().regex(QUEUE_NAME, 'must match [a-z0-9][a-z0-9_-]{0,62}'),
-    name: z.string().trim().min(1).max(100).optional(),
-  })
-  .strict();
+const createInput = z.strictObject({
+  queue: z.string().regex(QUEUE_NAME, 'must match [a-z0-9][a-z0-9_-]{0,62}'),
+  name: z.string().trim().min(1).check(maxLength(100)).optional(),
+});
 
 const urlFor = (deps: EndpointDeps, secret: string) => `${deps.publicUrl}/webhooks/${secret}`;
 

@@ -3,30 +3,16 @@
 // family (granted only on purpose: they let the agent change its own budget) and call the
 // same service as the operator API, auditing the endpoint as the actor beside its owner.
 
-import { z } from 'zod/v4';
-import { z as z3 } from 'zod';
+import { z } from 'zod';
 import { AppError } from '../../domain/errors.js';
-import { parseInput } from '../../domain/todo.js';
+import { parseInput, QUEUE_DESCRIPTION } from '../../domain/todo.js';
 import { clearPolicy, setPolicy, statuses } from '../../budgets/service.js';
+import { admissionStateOut, time, usageOut } from './shapes.js';
 import type { Verb, VerbContext } from './types.js';
 
-const queue = z.string().describe('A queue name granted to this endpoint, e.g. `inbox`.');
-const statusInput = z3.object({ queue: z3.string().optional() }).strict();
-const writeInput = z3.object({ queue: z3.string(), policy: z3.unknown() }).strict();
-const clearInput = z3.object({ queue: z3.string() }).strict();
+const queue = z.string().describe(QUEUE_DESCRIPTION);
 
-function granted(ctx: VerbContext, name: string): string {
-  if (!ctx.agent.queues.includes(name)) {
-    throw new AppError('forbidden', `queue: "${name}" is not one of this endpoint's granted queues`, {
-      field: 'queue',
-      granted: ctx.agent.queues,
-    });
-  }
-  return name;
-}
-
-const actorOf = (ctx: VerbContext) => ({ humanId: ctx.endpoint.human_id, endpointId: ctx.endpoint.id });
-
+/** A policy as tools/list shows it; the operator API takes the same body. */
 const policyShape = z
   .object({
     max_in_flight: z.number().int().min(0).max(10_000).nullable().describe('Claims in flight at once; 0 pauses.'),
@@ -43,15 +29,66 @@ const policyShape = z
   })
   .describe('A full replace of the queue’s budget.');
 
+/**
+ * `policy` takes any value: the admission service checks it (parsePolicy), with the
+ * operator API's rules and messages, every problem named `policy.…`; an absent one is
+ * "policy: must be an object" from there too. The identity preprocess lets the absent key
+ * through to it (zod 4 refuses an absent `z.unknown()` key) while the field stays
+ * required in tools/list, which shows it as `policyShape` (metadata is merged into the
+ * JSON Schema).
+ */
+const { $schema: _dialect, ...policyJson } = z.toJSONSchema(policyShape, { io: 'input' });
+const policy = z.preprocess((value) => value, z.unknown()).meta(policyJson);
+
+export const admissionStatusInput = z.strictObject({ queue: queue.optional() });
+export const setAdmissionPolicyInput = z.strictObject({ queue, policy });
+export const clearAdmissionPolicyInput = z.strictObject({ queue });
+
+const windowOut = z.object({
+  period: z.enum(['hour', 'day', 'week']),
+  tz: z.string(),
+  start: z.string(),
+  weekday: z.enum(['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun']).optional(),
+});
+
+/** A budgeted queue's status (src/admission/status.ts, QueueStatus). */
+const queueStatusOut = z.object({
+  queue: z.string(),
+  policy: z.object({
+    queue: z.string(),
+    max_in_flight: z.number().int().nullable(),
+    max_claims_per_window: z.number().int().nullable(),
+    window: windowOut.nullable(),
+    created_at: time,
+    updated_at: time,
+  }),
+  status: admissionStateOut,
+  usage: usageOut.nullable(),
+  pending: z.number().int(),
+});
+
+function granted(ctx: VerbContext, name: string): string {
+  if (!ctx.agent.queues.includes(name)) {
+    throw new AppError('forbidden', `queue: "${name}" is not one of this endpoint's granted queues`, {
+      field: 'queue',
+      granted: ctx.agent.queues,
+    });
+  }
+  return name;
+}
+
+const actorOf = (ctx: VerbContext) => ({ humanId: ctx.endpoint.human_id, endpointId: ctx.endpoint.id });
+
 export const admissionVerbs: Verb[] = [
   {
     name: 'admission_status',
     description:
       "This endpoint's budgeted queues (or one): the policy, whether it admits now or defers (why, until when), " +
       'and the usage of the current window. Queues without a budget are not listed.',
-    input: z.strictObject({ queue: queue.optional() }),
+    input: admissionStatusInput,
+    output: z.object({ queues: z.array(queueStatusOut) }),
     async run(ctx, args) {
-      const data = parseInput(statusInput, args);
+      const data = parseInput(admissionStatusInput, args);
       const queues = data.queue === undefined ? ctx.agent.queues : [granted(ctx, data.queue)];
       return { queues: await statuses({ db: ctx.todos.db }, ctx.endpoint.id, queues) };
     },
@@ -61,9 +98,10 @@ export const admissionVerbs: Verb[] = [
     description:
       "Set (fully replace) a granted queue's budget: at most max_in_flight claims at once and " +
       'max_claims_per_window claims per window. Every claim is charged, retries and takeovers included.',
-    input: z.strictObject({ queue, policy: policyShape }),
+    input: setAdmissionPolicyInput,
+    output: queueStatusOut.extend({ created: z.boolean().describe('False when it replaced a budget.') }),
     async run(ctx, args) {
-      const data = parseInput(writeInput, args);
+      const data = parseInput(setAdmissionPolicyInput, args);
       const name = granted(ctx, data.queue);
       return setPolicy({ db: ctx.todos.db }, actorOf(ctx), ctx.endpoint.id, name, data.policy, 'policy.');
     },
@@ -71,9 +109,10 @@ export const admissionVerbs: Verb[] = [
   {
     name: 'clear_admission_policy',
     description: "Remove a granted queue's budget: it is claimed as if it never had one, at once.",
-    input: z.strictObject({ queue }),
+    input: clearAdmissionPolicyInput,
+    output: z.object({ queue: z.string(), deleted: z.literal(true) }),
     async run(ctx, args) {
-      const data = parseInput(clearInput, args);
+      const data = parseInput(clearAdmissionPolicyInput, args);
       return clearPolicy({ db: ctx.todos.db }, actorOf(ctx), ctx.endpoint.id, granted(ctx, data.queue));
     },
   },

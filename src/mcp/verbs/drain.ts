@@ -1,21 +1,20 @@
 // The drain family: read, claim and settle the endpoint's todos. Every claim must end
 // in complete, fail or release; `conflict` from an owner verb means the lease was lost.
 
-import { z } from 'zod/v4';
-import { LEASE_BOUNDS, LIMITS, TODO_STATES } from '../../domain/todo.js';
+import { z } from 'zod';
+import { LIMITS } from '../../domain/todo.js';
 import * as todos from '../../todos/index.js';
-import { todoOut } from './shapes.js';
+import { claimedOut, deferReason, leaseOut, time, todoListedOut, todoOut } from './shapes.js';
 import type { Verb } from './types.js';
 
-const id = z.string().describe('The todo id, `td_…`.');
-const lease = z
-  .number()
-  .int()
-  .min(LEASE_BOUNDS.min)
-  .max(LEASE_BOUNDS.max)
-  .optional()
-  .describe(`Lease length in seconds (${LEASE_BOUNDS.min}–${LEASE_BOUNDS.max}); default: this endpoint's lease.`);
-const queue = z.string().describe('A queue name granted to this endpoint, e.g. `inbox`.');
+/** One queue a budget held back during an empty claim_next. */
+const deferredOut = z.object({
+  queue: z.string(),
+  reason: deferReason,
+  pending: z.number().int(),
+  next_eligible_at: time.nullable(),
+  exact: z.boolean(),
+});
 
 export const drainVerbs: Verb[] = [
   {
@@ -23,12 +22,10 @@ export const drainVerbs: Verb[] = [
     description:
       `List this endpoint's todos on its granted queues, newest first (default ${LIMITS.listDefault}, ` +
       `at most ${LIMITS.listMax}). Bodies and payloads are left out: claim a todo to read them.`,
-    input: z.strictObject({
-      queue: queue.optional(),
-      state: z.enum(TODO_STATES).optional().describe('Only todos in this state.'),
-      limit: z.number().int().min(1).max(LIMITS.listMax).optional().describe('Page size.'),
-      cursor: z.string().optional().describe('`next_cursor` from the previous page.'),
-      include_synthetic: z.boolean().optional().describe('Include doorbell self-test todos.'),
+    input: todos.listTodosInput,
+    output: z.object({
+      todos: z.array(todoListedOut),
+      next_cursor: z.string().nullable().describe('Pass it as `cursor` for the next page; null on the last.'),
     }),
     async run(ctx, args) {
       const page = await todos.listTodos(ctx.todos, { endpointId: ctx.endpoint.id, queues: ctx.agent.queues }, args);
@@ -38,7 +35,8 @@ export const drainVerbs: Verb[] = [
   {
     name: 'get_todo',
     description: 'Read one todo (state, attempts, lease) without claiming it. Its body and payload come with a claim.',
-    input: z.strictObject({ id }),
+    input: todos.getTodoInput,
+    output: z.object({ todo: todoListedOut }),
     async run(ctx, args) {
       const { todo } = await todos.getTodo(ctx.todos, { endpointId: ctx.endpoint.id, queues: ctx.agent.queues }, args);
       return { todo: todoOut(todo) };
@@ -49,7 +47,8 @@ export const drainVerbs: Verb[] = [
     description:
       'Claim a todo by id under a lease, returning it with its body and payload. Heartbeat before the lease ' +
       'runs out; end the claim with complete, fail or release.',
-    input: z.strictObject({ id, lease_seconds: lease }),
+    input: todos.claimInput,
+    output: claimedOut,
     run: (ctx, args) => todos.claim(ctx.todos, ctx.agent, args),
   },
   {
@@ -57,37 +56,47 @@ export const drainVerbs: Verb[] = [
     description:
       'Claim the oldest ready todo on one queue (or any granted queue), with its body and payload. ' +
       'Answers {"empty": true} when nothing is ready.',
-    input: z.strictObject({ queue: queue.optional(), lease_seconds: lease }),
+    input: todos.claimNextInput,
+    output: z.union([
+      claimedOut,
+      z.object({
+        empty: z.literal(true),
+        deferred: z
+          .array(deferredOut)
+          .optional()
+          .describe('The queues a budget held back, when that is why nothing was claimed.'),
+      }),
+    ]),
     run: (ctx, args) => todos.claimNext(ctx.todos, ctx.agent, args),
   },
   {
     name: 'heartbeat',
     description:
       'Extend the lease on a todo you hold. Call it before any long step. `conflict` means you lost the todo: stop.',
-    input: z.strictObject({ id, lease_seconds: lease }),
+    input: todos.heartbeatInput,
+    output: leaseOut,
     run: async (ctx, args) => ({ todo: todoOut((await todos.heartbeat(ctx.todos, ctx.agent, args)).todo) }),
   },
   {
     name: 'complete',
     description: 'Finish a todo you hold, with an optional JSON result.',
-    input: z.strictObject({ id, result: z.unknown().optional().describe('Any JSON value, at most 256 KiB.') }),
+    input: todos.completeInput,
+    output: leaseOut,
     run: async (ctx, args) => ({ todo: todoOut((await todos.complete(ctx.todos, ctx.agent, args)).todo) }),
   },
   {
     name: 'fail',
     description:
       'Give up on a todo you hold. It is retried later with backoff while attempts remain, then dead-lettered.',
-    input: z.strictObject({
-      id,
-      error: z.string().optional().describe('What went wrong, for whoever looks next.'),
-      result: z.unknown().optional().describe('Any JSON value, at most 256 KiB.'),
-    }),
+    input: todos.failInput,
+    output: leaseOut,
     run: async (ctx, args) => ({ todo: todoOut((await todos.fail(ctx.todos, ctx.agent, args)).todo) }),
   },
   {
     name: 'release',
     description: 'Hand a todo you hold back to the queue untouched (the attempt is not counted as a failure).',
-    input: z.strictObject({ id }),
+    input: todos.releaseInput,
+    output: leaseOut,
     run: async (ctx, args) => ({ todo: todoOut((await todos.release(ctx.todos, ctx.agent, args)).todo) }),
   },
 ];

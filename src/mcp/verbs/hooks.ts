@@ -2,9 +2,20 @@
 // ready, for consumers with no live session such as cron jobs or `claude -p`). Never
 // granted by default. The signing secret is shown once, on create and rotate.
 
-import { z } from 'zod/v4';
+import { z } from 'zod';
 import { HookGuard } from '../../hooks/guard.js';
-import { createHook, deleteHook, listHooks, rotateHook, MAX_HOOKS, type HookDeps } from '../../hooks/manage.js';
+import {
+  createHook,
+  createHookInput,
+  deleteHook,
+  hookIdInput,
+  listHooks,
+  listHooksInput,
+  rotateHook,
+  MAX_HOOKS,
+  type HookDeps,
+} from '../../hooks/manage.js';
+import { time } from './shapes.js';
 import type { Verb, VerbContext } from './types.js';
 
 /** Without a configured guard (some tests), the strictest one: https only, no private targets. */
@@ -15,7 +26,28 @@ function deps(ctx: VerbContext): HookDeps {
 }
 
 const owner = (ctx: VerbContext) => ({ id: ctx.endpoint.id, queues: ctx.endpoint.queues });
-const hookId = z.string().describe('The hook id, `nh_…`.');
+
+/** A hook as its endpoint sees it (src/hooks/manage.ts, HookView): never its secret. */
+const hookOut = z.object({
+  hook_id: z.string(),
+  url: z.string(),
+  queues: z.array(z.string()).describe('The queues it notifies for; empty: all granted.'),
+  ignore_presence: z.boolean(),
+  enabled: z.boolean(),
+  disabled_reason: z.string().nullable(),
+  health: z.object({
+    consecutive_failures: z.number().int(),
+    last_attempt_at: time.nullable(),
+    last_status: z.number().int().nullable(),
+    last_error: z.string().nullable(),
+  }),
+  created_at: time,
+});
+
+/** create and rotate answer the secret, once. */
+const hookWithSecret = hookOut.extend({
+  signing_secret: z.string().describe('Shown only now: verifies webhook-signature (Standard Webhooks).'),
+});
 
 export const hookVerbs: Verb[] = [
   {
@@ -24,17 +56,15 @@ export const hookVerbs: Verb[] = [
       `Add an HTTPS URL that is POSTed a signed notification (Standard Webhooks) whenever a todo becomes ready ` +
       `on this endpoint (at most ${MAX_HOOKS}). Answers the signing secret once: store it to verify ` +
       'webhook-signature. Held while the endpoint is clocked out unless ignore_presence.',
-    input: z.strictObject({
-      url: z.string().describe('An https:// URL on a public address.'),
-      queues: z.array(z.string()).optional().describe('Only these granted queues (default: all).'),
-      ignore_presence: z.boolean().optional().describe('Also notify while the endpoint is clocked out.'),
-    }),
+    input: createHookInput,
+    output: hookWithSecret,
     run: (ctx, args) => createHook(deps(ctx), owner(ctx), args),
   },
   {
     name: 'list_notify_hooks',
     description: "List this endpoint's notify hooks with their health (no secrets), and how many more it may add.",
-    input: z.strictObject({}),
+    input: listHooksInput,
+    output: z.object({ hooks: z.array(hookOut), max: z.number().int(), used: z.number().int() }),
     run: (ctx, args) => listHooks(deps(ctx), owner(ctx), args),
   },
   {
@@ -42,13 +72,15 @@ export const hookVerbs: Verb[] = [
     description:
       'Give a notify hook a new signing secret (answered once) and re-enable it; the old secret keeps ' +
       'signing alongside for 24 h.',
-    input: z.strictObject({ hook_id: hookId }),
+    input: hookIdInput,
+    output: hookWithSecret,
     run: (ctx, args) => rotateHook(deps(ctx), owner(ctx), args),
   },
   {
     name: 'delete_notify_hook',
     description: 'Delete one of this endpoint’s notify hooks.',
-    input: z.strictObject({ hook_id: hookId }),
+    input: hookIdInput,
+    output: z.object({ hook_id: z.string(), deleted: z.literal(true) }),
     run: (ctx, args) => deleteHook(deps(ctx), owner(ctx), args),
   },
 ];

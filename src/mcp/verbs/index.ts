@@ -2,7 +2,7 @@
 // the endpoint is granted plus the self verbs; a call to a verb outside the grant is
 // `forbidden` before anything runs.
 
-import { z } from 'zod/v4';
+import { z } from 'zod';
 import { AppError } from '../../domain/errors.js';
 import { allVerbs, SELF_VERBS } from '../../domain/verbs.js';
 import { admissionVerbs } from './admission.js';
@@ -32,15 +32,46 @@ const VERBS: ReadonlyMap<string, Verb> = new Map(
 const SELF: ReadonlySet<string> = new Set(SELF_VERBS);
 const GRANTABLE: ReadonlySet<string> = new Set(allVerbs());
 
+type ObjectSchema = { type: 'object'; [key: string]: unknown };
+
 export interface ToolDescription {
   name: string;
   description: string;
-  inputSchema: { type: 'object'; [key: string]: unknown };
+  inputSchema: ObjectSchema;
+  /** MCP 2025-06-18: a successful result's structuredContent conforms to it. */
+  outputSchema: ObjectSchema;
+}
+
+/**
+ * What zod adds that says nothing to a reader: the ±2^53 bounds of an integer without
+ * bounds of its own, and the regular expression beside a `date-time` format.
+ */
+function terse({ jsonSchema: json }: { jsonSchema: Record<string, unknown> }): void {
+  if (json.minimum === Number.MIN_SAFE_INTEGER) delete json.minimum;
+  if (json.maximum === Number.MAX_SAFE_INTEGER) delete json.maximum;
+  if (json.format === 'date-time') delete json.pattern;
+}
+
+/**
+ * A schema as JSON Schema, for what it takes (`io: 'input'`): for an output schema that
+ * is every answer it parses, with any field it does not name allowed, so a client
+ * checking answers keeps working when an answer gains a field.
+ */
+function jsonSchema(schema: z.ZodType): ObjectSchema {
+  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, { io: 'input', override: terse }) as Record<
+    string,
+    unknown
+  >;
+  return { ...json, type: 'object' };
 }
 
 function describe(verb: Verb): ToolDescription {
-  const { $schema: _dialect, ...schema } = z.toJSONSchema(verb.input, { io: 'input' }) as Record<string, unknown>;
-  return { name: verb.name, description: verb.description, inputSchema: { ...schema, type: 'object' } };
+  return {
+    name: verb.name,
+    description: verb.description,
+    inputSchema: jsonSchema(verb.input),
+    outputSchema: jsonSchema(verb.output),
+  };
 }
 
 // Converted once: the schemas are constants of the code.

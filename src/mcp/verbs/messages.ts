@@ -4,16 +4,16 @@
 // the same owner, always as `agent`; a message reaches the agent on its stream, or
 // through next_message, and stays until ack_message.
 
-import { z } from 'zod/v4';
-import { z as z3 } from 'zod';
+import { z } from 'zod';
 import { parseInput } from '../../domain/todo.js';
-import { CONTENT_BYTES, sendInput } from '../../domain/messages.js';
+import { ackInput, QUEUED_BY, sendInput } from '../../domain/messages.js';
 import { ackMessage, nextMessage } from '../../messages/delivery.js';
 import { addMessage } from '../../messages/queue.js';
 import { listSessions } from '../../sessions/index.js';
+import { noArguments, time } from './shapes.js';
 import type { Verb } from './types.js';
 
-const noArguments = z3.object({}).strict();
+const queuedBy = z.enum(QUEUED_BY).describe('Who queued it: a person, an agent, a workflow token or the server.');
 
 export const messageVerbs: Verb[] = [
   {
@@ -21,7 +21,20 @@ export const messageVerbs: Verb[] = [
     description:
       "List this endpoint's live MCP sessions (competing consumers of the same agent), oldest first; " +
       '`current` marks the caller.',
-    input: z.strictObject({}),
+    input: noArguments,
+    output: z.object({
+      sessions: z.array(
+        z.object({
+          id: z.string(),
+          client_name: z.string().nullable(),
+          client_version: z.string().nullable(),
+          stream_open: z.boolean(),
+          last_seen_at: time,
+          created_at: time,
+          current: z.boolean(),
+        }),
+      ),
+    }),
     async run(ctx, args) {
       parseInput(noArguments, args);
       const sessions = await listSessions(ctx.sessions, ctx.endpoint.id);
@@ -44,9 +57,16 @@ export const messageVerbs: Verb[] = [
       'Queue a message into a live MCP session of one of your owner’s endpoints (see list_sessions for this ' +
       "endpoint's own). It reaches that agent in FIFO order, one at a time. `queue_full` means the session's " +
       'queue is at capacity: retry later.',
-    input: z.strictObject({
-      session_id: z.string().describe('The target session id, `ms_…`.'),
-      content: z.string().describe(`The message text, at most ${CONTENT_BYTES} bytes.`),
+    input: sendInput,
+    output: z.object({
+      message: z.object({
+        id: z.string(),
+        position: z.number().int().describe('Its place in the session’s queue, 1 first.'),
+        content: z.string(),
+        queued_by: queuedBy,
+        sender_id: z.string().nullable(),
+        queued_at: time,
+      }),
     }),
     async run(ctx, args) {
       const data = parseInput(sendInput, args);
@@ -60,7 +80,19 @@ export const messageVerbs: Verb[] = [
     description:
       'Take the next message queued for this session (for clients without a notification stream). Answers ' +
       '{"empty": true} when none is waiting or one is still unacknowledged. Acknowledge it with ack_message.',
-    input: z.strictObject({}),
+    input: noArguments,
+    output: z.union([
+      z.object({
+        message: z.object({
+          message_id: z.string(),
+          queued_by: queuedBy,
+          queued_at: time,
+          content: z.string(),
+          delivery_attempt: z.number().int().describe('1 on the first delivery, more when it is delivered again.'),
+        }),
+      }),
+      z.object({ empty: z.literal(true) }),
+    ]),
     async run(ctx, args) {
       parseInput(noArguments, args);
       return nextMessage(ctx.messages, { endpointId: ctx.endpoint.id, sessionId: ctx.sessionId });
@@ -71,7 +103,8 @@ export const messageVerbs: Verb[] = [
     description:
       'Acknowledge a message delivered to this session (by its message_id): it is deleted and the next one ' +
       'follows. An unacknowledged message is delivered again after the ack timeout.',
-    input: z.strictObject({ message_id: z.string().describe('The `message_id` from the message’s meta.') }),
+    input: ackInput,
+    output: z.object({ acknowledged: z.literal(true), message_id: z.string() }),
     run: (ctx, args) => ackMessage(ctx.messages, { endpointId: ctx.endpoint.id, sessionId: ctx.sessionId }, args),
   },
 ];

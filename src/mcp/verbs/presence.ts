@@ -2,13 +2,20 @@
 // endpoint is out it hears no doorbell and its notify hooks are held; pull, leases and
 // everything else work as always. Clocking in with waiting work sends one digest.
 
-import { z } from 'zod/v4';
-import { clockIn, clockOut, presenceOf } from '../../presence/manage.js';
+import { z } from 'zod';
+import { clockIn, clockInInput, clockOut, clockOutInput, presenceOf } from '../../presence/manage.js';
 import { parseInput } from '../../domain/todo.js';
-import { z as z3 } from 'zod';
+import { noArguments, time } from './shapes.js';
 import type { Verb } from './types.js';
 
-const noArguments = z3.object({}).strict();
+/** The endpoint's presence (src/presence/manage.ts, PresenceView). */
+const presenceOut = z.object({
+  presence: z.enum(['in', 'out']),
+  source: z.enum(['agent', 'operator', 'shift', 'default']).describe('What decided it.'),
+  until: time.nullable().describe('When it changes by itself; null: not by itself.'),
+  shift: z.string().nullable(),
+  pending: z.number().int().describe('Todos waiting on this endpoint.'),
+});
 
 export const presenceVerbs: Verb[] = [
   {
@@ -16,9 +23,8 @@ export const presenceVerbs: Verb[] = [
     description:
       'Mark this endpoint in (doorbells on). Off shift it lasts `for` (default 1h, at most 8h) or until the ' +
       'shift starts; with work waiting, one digest doorbell summarises it.',
-    input: z.strictObject({
-      for: z.string().optional().describe('How long, e.g. "90m" or "2h" (1m–8h).'),
-    }),
+    input: clockInInput,
+    output: presenceOut,
     run: (ctx, args) => clockIn({ db: ctx.todos.db }, ctx.endpoint.id, args),
   },
   {
@@ -26,7 +32,8 @@ export const presenceVerbs: Verb[] = [
     description:
       'Mark this endpoint out until its next shift starts (or until clock_in): no doorbells, hooks held. ' +
       'Pull with claim_next still works.',
-    input: z.strictObject({}),
+    input: clockOutInput,
+    output: presenceOut,
     run: (ctx, args) => clockOut({ db: ctx.todos.db }, ctx.endpoint.id, args),
   },
   {
@@ -34,7 +41,8 @@ export const presenceVerbs: Verb[] = [
     description:
       'Whether this endpoint is in or out, why (agent, operator, shift, default), until when, its shift ' +
       'and how many todos are pending.',
-    input: z.strictObject({}),
+    input: noArguments,
+    output: presenceOut,
     async run(ctx, args) {
       parseInput(noArguments, args);
       return presenceOf({ db: ctx.todos.db }, ctx.endpoint.id);

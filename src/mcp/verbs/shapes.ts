@@ -1,10 +1,104 @@
 // Todo shapes on the MCP wire (docs/design/mcp-surface.md, "Wire shapes"): `body` and
 // `payload` travel only on claims, so listing and reading stay small and an agent reads
-// the content of work it holds.
+// the content of work it holds. The zod schemas here describe those shapes as JSON (times
+// are RFC 3339 strings) for the verbs' output schemas; the todo use cases build the
+// values, these only say what an agent gets.
 
-import type { Todo, TodoSummary } from '../../domain/todo.js';
+import { z } from 'zod';
+import { TODO_STATES, type Todo, type TodoSummary } from '../../domain/todo.js';
 
 export function todoOut(todo: Todo | TodoSummary): Record<string, unknown> {
   const { body: _body, payload: _payload, ...rest } = todo as Partial<Todo> & TodoSummary;
   return rest;
 }
+
+/** The arguments of a verb that takes none. */
+export const noArguments = z.strictObject({});
+
+/** A time on the wire: RFC 3339, as JSON renders a Date or PostgreSQL a timestamptz. */
+export const time = z.iso.datetime({ offset: true });
+
+/** Why a budget holds a queue back (docs/design/admission.md). */
+export const deferReason = z.enum(['window_exhausted', 'in_flight_full', 'paused', 'admission_unavailable']);
+
+/** A budgeted queue's headroom: after a claim, or in admission_status. */
+export const usageOut = z
+  .object({
+    max_in_flight: z.number().int().nullable(),
+    in_flight: z.number().int(),
+    max_claims_per_window: z.number().int().nullable(),
+    used: z.number().int(),
+    remaining: z.number().int().nullable(),
+    window_resets_at: time.nullable(),
+  })
+  .describe('The budget’s headroom: in flight and used in the current window, its own claim included.');
+
+/** Whether a budget admits a queue's work now (a pending todo's `admission`, a queue's `status`). */
+export const admissionStateOut = z.object({
+  state: z.enum(['admissible', 'deferred']),
+  reason: deferReason.nullable(),
+  next_eligible_at: time.nullable(),
+  exact: z.boolean().describe('Whether next_eligible_at is exact (a window reset) or a lower bound (a lease).'),
+});
+
+/** The columns every todo answer has (TODO_SUMMARY_COLUMNS): what the lease verbs answer. */
+const summary = {
+  endpoint_id: z.string(),
+  id: z.string(),
+  queue: z.string(),
+  title: z.string(),
+  state: z.enum(TODO_STATES),
+  attempt: z.number().int(),
+  max_attempts: z.number().int(),
+  claims: z.number().int(),
+  owner_session_id: z.string().nullable(),
+  lease_expires_at: time.nullable(),
+  next_retry_at: time.nullable(),
+  completed_at: time.nullable(),
+  error: z.string().nullable(),
+  created_at: time,
+  updated_at: time,
+};
+
+/** A todo as heartbeat, complete, fail and release answer it. */
+export const todoSummaryOut = z.object(summary);
+
+/** The rest of a todo's columns, but for its content. */
+const details = {
+  kind: z.string().nullable(),
+  source: z.string().nullable(),
+  created_by_human_id: z.string().nullable(),
+  created_by_endpoint_id: z.string().nullable(),
+  idempotency_key: z.string().nullable(),
+  claimed_at: time.nullable(),
+  result: z.unknown().describe('What complete or fail recorded; null before.'),
+  ring_attempts: z.number().int(),
+  last_ringed_at: time.nullable(),
+  synthetic: z.boolean(),
+};
+
+/** A todo as list_todos, get_todo and create_todo answer it: no body, no payload. */
+export const todoListedOut = z.object({
+  ...summary,
+  ...details,
+  admission: admissionStateOut
+    .optional()
+    .describe('On a pending todo of a budgeted queue: whether the budget admits it now.'),
+});
+
+/** A claimed todo: everything, its content included. */
+export const todoClaimedOut = z.object({
+  ...summary,
+  ...details,
+  body: z.string(),
+  payload: z.unknown(),
+});
+
+/** claim's answer, and claim_next's when it took one. */
+export const claimedOut = z.object({
+  todo: todoClaimedOut,
+  admission: usageOut.optional().describe('Only on a queue with a budget.'),
+});
+
+/** One answer of the lease verbs. */
+export const leaseOut = z.object({ todo: todoSummaryOut });

@@ -1,8 +1,9 @@
-// What a verb is to the MCP surface: a name, a description and an input schema an agent
-// can act on, and a function of the caller's context and raw arguments. The use cases
-// behind the verbs validate the arguments; the schema here is what tools/list shows.
+// What a verb is to the MCP surface: a name, a description, the schemas of its arguments
+// and of its answer, and a function of the caller's context and raw arguments. The input
+// schema is the very one the use case behind the verb parses the arguments with, so what
+// tools/list shows is what is checked; the output schema describes what `run` answers.
 
-import type { z } from 'zod/v4';
+import type { z } from 'zod';
 import type { Endpoint } from '../../endpoints/credentials.js';
 import type { MessageDeps } from '../../messages/context.js';
 import type { HookGuard } from '../../hooks/guard.js';
@@ -24,6 +25,9 @@ export interface VerbContext {
 export interface Verb {
   name: string;
   description: string;
+  /** What the use case parses the arguments with; tools/list shows it as `inputSchema`. */
   input: z.ZodObject;
+  /** The JSON a successful call answers (structuredContent); tools/list shows it as `outputSchema`. */
+  output: z.ZodType;
   run(ctx: VerbContext, args: Record<string, unknown>): Promise<object>;
 }
