@@ -26,6 +26,9 @@ async function server(name: string): Promise<Server> {
     SWITCHBOARD_LISTEN: '127.0.0.1:0',
     SWITCHBOARD_INSTANCE_ID: name,
     SWITCHBOARD_DB_POOL_SIZE: '4',
+    // The instances' own redelivery sweep (every 10 s) must not return a reservation the
+    // tests age by hand before their own redeliverMessages call does.
+    SWITCHBOARD_MESSAGE_ACK_TIMEOUT: '24h',
   });
   assert.ok(parsed.ok);
   const started = await startServer(parsed.config, pino({ level: 'silent' }));
