@@ -8,6 +8,7 @@ import type { Auth } from '../http/auth.js';
 import type { Services } from '../services.js';
 import { assetRoutes } from './assets.js';
 import { budgetPages } from './budgets.js';
+import { docsPages } from './docs.js';
 import { endpointActions } from './endpoint-actions.js';
 import { messagePages } from './messages.js';
 import type { MessageDeps } from '../messages/context.js';
@@ -58,6 +59,7 @@ export function boardRoutes(app: FastifyInstance, services: Services, auth: Auth
     boardHeaders(board);
     setupPages(board, identity, auth);
     sessionPages(board, identity, auth);
+    docsPages(board, identity.publicUrl);
     boardPages(board, {
       identity: { ...identity, syntheticAdmin },
       operator: {

@@ -1,12 +1,13 @@
 // The vend wizard, as full pages that work without JavaScript: name → queues → verb
 // families (admission and hooks unchecked, with their notes) → lifetime → confirm →
 // the one-time reveal of the credential, the .mcp.json block and the `claude mcp add`
-// line. Answers so far travel as hidden fields; each step is checked before the next is
+// line, and how to hear the doorbell under that server name. Answers so far travel as hidden fields; each step is checked before the next is
 // shown, and nothing is written until the confirm step's form is posted.
 
 import type { FastifyInstance } from 'fastify';
 import { vendEndpoint } from '../endpoints/manage.js';
 import { isAppError } from '../domain/errors.js';
+import { CREDENTIAL_FILE_PLACEHOLDER, type ConnectGuidance } from '../domain/guidance.js';
 import { QUEUE_NAME } from '../domain/todo.js';
 import { FAMILY_NOTES, VERB_FAMILIES, type VerbFamily } from '../domain/verbs.js';
 import type { BoardSession } from '../identity/board-sessions.js';
@@ -107,11 +108,24 @@ function stepPage(session: BoardSession, step: Step, a: Answers, error?: string 
   return page('Vend an endpoint', body, chromeOf(session, 'endpoints'));
 }
 
+/** How to hear the doorbell, under the name the blocks above registered (src/domain/guidance.ts). */
+function guidanceSection(g: ConnectGuidance): string {
+  return `<h2>Hearing the doorbell</h2><section id="guidance" data-server-name="${escape(g.server_name)}">
+<p>Claude Code hears the doorbell only with the channel flag, and a woken session needs the tools allowed:</p>
+<pre id="claude-code-command">${escape(g.claude_code.command)}</pre>
+<p>For a client that only speaks stdio or does not take channel notifications, run the stdio bridge as the MCP
+server <code>${escape(g.server_name)}</code> (${escape(CREDENTIAL_FILE_PLACEHOLDER)}: a file with the credential on its first line):</p>
+<pre id="bridge-command">${escape(g.bridge.command)}</pre>
+<p>Without channels at all, wait for work with <code>claim_next {wait_seconds}</code>.
+<a id="troubleshooting" href="${escape(g.troubleshooting_url)}">Troubleshooting the doorbell</a></p></section>`;
+}
+
 function reveal(session: BoardSession, vended: Awaited<ReturnType<typeof vendEndpoint>>): string {
   const body = `<p role="status"><strong>${escape(vended.endpoint.slug)}</strong> is ready. The credential is shown <strong>only this once</strong>: copy it now.</p>
 <h2>Credential</h2><pre id="credential">${escape(vended.credential)}</pre>
 <h2><code>.mcp.json</code></h2><pre id="mcp-json">${escape(JSON.stringify(vended.mcp_json, null, 2))}</pre>
 <h2>Claude Code</h2><pre id="claude-mcp-add">${escape(vended.claude_mcp_add)}</pre>
+${guidanceSection(vended.guidance)}
 <p><a href="/endpoints/${escape(vended.endpoint.slug)}">Go to the endpoint</a> · <a href="/">Queues</a></p>`;
   return page('Endpoint vended', body, chromeOf(session, 'endpoints'));
 }

@@ -1,7 +1,9 @@
 // `switchboard endpoint vend|list|show|revoke|delete|connect`: an agent's endpoints over
 // the REST API. Vend prints the credential once, with the .mcp.json block and the
 // `claude mcp add` line; connect prints the same templates with a placeholder, because
-// the server keeps only a hash of the credential. Sessions and grants are the server's.
+// the server keeps only a hash of the credential. Both add how to hear the doorbell (the
+// channel flag and allowed tools under the endpoint's MCP server name, the stdio bridge,
+// the troubleshooting page: src/domain/guidance.ts). Sessions and grants are the server's.
 
 import type { Command } from 'commander';
 import { signedInClient } from './client.js';
@@ -18,6 +20,7 @@ import {
   wholeNumber,
   type CommonOptions,
 } from './flags.js';
+import { clientConfig, connectGuidance, guidanceText, type ConnectGuidance } from '../domain/guidance.js';
 import { emit, keyValues, objectsTable, section, table } from './output.js';
 
 export interface Endpoint {
@@ -82,6 +85,8 @@ interface VendAnswer {
   credential: string;
   mcp_json: unknown;
   claude_mcp_add: string;
+  /** Absent from a server older than the guidance (src/domain/guidance.ts). */
+  guidance?: ConnectGuidance;
 }
 
 async function vend(name: string, opts: VendOptions): Promise<void> {
@@ -97,6 +102,7 @@ async function vend(name: string, opts: VendOptions): Promise<void> {
       ),
       section('.mcp.json:', formatJsonBlock(a.mcp_json)),
       section('Claude Code:', `  ${a.claude_mcp_add}\n`),
+      a.guidance ? section('Hearing the doorbell:', guidanceText(a.guidance)) : '',
     ].join(''),
   );
 }
@@ -150,9 +156,13 @@ async function remove(ref: string, opts: CommonOptions): Promise<void> {
 
 async function connect(ref: string, opts: CommonOptions): Promise<void> {
   const client = await signedInClient(opts.url);
-  const { endpoint } = await client.request<{ endpoint: Endpoint }>('GET', endpointPath(ref));
+  const shown = await client.request<{ endpoint: Endpoint; guidance?: ConnectGuidance }>('GET', endpointPath(ref));
+  const { endpoint } = shown;
   const templates = connectTemplates(client.url, endpoint.slug, CREDENTIAL_PLACEHOLDER);
-  const answer = { endpoint, ...templates };
+  // The server's guidance names its public URL, as the self-test's hints do; a server older
+  // than the guidance gets the same guidance built here for the URL this command uses.
+  const guidance = shown.guidance ?? connectGuidance(client.url, endpoint.slug);
+  const answer = { endpoint, ...templates, guidance };
   emit(opts.json, answer, (a) =>
     [
       keyValues([
@@ -164,20 +174,14 @@ async function connect(ref: string, opts: CommonOptions): Promise<void> {
         'It is not stored on the server; if it is lost, vend a new endpoint and revoke this one.\n',
       section('.mcp.json:', formatJsonBlock(a.mcp_json)),
       section('Claude Code:', `  ${a.claude_mcp_add}\n`),
+      section('Hearing the doorbell:', guidanceText(a.guidance)),
     ].join(''),
   );
 }
 
 /** The MCP URL and the two ways to configure a client, for a given credential text. */
 export function connectTemplates(url: string, slug: string, credential: string) {
-  const mcpUrl = `${url}/mcp`;
-  return {
-    mcp_url: mcpUrl,
-    mcp_json: {
-      mcpServers: { [slug]: { type: 'http', url: mcpUrl, headers: { Authorization: `Bearer ${credential}` } } },
-    },
-    claude_mcp_add: `claude mcp add --transport http ${slug} ${mcpUrl} --header "Authorization: Bearer ${credential}"`,
-  };
+  return { mcp_url: `${url}/mcp`, ...clientConfig(url, slug, credential) };
 }
 
 function describe(e: Endpoint): string {

@@ -16,7 +16,7 @@ import {
 } from '../store/doorbell-tests.js';
 import { listLiveSessions, type McpSession } from '../store/sessions.js';
 import { versionInfo } from '../version.js';
-import { hintsFor, type Verdict } from './hints.js';
+import { hintsFor, type HintGuidance, type Verdict } from './hints.js';
 
 /** What the server can and cannot know about a client's channel listener. */
 export const CHANNEL_NOTE =
@@ -126,8 +126,16 @@ export function startView(test: DoorbellTestRow, facts: Facts) {
   };
 }
 
-/** get_doorbell_test's answer, from the frozen report or, while pending, from live facts. */
-export function reportView(test: DoorbellTestRow, frozen: StoredReport | null, facts: Facts | null) {
+/**
+ * get_doorbell_test's answer, from the frozen report or, while pending, from live facts;
+ * the hints name the endpoint's MCP server and troubleshooting page from `guidance`.
+ */
+export function reportView(
+  test: DoorbellTestRow,
+  frozen: StoredReport | null,
+  facts: Facts | null,
+  guidance: HintGuidance,
+) {
   const report = frozen ?? buildReport('pending', facts ?? { ring: null, sessions: [] });
   return {
     test_id: test.id,
@@ -141,6 +149,6 @@ export function reportView(test: DoorbellTestRow, frozen: StoredReport | null, f
     channel_capability: channelCapability(report.clients),
     delivered: report.delivered,
     claimed_within_seconds: report.claimed_within_seconds,
-    hints: hintsFor(report.verdict, report.hint_client),
+    hints: hintsFor(report.verdict, report.hint_client, guidance),
   };
 }

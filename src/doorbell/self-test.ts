@@ -20,6 +20,8 @@ import {
   testQuota,
   type DoorbellTestRow,
 } from '../store/doorbell-tests.js';
+import { getEndpoint } from '../store/endpoints.js';
+import { hintGuidance } from './hints.js';
 import { freezeTest, readFacts, reportView, startView, type StoredReport } from './self-test-report.js';
 
 /** Long enough for the starting tool call's answer to reach the model and its turn to end. */
@@ -104,12 +106,19 @@ export async function startDoorbellTest(db: Queryable, target: TestTarget, input
   });
 }
 
-/** The report of one of this endpoint's tests; another endpoint's test id is not_found. */
-export async function getDoorbellTest(db: Queryable, endpointId: string, input: unknown) {
+/**
+ * The report of one of this endpoint's tests; another endpoint's test id is not_found.
+ * The hints name the endpoint's MCP server and `{publicUrl}/docs/doorbell`; a caller that
+ * does not know the server's public URL (the MCP verb today) gets a placeholder for it.
+ */
+export async function getDoorbellTest(db: Queryable, endpointId: string, input: unknown, publicUrl?: string) {
   const { test_id: testId } = parseInput(getDoorbellTestInput, input);
   let test = await getTest(db, endpointId, testId);
   if (!test) throw notFound('doorbell test', testId);
   if (await settleIfExpired(db, test)) test = (await getTest(db, endpointId, testId)) ?? test;
-  if (test.report) return reportView(test, test.report as unknown as StoredReport, null);
-  return reportView(test, null, await readFacts(db, test));
+  const endpoint = await getEndpoint(db, endpointId);
+  if (!endpoint) throw notFound('doorbell test', testId);
+  const guidance = hintGuidance(endpoint.slug, publicUrl ?? null);
+  if (test.report) return reportView(test, test.report as unknown as StoredReport, null, guidance);
+  return reportView(test, null, await readFacts(db, test), guidance);
 }

@@ -33,5 +33,5 @@ export async function startOwnedTest(deps: OperatorTestDeps, humanId: string, re
 
 export async function getOwnedTest(deps: OperatorTestDeps, humanId: string, ref: string, testId: string) {
   const endpoint = await resolveEndpoint(deps, humanId, ref);
-  return getDoorbellTest(deps.db, endpoint.id, { test_id: testId });
+  return getDoorbellTest(deps.db, endpoint.id, { test_id: testId }, deps.publicUrl);
 }

@@ -1,5 +1,5 @@
 // Endpoints as their owner manages them: vend (credential shown once, with ready-made
-// client configuration), list, show, revoke (instant; live todos dead-lettered) and
+// client configuration and the doorbell guidance of src/domain/guidance.ts), list, show, revoke (instant; live todos dead-lettered) and
 // delete (only once revoked). Every lookup is scoped by the owning human, so another
 // human's endpoint answers exactly like an unknown one.
 
@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { Queryable } from '../db/pool.js';
 import { endpointState, slugFor, vendInput, type EndpointState } from '../domain/endpoint.js';
 import { AppError, invalidArgument, notFound } from '../domain/errors.js';
+import { clientConfig, connectGuidance } from '../domain/guidance.js';
 import { newId } from '../domain/ids.js';
 import { parseInput } from '../domain/todo.js';
 import { basicVerbs, expandVerbs } from '../domain/verbs.js';
@@ -49,14 +50,6 @@ function randomBase36(length: number): string {
   return Array.from(randomBytes(length), (b) => BASE36[b % 36]).join('');
 }
 
-export function clientConfig(publicUrl: string, slug: string, credential: string) {
-  const url = `${publicUrl}/mcp`;
-  return {
-    mcp_json: { mcpServers: { [slug]: { type: 'http', url, headers: { Authorization: `Bearer ${credential}` } } } },
-    claude_mcp_add: `claude mcp add --transport http ${slug} ${url} --header "Authorization: Bearer ${credential}"`,
-  };
-}
-
 export async function vendEndpoint(deps: EndpointDeps, humanId: string, input: unknown, now: Date) {
   const data = parseInput(vendInput, input);
   const verbs = expandVerbs(data.verbs ?? basicVerbs());
@@ -80,6 +73,7 @@ export async function vendEndpoint(deps: EndpointDeps, humanId: string, input: u
     endpoint: endpointView(endpoint, now),
     credential: secret,
     ...clientConfig(deps.publicUrl, endpoint.slug, secret),
+    guidance: connectGuidance(deps.publicUrl, endpoint.slug),
   };
 }
 
@@ -93,6 +87,7 @@ export async function showEndpoint(deps: EndpointDeps, humanId: string, ref: str
   return {
     endpoint: endpointView(endpoint, now),
     sessions: sessions.map(({ endpoint_id: _endpoint, ...session }) => session),
+    guidance: connectGuidance(deps.publicUrl, endpoint.slug),
   };
 }
 

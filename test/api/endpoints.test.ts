@@ -65,7 +65,7 @@ test('vend answers 201 with the endpoint, a credential shown once and ready clie
     mcp_json: unknown;
     claude_mcp_add: string;
   };
-  assert.deepEqual(Object.keys(res.body).sort(), ['claude_mcp_add', 'credential', 'endpoint', 'mcp_json']);
+  assert.deepEqual(Object.keys(res.body).sort(), ['claude_mcp_add', 'credential', 'endpoint', 'guidance', 'mcp_json']);
   assert.deepEqual(Object.keys(endpoint).sort(), ENDPOINT_KEYS);
   assert.match(endpoint.id, /^ep_/);
   assert.match(endpoint.slug, /^build-bot-[a-z0-9]{8}$/);
@@ -83,6 +83,12 @@ test('vend answers 201 with the endpoint, a credential shown once and ready clie
   assert.ok(claude_mcp_add.includes(` ${endpoint.slug} `), claude_mcp_add);
   assert.ok(claude_mcp_add.includes(url), claude_mcp_add);
   assert.ok(claude_mcp_add.includes(credential), claude_mcp_add);
+  const { guidance } = res.body as { guidance: Record<string, unknown> & { claude_code: Record<string, string> } };
+  assert.equal(guidance.server_name, endpoint.slug, 'the guidance names the server the config registered');
+  assert.equal(guidance.claude_code.channel_flag, `--dangerously-load-development-channels server:${endpoint.slug}`);
+  assert.equal(guidance.claude_code.allowed_tools, `mcp__${endpoint.slug}`);
+  assert.equal(guidance.troubleshooting_url, `${PUBLIC_URL}/docs/doorbell`);
+  assert.ok(!JSON.stringify(guidance).includes(credential), 'the guidance carries no credential');
 
   const shown = await h.get(`/api/v1/endpoints/${endpoint.slug}`, { token: member.token });
   assert.ok(!shown.text.includes(credential), 'the credential is shown once');
@@ -190,7 +196,8 @@ test('show answers the endpoint and its sessions (none before any agent connects
   for (const ref of [vended.endpoint.slug, vended.endpoint.id]) {
     const res = await h.get(`/api/v1/endpoints/${ref}`, { token: member.token });
     expectStatus(res, 200, ref);
-    assert.deepEqual(res.body, { endpoint: vended.endpoint, sessions: [] });
+    const { guidance } = vended as typeof vended & { guidance: unknown };
+    assert.deepEqual(res.body, { endpoint: vended.endpoint, sessions: [], guidance }, 'the same guidance as vend');
   }
 });
 

@@ -53,6 +53,11 @@ async function walkWizard(page: Page, name: string, shots: string | null): Promi
   const [slug] = Object.keys(mcpJson.mcpServers);
   assert.equal(mcpJson.mcpServers[slug!].headers.Authorization, `Bearer ${credential}`);
   assert.match((await page.locator('#claude-mcp-add').textContent()) ?? '', /^claude mcp add --transport http /);
+  assert.equal(await page.locator('#guidance').getAttribute('data-server-name'), slug, 'guidance names that server');
+  const command = (await page.locator('#claude-code-command').textContent()) ?? '';
+  assert.ok(command.includes(`--dangerously-load-development-channels server:${slug!} --allowedTools mcp__${slug!}`));
+  assert.match((await page.locator('#bridge-command').textContent()) ?? '', /^switchboard bridge --url http/);
+  assert.match((await page.locator('#troubleshooting').getAttribute('href')) ?? '', /^http.*\/docs\/doorbell$/);
   return credential;
 }
 

@@ -96,7 +96,8 @@ test('doctor ENDPOINT with a connected client that does not listen exits 1 with 
   assert.match(stdout, /UNHEARD: delivered to the stream, but nothing claimed it/);
   assert.match(stdout, /delivered: yes/);
   assert.match(stdout, /heard: no/);
-  assert.match(stdout, /--dangerously-load-development-channels server:switchboard/);
+  assert.ok(stdout.includes(`--dangerously-load-development-channels server:${ep.slug} `), stdout);
+  assert.ok(stdout.includes(`--allowedTools mcp__${ep.slug},`), stdout);
   assert.match(stdout, /doctor: problems found/);
 });
 

@@ -75,9 +75,14 @@ test('a connected claude-code client that ignores the doorbell is unheard, with 
   assert.equal(report.verdict, 'unheard');
   assert.equal(report.delivered.written, true, 'delivered, but not heard');
   assert.equal(report.claimed_within_seconds, null);
-  assert.match(report.hints[0], /--dangerously-load-development-channels server:switchboard/);
   const hints = report.hints as string[];
-  assert.ok(hints.some((h) => /--allowedTools mcp__switchboard/.test(h)));
+  assert.ok(hints[0]?.includes(`--dangerously-load-development-channels server:${ep.slug} `), hints[0]);
+  assert.ok(hints.some((h) => h.includes(`--allowedTools mcp__${ep.slug},`)));
+  assert.match(
+    hints.at(-1) ?? '',
+    /^Troubleshooting: <SWITCHBOARD_URL>\/docs\/doorbell /,
+    'the MCP verb has no public URL',
+  );
   assert.ok(hints.some((h) => /claude -p cannot be woken/.test(h)));
   assert.equal(a.heard.length, 1);
 });

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { pino } from 'pino';
 import { parseConfig } from '../../src/config/index.js';
 import { newId } from '../../src/domain/ids.js';
-import { clientFamily, hintsFor, hintsMarkdown } from '../../src/doorbell/hints.js';
+import { clientFamily, hintGuidance, hintsFor, hintsMarkdown, VERDICTS } from '../../src/doorbell/hints.js';
 import { RingRowWriter, type DeliveredRing } from '../../src/doorbell/ring-writer.js';
 import { Metrics } from '../../src/metrics/index.js';
 import { unheardSweep } from '../../src/sweeps/unheard.js';
@@ -121,10 +121,25 @@ test('hints are keyed by verdict and the client family from clientInfo.name, and
   assert.equal(clientFamily('crush'), 'crush');
   assert.equal(clientFamily('cursor'), 'other');
   assert.equal(clientFamily(null), 'other');
-  assert.deepEqual(hintsFor('pass', 'claude-code'), []);
-  assert.match(hintsFor('no_stream', 'claude-code')[0] ?? '', /--dangerously-load-development-channels/);
-  assert.match(hintsFor('unheard', 'crush')[0] ?? '', /notifications\/claude\/channel/);
-  assert.match(hintsFor('write_failed', 'other').at(-1) ?? '', /^Troubleshooting:/);
+  const g = hintGuidance('reviewer-4aja3u8v', 'https://sb.example');
+  assert.deepEqual(hintsFor('pass', 'claude-code', g), []);
+  const claude = hintsFor('no_stream', 'claude-code', g);
+  assert.match(claude[0] ?? '', /--dangerously-load-development-channels server:reviewer-4aja3u8v /);
+  assert.ok(claude.some((h) => h.includes('--allowedTools mcp__reviewer-4aja3u8v,')));
+  assert.ok(claude.some((h) => h.includes('switchboard bridge --url https://sb.example --token-file')));
+  assert.ok(!claude.join(' ').includes('server:switchboard'), 'no hint names a server called switchboard');
+  assert.match(hintsFor('unheard', 'crush', g)[0] ?? '', /notifications\/claude\/channel/);
+  assert.ok(hintsFor('unheard', 'other', g).some((h) => h.includes('claim_next {wait_seconds}')));
+  assert.equal(
+    hintsFor('write_failed', 'other', g).at(-1),
+    'Troubleshooting: https://sb.example/docs/doorbell (the doorbell, the self-test verdicts and these hints)',
+  );
+  const all = VERDICTS.flatMap((v) => ['claude-code', 'crush', 'other'].flatMap((c) => hintsFor(v, c, g))).join(' ');
+  assert.doesNotMatch(all, /ADR-|docs\/doorbell\.md|Harness/, 'no hint cites a repository path or a foreign document');
+  assert.match(
+    hintsFor('unheard', 'claude-code', hintGuidance('a-1', null)).at(-1) ?? '',
+    /<SWITCHBOARD_URL>\/docs\/doorbell/,
+  );
   const doc = readFileSync(new URL('../../docs/doorbell.md', import.meta.url), 'utf8');
   assert.ok(doc.includes(hintsMarkdown()), 'docs/doorbell.md carries hintsMarkdown() verbatim');
 });

@@ -1,0 +1,82 @@
+// How an agent connects to an endpoint and hears its doorbell, from one place: the MCP
+// server name a client registers the endpoint under, and everything derived from it (the
+// .mcp.json block, the `claude mcp add` line, Claude Code's channel flag and allowed-tools
+// pattern, the stdio bridge, the troubleshooting page). Vend (API, CLI, board wizard),
+// `switchboard endpoint connect` and the self-test's hints all build on these functions,
+// so the name a hint tells you to pass is the name the configuration registered. Pure.
+
+/** The MCP server name an endpoint is registered under in a client: its slug. */
+export function mcpServerName(slug: string): string {
+  return slug;
+}
+
+/** Switchboard's own troubleshooting page for the doorbell (served by the board, public). */
+export const TROUBLESHOOTING_PATH = '/docs/doorbell';
+
+export function troubleshootingUrl(publicUrl: string): string {
+  return `${publicUrl}${TROUBLESHOOTING_PATH}`;
+}
+
+/** Claude Code drops channel notifications unless the server is loaded as a channel. */
+export function channelFlag(serverName: string): string {
+  return `--dangerously-load-development-channels server:${serverName}`;
+}
+
+/** The tools pattern a woken session needs allowed, or it stops at a permission prompt. */
+export function allowedTools(serverName: string): string {
+  return `mcp__${serverName}`;
+}
+
+/** Stands where the bridge's credential file goes: the credential belongs in a file, not argv. */
+export const CREDENTIAL_FILE_PLACEHOLDER = '<CREDENTIAL_FILE>';
+
+/** The .mcp.json block and the `claude mcp add` line for a credential text (real or a placeholder). */
+export function clientConfig(publicUrl: string, slug: string, credential: string) {
+  const name = mcpServerName(slug);
+  const url = `${publicUrl}/mcp`;
+  return {
+    mcp_json: { mcpServers: { [name]: { type: 'http', url, headers: { Authorization: `Bearer ${credential}` } } } },
+    claude_mcp_add: `claude mcp add --transport http ${name} ${url} --header "Authorization: Bearer ${credential}"`,
+  };
+}
+
+/** Doorbell guidance for an endpoint: the same in vend, connect, the hints and /docs/doorbell. */
+export function connectGuidance(publicUrl: string, slug: string) {
+  const name = mcpServerName(slug);
+  const bridgeArgs = ['bridge', '--url', publicUrl, '--token-file', CREDENTIAL_FILE_PLACEHOLDER];
+  return {
+    server_name: name,
+    claude_code: {
+      command: `claude ${channelFlag(name)} --allowedTools ${allowedTools(name)}`,
+      channel_flag: channelFlag(name),
+      allowed_tools: allowedTools(name),
+    },
+    bridge: {
+      command: `switchboard ${bridgeArgs.join(' ')}`,
+      mcp_json: { mcpServers: { [name]: { type: 'stdio', command: 'switchboard', args: bridgeArgs } } },
+      note:
+        'For clients that only speak stdio or do not take channel notifications over HTTP: the bridge is a ' +
+        `stdio MCP server that forwards to ${publicUrl}/mcp, doorbells included. Put the credential on the ` +
+        `first line of a file and name it in place of ${CREDENTIAL_FILE_PLACEHOLDER}.`,
+    },
+    without_doorbell:
+      'A client that cannot take channel notifications at all waits for work with claim_next {wait_seconds} (a long poll).',
+    troubleshooting_url: troubleshootingUrl(publicUrl),
+  };
+}
+
+export type ConnectGuidance = ReturnType<typeof connectGuidance>;
+
+/** The guidance as plain-text lines, for the CLI's vend and connect output. */
+export function guidanceText(g: ConnectGuidance): string {
+  return [
+    `  Claude Code hears the doorbell only with the channel flag, and a woken session needs the tools allowed:`,
+    `    ${g.claude_code.command}`,
+    `  Clients that only speak stdio or do not take channel notifications: use the stdio bridge,`,
+    `    ${g.bridge.command}`,
+    `    (${CREDENTIAL_FILE_PLACEHOLDER}: a file with the credential on its first line)`,
+    `  Without channels at all: wait for work with claim_next {wait_seconds}.`,
+    `  Troubleshooting: ${g.troubleshooting_url}`,
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,130 @@
+// Pins that the doorbell guidance names the server the configuration registered: for one
+// endpoint, the API's vend answer, the CLI's `endpoint vend` and `endpoint connect` (text
+// and --json) and the self-test's Claude Code hints give the same MCP server name, channel
+// flag, allowed-tools pattern and troubleshooting URL ({publicUrl}/docs/doorbell), and
+// that name is the key of the vended .mcp.json and the name in `claude mcp add`.
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { test } from 'node:test';
+import { testDatabase } from '../helpers/db.js';
+import { agent, api, expireTest, owner, ringOfTest, server, tool, until, verdictOf, type Body } from './world.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const BIN = join(ROOT, 'bin/switchboard.js');
+const PUBLIC_URL = 'http://switchboard-guidance.test';
+
+const { pool, url } = await testDatabase('guidance');
+const s = await server(url, 'guidance', { SWITCHBOARD_PUBLIC_URL: PUBLIC_URL });
+const me = await owner(pool);
+const configHome = await mkdtemp(join(tmpdir(), 'switchboard-guidance-'));
+
+async function cli(args: string[]) {
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('SWITCHBOARD_') && !k.startsWith('XDG_')),
+  );
+  const child = spawn(process.execPath, [BIN, ...args, '--url', s.url], {
+    cwd: ROOT,
+    env: { ...env, XDG_CONFIG_HOME: configHome, SWITCHBOARD_TOKEN: me.token },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  child.stdin.end();
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  assert.equal(code, 0, stderr);
+  return stdout;
+}
+
+interface Guidance {
+  server_name: string;
+  claude_code: { command: string; channel_flag: string; allowed_tools: string };
+  bridge: { command: string; mcp_json: { mcpServers: Record<string, unknown> } };
+  troubleshooting_url: string;
+}
+
+/** What a hint list says, pulled out of its text. */
+function fromHints(hints: string[]) {
+  const all = hints.join('\n');
+  return {
+    server_name: /--dangerously-load-development-channels server:(\S+)/.exec(all)?.[1],
+    channel_flag: /(--dangerously-load-development-channels server:\S+)/.exec(all)?.[1],
+    allowed_tools: /--allowedTools (mcp__[^\s,]+)/.exec(all)?.[1],
+    bridge: /(switchboard bridge .*)$/m.exec(all)?.[1],
+    troubleshooting_url: /^Troubleshooting: (\S+)/m.exec(hints.at(-1) ?? '')?.[1],
+  };
+}
+
+const essentials = (g: Guidance) => ({
+  server_name: g.server_name,
+  channel_flag: g.claude_code.channel_flag,
+  allowed_tools: g.claude_code.allowed_tools,
+  bridge: g.bridge.command,
+  troubleshooting_url: g.troubleshooting_url,
+});
+
+test('vend (API, CLI), endpoint connect and the self-test hints name the same server, flags and page', async () => {
+  const vended = await api(s.url, me.token, 'POST', '/api/v1/endpoints', { name: 'reviewer' });
+  assert.equal(vended.status, 201);
+  const slug: string = vended.body.endpoint.slug;
+  const guidance = vended.body.guidance as Guidance;
+  const expected = {
+    server_name: slug,
+    channel_flag: `--dangerously-load-development-channels server:${slug}`,
+    allowed_tools: `mcp__${slug}`,
+    bridge: `switchboard bridge --url ${PUBLIC_URL} --token-file <CREDENTIAL_FILE>`,
+    troubleshooting_url: `${PUBLIC_URL}/docs/doorbell`,
+  };
+  assert.deepEqual(essentials(guidance), expected);
+  assert.deepEqual(Object.keys(vended.body.mcp_json.mcpServers), [slug], '.mcp.json registers that name');
+  assert.ok((vended.body.claude_mcp_add as string).includes(` --transport http ${slug} `));
+  assert.deepEqual(Object.keys(guidance.bridge.mcp_json.mcpServers), [slug], 'the bridge registers that name too');
+
+  // The CLI: connect (--json and text), and vend's text for a second endpoint.
+  const connect = JSON.parse(await cli(['endpoint', 'connect', slug, '--json'])) as { guidance: Guidance };
+  assert.deepEqual(connect.guidance, guidance, 'connect --json carries the vend answer’s guidance');
+  const connectText = await cli(['endpoint', 'connect', slug]);
+  for (const text of [expected.channel_flag, `--allowedTools ${expected.allowed_tools}`, expected.bridge]) {
+    assert.ok(connectText.includes(text), `connect prints ${text}`);
+  }
+  assert.ok(connectText.includes(`Troubleshooting: ${expected.troubleshooting_url}\n`), connectText);
+  const cliVend = JSON.parse(await cli(['endpoint', 'vend', 'second', '--json'])) as {
+    endpoint: { slug: string };
+    guidance: Guidance;
+  };
+  assert.equal(cliVend.guidance.server_name, cliVend.endpoint.slug);
+  const vendText = await cli(['endpoint', 'vend', 'third']);
+  const third = /^slug\s+(\S+)/m.exec(vendText)?.[1] ?? '';
+  assert.ok(vendText.includes(`server:${third} --allowedTools mcp__${third}`), vendText);
+  assert.ok(vendText.includes(`Troubleshooting: ${expected.troubleshooting_url}`), vendText);
+
+  // The self-test, from the operator route (as switchboard doctor runs it), for a Claude
+  // Code client that does not listen: the hints say exactly what vend said.
+  const a = await agent(pool, s.url, vended.body.credential as string, { name: 'claude-code' });
+  const path = `/api/v1/endpoints/${slug}/doorbell-tests`;
+  const start = await api(s.url, me.token, 'POST', path, { wait_seconds: 10 });
+  assert.equal(start.status, 201);
+  const testId: string = start.body.test_id;
+  await until(async () => (await ringOfTest(pool, testId)) !== undefined, 'the ring to be delivered');
+  await expireTest(pool, testId);
+  const report: Body = await verdictOf(
+    async (): Promise<unknown> => (await api(s.url, me.token, 'GET', `${path}/${testId}`)).body,
+  );
+  assert.equal(report.verdict, 'unheard');
+  const hints = report.hints as string[];
+  assert.deepEqual(fromHints(hints), expected, hints.join('\n'));
+  assert.ok(!hints.join(' ').includes('docs/doorbell.md'), 'the troubleshooting line is no repository path');
+
+  // Over MCP the name is the same; the verb does not know the public URL and says so.
+  const viaMcp = fromHints((await tool(a, 'get_doorbell_test', { test_id: testId })).hints as string[]);
+  assert.deepEqual(viaMcp, {
+    ...expected,
+    bridge: 'switchboard bridge --url <SWITCHBOARD_URL> --token-file <CREDENTIAL_FILE>',
+    troubleshooting_url: '<SWITCHBOARD_URL>/docs/doorbell',
+  });
+});
