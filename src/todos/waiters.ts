@@ -204,8 +204,10 @@ export class Waiters {
         if (w.again) continue;
         const remaining = deadline - Date.now();
         if (remaining <= 0 || gone()) break;
-        const why = await this.idle(w, Math.min(remaining, this.fallbackMs), r.signal);
-        if (why === 'ended' || (why === 'timeout' && Date.now() >= deadline)) break;
+        // A timer can fire a millisecond before Date.now() reaches it: the last sleep is the deadline.
+        const last = remaining <= this.fallbackMs;
+        const why = await this.idle(w, last ? remaining : this.fallbackMs, r.signal);
+        if (why === 'ended' || (why === 'timeout' && last)) break;
       }
       return answer;
     } finally {

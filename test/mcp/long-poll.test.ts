@@ -201,6 +201,28 @@ test('a waiter whose client went away ends at once and claims nothing: the todo 
   assert.deepEqual(row.rows[0], { state: 'pending', claims: 0 });
 });
 
+test('through the SDK transport too (a batch of one), a caller that went away ends its wait', async () => {
+  const s = await agent();
+  const abort = new AbortController();
+  const request = fetch(`${a.url}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${s.v.credential}`,
+      'mcp-session-id': s.onA.sessionId,
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify([
+      { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'claim_next', arguments: { wait_seconds: 30 } } },
+    ]),
+    signal: abort.signal,
+  }).then((res) => res.text());
+  await until(() => waitingOn(s.v.endpoint.id) === 1, 'the call to wait');
+  abort.abort();
+  await assert.rejects(request);
+  await until(() => waitingOn(s.v.endpoint.id) === 0, 'the wait to end with its client');
+});
+
 test('a waiter ends at once when its session is closed on another instance', async () => {
   const s = await agent();
   const started = Date.now();
