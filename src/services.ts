@@ -42,6 +42,7 @@ import { idleSessionSweep } from './sweeps/sessions.js';
 import { reaperSweep, retentionSweep, retryRequeueSweep } from './sweeps/todos.js';
 import { doorbellTestsSweep, unheardSweep } from './sweeps/unheard.js';
 import type { TodoDeps } from './todos/index.js';
+import { Waiters } from './todos/waiters.js';
 import type { VersionInfo } from './version.js';
 
 export interface ServiceOptions {
@@ -82,6 +83,8 @@ export interface Services {
   sessions: SessionDeps;
   credentials: CredentialLookup;
   messages: MessageDeps;
+  /** Long-poll waits of claim_next and next_message on this instance (src/todos/waiters.ts). */
+  waiters: Waiters;
   hookGuard: HookGuard;
   /** The notification streams this instance holds (written by the doorbell and the pump). */
   streams: LocalStreams;
@@ -124,6 +127,7 @@ export function buildServices(o: ServiceOptions): Services {
   const capacity = new CapacitySetting({ db, envCapacity: config.messages.envCapacity, log });
   const messages: MessageDeps = { db, capacity, metrics };
   const hookGuard = new HookGuard(config.hooks);
+  const waiters = new Waiters({ maxPerEndpoint: config.mcp.maxWaitersPerEndpoint });
 
   // The doorbell writes to this instance's streams and tells its recorder what it wrote;
   // the self-test ringer sends through the doorbell.
@@ -204,6 +208,7 @@ export function buildServices(o: ServiceOptions): Services {
     sessions,
     credentials,
     messages,
+    waiters,
     hookGuard,
     streams,
     doorbell,
@@ -222,6 +227,7 @@ export function buildServices(o: ServiceOptions): Services {
         pump.listen(bus),
         hooks.listen(bus),
         presence.listen(bus),
+        waiters.listen(bus),
         // Ring-on-attach, and the message pump's delivery to a stream that just opened here.
         streams.listen({
           opened: (s) => {

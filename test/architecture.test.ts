@@ -147,7 +147,7 @@ test('only config/ reads process.env', () => {
 
 test('one composition root: services are built in services.ts and served from main.ts only', () => {
   const wiring =
-    /\bnew (Doorbell|MessagePump|LocalStreams|InstanceHeartbeat|SweepRunner|RingRowWriter|SelfTestRinger|HookDelivery|NotifyHooks|PresenceService|CapacitySetting|Metrics|NotifyBus)\(/;
+    /\bnew (Doorbell|MessagePump|LocalStreams|InstanceHeartbeat|SweepRunner|RingRowWriter|SelfTestRinger|HookDelivery|NotifyHooks|PresenceService|CapacitySetting|Metrics|NotifyBus|Waiters)\(/;
   assert.deepEqual(
     files.filter((f) => wiring.test(f.text) && !['services.ts', 'main.ts'].includes(f.path)).map((f) => f.path),
     [],

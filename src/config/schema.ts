@@ -159,6 +159,10 @@ const SCHEMA = z.object({
   // (src/endpoints/credentials.ts): a revoke or close on another instance reaches this one
   // on the bus at once; this bounds how stale an answer can be when that notice is lost.
   SWITCHBOARD_MCP_CREDENTIAL_REUSE: duration('2s', 0, 3_600_000, '0s–1h'),
+  // How many claim_next / next_message calls of one endpoint may wait (wait_seconds > 0)
+  // on one instance at once; past it a waiting call answers resource_exhausted. A waiter
+  // holds no pool connection, only a few hundred bytes and a timer.
+  SWITCHBOARD_MAX_WAITERS_PER_ENDPOINT: integer(32, 1, 10_000),
   // How often an open board page re-reads its view: live enough to watch claims happen,
   // one small read per open page per second.
   SWITCHBOARD_BOARD_POLL: duration('1s', 100, 3_600_000, '100ms–1h'),
@@ -229,7 +233,7 @@ export interface Config {
   /** Instance liveness: how often this instance beats, and how old a beat means dead. */
   instances: { heartbeatMs: number; deadAfterMs: number };
   messages: MessageConfig;
-  mcp: { credentialReuseMs: number };
+  mcp: { credentialReuseMs: number; maxWaitersPerEndpoint: number };
   board: { pollMs: number };
 }
 
@@ -341,7 +345,10 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
         e.SWITCHBOARD_MESSAGE_ACK_TIMEOUT,
       ),
       hooks: { allowHttp: e.SWITCHBOARD_PUSH_ALLOW_HTTP === 'on', allowCidrs: e.SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS },
-      mcp: { credentialReuseMs: e.SWITCHBOARD_MCP_CREDENTIAL_REUSE },
+      mcp: {
+        credentialReuseMs: e.SWITCHBOARD_MCP_CREDENTIAL_REUSE,
+        maxWaitersPerEndpoint: e.SWITCHBOARD_MAX_WAITERS_PER_ENDPOINT,
+      },
       board: { pollMs: e.SWITCHBOARD_BOARD_POLL },
     },
   };

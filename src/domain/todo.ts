@@ -172,6 +172,12 @@ export const leaseSeconds = z
   .max(LEASE_BOUNDS.max)
   .describe(`Lease length in seconds (${LEASE_BOUNDS.min}–${LEASE_BOUNDS.max}); default: this endpoint's lease.`);
 
+/** The most a call may wait (claim_next, next_message): well inside any HTTP client's timeout. */
+export const MAX_WAIT_SECONDS = 60;
+
+/** How long a claim_next or next_message call may wait for work (docs/design/mcp-surface.md, "Waiting"). */
+export const waitSeconds = z.number().int().min(0).max(MAX_WAIT_SECONDS);
+
 /** A todo id as the verbs take it (what it names is the store's business: anything else is not found). */
 export const todoId = z.string().min(1).check(maxLength(64)).describe('The todo id, `td_…`.');
 

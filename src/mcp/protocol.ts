@@ -14,6 +14,7 @@ import type { Endpoint } from '../endpoints/credentials.js';
 import type { MessageDeps } from '../messages/context.js';
 import type { SessionDeps } from '../sessions/index.js';
 import type { TodoDeps } from '../todos/index.js';
+import type { Waiters } from '../todos/waiters.js';
 import type { VersionInfo } from '../version.js';
 import { toolError, toolResult, type ErrorLog } from './errors.js';
 import { toolsFor, verbFor, type VerbContext } from './verbs/index.js';
@@ -23,6 +24,7 @@ export interface ProtocolDeps {
   todos: TodoDeps;
   sessions: SessionDeps;
   messages: MessageDeps;
+  waiters: Waiters;
   version: VersionInfo;
   log: ErrorLog;
   hookGuard?: HookGuard;
@@ -75,8 +77,17 @@ export function buildProtocol(deps: ProtocolDeps, endpoint: Endpoint, sessionId:
   server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => ({
     tools: toolsFor(endpointOf(extra.authInfo).verbs),
   }));
+  // extra.signal is aborted when the request is cancelled or the transport closes (the
+  // /mcp route closes it when the client goes away before the answer).
   server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-    callTool(deps, endpointOf(extra.authInfo), sessionId, request.params.name, request.params.arguments),
+    callTool(
+      deps,
+      endpointOf(extra.authInfo),
+      sessionId,
+      request.params.name,
+      request.params.arguments,
+      () => extra.signal,
+    ),
   );
   return server;
 }
@@ -91,6 +102,7 @@ export async function callTool(
   sessionId: string,
   name: string,
   args: Record<string, unknown> | undefined,
+  signal?: () => AbortSignal,
 ) {
   try {
     const verb = verbFor(endpoint.verbs, name);
@@ -100,6 +112,7 @@ export async function callTool(
       todos: deps.todos,
       sessions: deps.sessions,
       messages: deps.messages,
+      waiters: deps.waiters,
       endpoint,
       sessionId,
       agent: {
@@ -109,6 +122,7 @@ export async function callTool(
         defaultLeaseSeconds: endpoint.default_lease_seconds,
       },
       ...(deps.hookGuard ? { hookGuard: deps.hookGuard } : {}),
+      ...(signal ? { signal } : {}),
     };
     return toolResult(await verb.run(ctx, args ?? {}));
   } catch (err) {

@@ -63,6 +63,20 @@ function jsonBodies(scope: FastifyInstance): void {
   });
 }
 
+/**
+ * A signal aborted when the client goes away before its answer is written: made only when
+ * a verb asks for it (a waiting call), so the direct path's other calls pay nothing.
+ */
+function abortedOnClose(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  const closed = () => {
+    if (!reply.raw.writableFinished) controller.abort();
+  };
+  if (reply.raw.destroyed) closed();
+  else reply.raw.once('close', closed);
+  return controller.signal;
+}
+
 /** Hands the raw request to the SDK objects built for it; the reply is theirs from here on, and they end with it. */
 async function handOver(
   log: ErrorLog,
@@ -74,6 +88,11 @@ async function handOver(
 ) {
   reply.hijack();
   const raw = Object.assign(request.raw, { auth: authInfoFor(caller.endpoint, caller.token) });
+  // The client went away before the answer: closing the SDK objects aborts the handler's
+  // signal, which ends a waiting claim_next / next_message at once.
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) void registry.release(sdk);
+  });
   try {
     await sdk.transport.handleRequest(raw, reply.raw, request.body);
   } catch (err) {
@@ -154,7 +173,9 @@ function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, r
         return rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found');
       }
       if (!call) return reply.status(202).send();
-      const result = await callTool(protocol, caller.endpoint, sessionId, call.name, call.args);
+      const result = await callTool(protocol, caller.endpoint, sessionId, call.name, call.args, () =>
+        abortedOnClose(reply),
+      );
       return reply
         .header('mcp-session-id', sessionId)
         .type('application/json')
@@ -200,6 +221,7 @@ export function mcpRoutes(app: FastifyInstance, services: Services): void {
     todos: services.todos,
     sessions,
     messages: services.messages,
+    waiters: services.waiters,
     version: services.version,
     log,
     hookGuard: services.hookGuard,

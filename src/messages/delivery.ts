@@ -6,11 +6,13 @@
 // bypasses the capacity (nothing is admitted: the row never left). At-least-once: a
 // message can be handed out again, never lost, until its ack or its session's purge.
 
+import { z } from 'zod';
 import { withTx } from '../db/pool.js';
 import { neutralise, type ChannelParams } from '../doorbell/content.js';
 import { ackInput, isEntryId } from '../domain/messages.js';
 import { AppError } from '../domain/errors.js';
-import { parseInput } from '../domain/todo.js';
+import { MAX_WAIT_SECONDS, parseInput, waitSeconds } from '../domain/todo.js';
+import type { Waiting } from '../todos/waiters.js';
 import {
   ackReserved,
   releaseReservation,
@@ -96,12 +98,56 @@ export async function returnSessionToPending(deps: MessageDeps, ref: SessionRef,
   });
 }
 
-/** next_message: reserves the head and returns it, for clients without a stream. */
-export async function nextMessage(deps: MessageDeps, ref: SessionRef) {
-  const row = await reserveNext(deps, ref);
-  if (!row) return { empty: true };
-  countDelivery(deps, row);
-  return { message: messageOut(row) };
+/** next_message's arguments, as tools/list shows them. */
+export const nextMessageInput = z.strictObject({
+  wait_seconds: waitSeconds
+    .optional()
+    .describe(
+      `When no message is waiting, wait up to this many seconds (0–${MAX_WAIT_SECONDS}; default 0, answer at ` +
+        'once) for one to be queued; {"empty": true} if none came by then.',
+    ),
+});
+
+export type NextMessageResult = { message: ReturnType<typeof messageOut> } | { empty: true };
+
+/**
+ * next_message: reserves the head and returns it, for clients without a stream. With
+ * wait_seconds (and the instance's waiters), waits for a message queued meanwhile.
+ */
+export async function nextMessage(
+  deps: MessageDeps,
+  ref: SessionRef,
+  input: unknown = {},
+  waiting?: Waiting,
+): Promise<NextMessageResult> {
+  const data = parseInput(nextMessageInput, input ?? {});
+  const answer = (row: QueuedMessage | null): NextMessageResult => {
+    if (!row) return { empty: true };
+    countDelivery(deps, row);
+    return { message: messageOut(row) };
+  };
+  if (!data.wait_seconds || !waiting) return answer(await reserveNext(deps, ref));
+  const signal = waiting.signal?.();
+  let reserved: QueuedMessage | null = null;
+  const result = await waiting.waiters.wait<NextMessageResult>({
+    endpointId: ref.endpointId,
+    sessionId: ref.sessionId,
+    queues: null,
+    seconds: data.wait_seconds,
+    signal,
+    empty: { empty: true },
+    attempt: async () => {
+      reserved = await reserveNext(deps, ref);
+      return { done: reserved !== null, value: reserved ? { message: messageOut(reserved) } : { empty: true } };
+    },
+  });
+  if (!reserved) return result;
+  // The caller went away while the reservation ran: the message goes back at once.
+  if (signal?.aborted) {
+    await returnToPending(deps, reservationOf(reserved), true);
+    return { empty: true };
+  }
+  return answer(reserved);
 }
 
 /** ack_message: the agent has the message; it is deleted and the next one may follow. */

@@ -6,7 +6,15 @@
 
 import { z } from 'zod';
 import { AppError } from '../domain/errors.js';
-import { leaseSeconds, parseInput, QUEUE_NAME, resolveLeaseSeconds, type Todo } from '../domain/todo.js';
+import {
+  leaseSeconds,
+  MAX_WAIT_SECONDS,
+  parseInput,
+  QUEUE_NAME,
+  resolveLeaseSeconds,
+  waitSeconds,
+  type Todo,
+} from '../domain/todo.js';
 import {
   admitted,
   countRefusals,
@@ -16,8 +24,11 @@ import {
   type DeferredEntry,
 } from './admission.js';
 import { admitById, admitNext } from './claim-loop.js';
+import { holdDeferred } from '../budgets/gate.js';
 import { claimSelfTestTodo } from '../doorbell/ack.js';
 import { zeroRowError, type Agent, type TodoDeps } from './context.js';
+import { release } from './lease.js';
+import type { Waiting } from './waiters.js';
 
 export const claimInput = z.strictObject({
   // At most 64 UTF-16 code units, as zod 3 counted (zod 4's `.max()` counts code points).
@@ -35,6 +46,12 @@ export const claimNextInput = z.strictObject({
     .optional()
     .describe('A queue name granted to this endpoint, e.g. `inbox`.'),
   lease_seconds: leaseSeconds.optional(),
+  wait_seconds: waitSeconds
+    .optional()
+    .describe(
+      `When nothing is claimable now, wait up to this many seconds (0–${MAX_WAIT_SECONDS}; default 0, answer at ` +
+        'once) and claim the first todo that becomes ready; {"empty": true} if none did by then.',
+    ),
 });
 
 export interface ClaimResult {
@@ -61,7 +78,12 @@ export async function claim(deps: TodoDeps, agent: Agent, input: unknown): Promi
 
 export type ClaimNextResult = ClaimResult | { empty: true; deferred?: DeferredEntry[] };
 
-export async function claimNext(deps: TodoDeps, agent: Agent, input: unknown): Promise<ClaimNextResult> {
+export async function claimNext(
+  deps: TodoDeps,
+  agent: Agent,
+  input: unknown,
+  waiting?: Waiting,
+): Promise<ClaimNextResult> {
   const data = parseInput(claimNextInput, input ?? {});
   if (data.queue !== undefined && !agent.queues.includes(data.queue)) {
     throw new AppError('forbidden', `queue: "${data.queue}" is not one of this endpoint's granted queues`, {
@@ -69,11 +91,54 @@ export async function claimNext(deps: TodoDeps, agent: Agent, input: unknown): P
       granted: agent.queues,
     });
   }
+  const queues = data.queue === undefined ? agent.queues : [data.queue];
+  const once = () => claimNextOnce(deps, agent, queues, data.lease_seconds);
+  if (!data.wait_seconds || !waiting) return once();
+  const signal = waiting.signal?.();
+  const result = await waiting.waiters.wait<ClaimNextResult>({
+    endpointId: agent.endpointId,
+    sessionId: agent.sessionId,
+    queues,
+    seconds: data.wait_seconds,
+    signal,
+    empty: { empty: true },
+    attempt: async () => {
+      const r = await once();
+      if ('todo' in r) return { done: true, value: r, queue: r.todo.queue };
+      // Which of its queues a budget holds back now, even with nothing pending on them
+      // (the doorbell's own check): their pushes wake this waiter only with the reopen,
+      // which the held mark set here makes owed.
+      const held = new Set([
+        ...(r.deferred ?? []).map((d) => d.queue),
+        ...(await holdDeferred(deps.db, agent.endpointId)),
+      ]);
+      return { done: false, value: r, deferred: queues.filter((q) => held.has(q)) };
+    },
+  });
+  // The caller went away while its claim ran: nobody will work the todo, so it goes back.
+  if ('todo' in result && signal?.aborted) await giveBack(deps, agent, result.todo.id);
+  return result;
+}
+
+async function giveBack(deps: TodoDeps, agent: Agent, id: string): Promise<void> {
+  try {
+    await release(deps, agent, { id });
+  } catch {
+    // Lost meanwhile (a takeover): it is not this session's to give back any more.
+  }
+}
+
+async function claimNextOnce(
+  deps: TodoDeps,
+  agent: Agent,
+  queues: string[],
+  lease: number | undefined,
+): Promise<ClaimNextResult> {
   const out = await admitNext(deps.db, {
     endpointId: agent.endpointId,
-    queues: data.queue === undefined ? agent.queues : [data.queue],
+    queues,
     sessionId: agent.sessionId,
-    leaseSeconds: resolveLeaseSeconds(data.lease_seconds, agent.defaultLeaseSeconds, deps.defaultLeaseSeconds),
+    leaseSeconds: resolveLeaseSeconds(lease, agent.defaultLeaseSeconds, deps.defaultLeaseSeconds),
   });
   countRefusals(deps, out.refused);
   if (out.claimed) return admitted(deps, out.claimed);

@@ -55,7 +55,7 @@ export const drainVerbs: Verb[] = [
     name: 'claim_next',
     description:
       'Claim the oldest ready todo on one queue (or any granted queue), with its body and payload. ' +
-      'Answers {"empty": true} when nothing is ready.',
+      'Answers {"empty": true} when nothing is ready; pass wait_seconds to wait for work instead of polling.',
     input: todos.claimNextInput,
     output: z.union([
       claimedOut,
@@ -67,7 +67,7 @@ export const drainVerbs: Verb[] = [
           .describe('The queues a budget held back, when that is why nothing was claimed.'),
       }),
     ]),
-    run: (ctx, args) => todos.claimNext(ctx.todos, ctx.agent, args),
+    run: (ctx, args) => todos.claimNext(ctx.todos, ctx.agent, args, { waiters: ctx.waiters, signal: ctx.signal }),
   },
   {
     name: 'heartbeat',

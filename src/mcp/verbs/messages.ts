@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { parseInput } from '../../domain/todo.js';
 import { ackInput, QUEUED_BY, sendInput } from '../../domain/messages.js';
-import { ackMessage, nextMessage } from '../../messages/delivery.js';
+import { ackMessage, nextMessage, nextMessageInput } from '../../messages/delivery.js';
 import { addMessage } from '../../messages/queue.js';
 import { listSessions } from '../../sessions/index.js';
 import { noArguments, time } from './shapes.js';
@@ -79,8 +79,9 @@ export const messageVerbs: Verb[] = [
     name: 'next_message',
     description:
       'Take the next message queued for this session (for clients without a notification stream). Answers ' +
-      '{"empty": true} when none is waiting or one is still unacknowledged. Acknowledge it with ack_message.',
-    input: noArguments,
+      '{"empty": true} when none is waiting or one is still unacknowledged; pass wait_seconds to wait for one. ' +
+      'Acknowledge it with ack_message.',
+    input: nextMessageInput,
     output: z.union([
       z.object({
         message: z.object({
@@ -93,10 +94,11 @@ export const messageVerbs: Verb[] = [
       }),
       z.object({ empty: z.literal(true) }),
     ]),
-    async run(ctx, args) {
-      parseInput(noArguments, args);
-      return nextMessage(ctx.messages, { endpointId: ctx.endpoint.id, sessionId: ctx.sessionId });
-    },
+    run: (ctx, args) =>
+      nextMessage(ctx.messages, { endpointId: ctx.endpoint.id, sessionId: ctx.sessionId }, args, {
+        waiters: ctx.waiters,
+        signal: ctx.signal,
+      }),
   },
   {
     name: 'ack_message',

@@ -9,6 +9,7 @@ import type { MessageDeps } from '../../messages/context.js';
 import type { HookGuard } from '../../hooks/guard.js';
 import type { SessionDeps } from '../../sessions/index.js';
 import type { Agent, TodoDeps } from '../../todos/index.js';
+import type { Waiters } from '../../todos/waiters.js';
 
 export interface VerbContext {
   todos: TodoDeps;
@@ -18,6 +19,10 @@ export interface VerbContext {
   endpoint: Endpoint;
   sessionId: string;
   agent: Agent;
+  /** This instance's long-poll waits (claim_next and next_message with wait_seconds). */
+  waiters: Waiters;
+  /** The request's abort signal, made on first use: aborted when the client goes away. */
+  signal?: () => AbortSignal;
   /** The SSRF guard notify hooks are checked by (configured allow-list); absent: the strictest. */
   hookGuard?: HookGuard;
 }

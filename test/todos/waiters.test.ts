@@ -1,0 +1,132 @@
+// Pins the waiting rules of src/todos/waiters.ts without a database: first come first
+// served, one event wakes one waiter, an event during an attempt is not lost, a deferred
+// queue wakes only on its reopen, the fallback re-check, and the bound.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { isAppError } from '../../src/domain/errors.js';
+import { Waiters, type Attempt } from '../../src/todos/waiters.js';
+
+/** A pile of work the fake attempts take from; each attempt is recorded by waiter name. */
+function world() {
+  const work: string[] = [];
+  const tried: string[] = [];
+  const deferred = new Set<string>();
+  const attempt =
+    (name: string, queue = 'inbox') =>
+    async (): Promise<Attempt<string | null>> => {
+      tried.push(name);
+      await Promise.resolve();
+      if (deferred.has(queue)) return { done: false, value: null, deferred: [queue] };
+      const item = work.shift();
+      return item === undefined ? { done: false, value: null } : { done: true, value: item, queue };
+    };
+  return { work, tried, deferred, attempt };
+}
+
+async function settled(waiters: Waiters, endpointId: string, n: number) {
+  for (let i = 0; i < 200 && waiters.waiting(endpointId) !== n; i++) await new Promise((r) => setImmediate(r));
+  // Let the first attempts finish (they are microtasks).
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+}
+
+const request = (name: string, attempt: () => Promise<Attempt<string | null>>, seconds = 1) => ({
+  endpointId: 'ep',
+  sessionId: `ms_${name}`,
+  queues: ['inbox'],
+  seconds,
+  empty: null,
+  attempt,
+});
+
+test('one event wakes the first waiter only; it claims and wakes the next, which finds nothing', async () => {
+  const waiters = new Waiters({ maxPerEndpoint: 10, fallbackMs: 60_000 });
+  const w = world();
+  const first = waiters.wait(request('first', w.attempt('first')));
+  const second = waiters.wait(request('second', w.attempt('second')));
+  await settled(waiters, 'ep', 2);
+  assert.deepEqual(w.tried, ['first', 'second']);
+  w.work.push('td_1');
+  waiters.todoReady('ep', 'inbox', false);
+  assert.equal(await first, 'td_1');
+  await settled(waiters, 'ep', 1);
+  assert.deepEqual(w.tried, ['first', 'second', 'first', 'second'], 'the claimer passed the wake on');
+  assert.equal(await second, null);
+});
+
+test('an event that lands during an attempt makes that waiter try again', async () => {
+  const waiters = new Waiters({ maxPerEndpoint: 10, fallbackMs: 60_000 });
+  const w = world();
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((r) => (release = r));
+  let calls = 0;
+  const attempt = async (): Promise<Attempt<string | null>> => {
+    calls += 1;
+    if (calls > 1) return w.attempt('only')();
+    // The first attempt read before the work committed, and answers only later.
+    await gate;
+    return { done: false, value: null };
+  };
+  const only = waiters.wait(request('only', attempt, 30));
+  await new Promise((r) => setImmediate(r));
+  w.work.push('td_1');
+  waiters.todoReady('ep', 'inbox', false);
+  release();
+  assert.equal(await only, 'td_1');
+  assert.equal(calls, 2);
+});
+
+test('a deferred queue wakes nobody on a push, and wakes on its reopen', async () => {
+  const waiters = new Waiters({ maxPerEndpoint: 10, fallbackMs: 60_000 });
+  const w = world();
+  w.deferred.add('inbox');
+  const held = waiters.wait(request('held', w.attempt('held'), 5));
+  await settled(waiters, 'ep', 1);
+  w.work.push('td_1');
+  waiters.todoReady('ep', 'inbox', false);
+  await settled(waiters, 'ep', 1);
+  assert.deepEqual(w.tried, ['held']);
+  w.deferred.clear();
+  waiters.todoReady('ep', 'inbox', true);
+  assert.equal(await held, 'td_1');
+  assert.deepEqual(w.tried, ['held', 'held']);
+});
+
+test('without any event, the fallback re-check finds the work', async () => {
+  const waiters = new Waiters({ maxPerEndpoint: 10, fallbackMs: 50 });
+  const w = world();
+  const lost = waiters.wait(request('lost', w.attempt('lost'), 5));
+  await settled(waiters, 'ep', 1);
+  w.work.push('td_1');
+  assert.equal(await lost, 'td_1');
+});
+
+test('another queue, another session or another endpoint wakes nobody; a session close ends its wait', async () => {
+  const waiters = new Waiters({ maxPerEndpoint: 10, fallbackMs: 60_000 });
+  const w = world();
+  const one = waiters.wait(request('one', w.attempt('one'), 30));
+  await settled(waiters, 'ep', 1);
+  waiters.todoReady('ep', 'other', false);
+  waiters.todoReady('ep2', 'inbox', false);
+  waiters.messageReady('ep', 'ms_one');
+  await settled(waiters, 'ep', 1);
+  assert.deepEqual(w.tried, ['one']);
+  waiters.end('ep', 'ms_someone_else');
+  assert.equal(waiters.waiting('ep'), 1);
+  waiters.end('ep', 'ms_one');
+  assert.equal(await one, null);
+  assert.equal(waiters.waiting(), 0);
+});
+
+test('past the bound a wait is refused before any attempt; an abort ends a wait at once', async () => {
+  const waiters = new Waiters({ maxPerEndpoint: 1, fallbackMs: 60_000 });
+  const w = world();
+  const abort = new AbortController();
+  const one = waiters.wait({ ...request('one', w.attempt('one'), 30), signal: abort.signal });
+  await settled(waiters, 'ep', 1);
+  await assert.rejects(waiters.wait(request('two', w.attempt('two'))), (err) => isAppError(err, 'resource_exhausted'));
+  assert.deepEqual(w.tried, ['one']);
+  abort.abort();
+  assert.equal(await one, null);
+  assert.equal(waiters.waiting('ep'), 0);
+});
