@@ -3,7 +3,9 @@
 // and their sessions; with ENDPOINT it also runs the live doorbell self-test
 // (docs/design/doorbell-acknowledgement.md). It acts as the signed-in human and never
 // asks for an endpoint credential. Exit 0 only when every check passed and, with
-// ENDPOINT, the verdict is `pass`.
+// ENDPOINT, the verdict is `pass`. A warning (an endpoint whose live sessions hold no
+// notification stream, so no doorbell can reach them) is reported, not failed: an agent
+// that waits with claim_next wait_seconds needs no stream.
 
 import type { Command } from 'commander';
 import { parseDuration } from '../config/duration.js';
@@ -23,6 +25,8 @@ interface Check {
   name: string;
   ok: boolean;
   detail: string;
+  /** A warning: not ok, but it does not fail the run. */
+  severity?: 'warning';
 }
 
 interface Session {
@@ -129,15 +133,38 @@ async function doctor(ref: string | undefined, opts: DoctorOptions): Promise<voi
   const reachable = answer.checks.find((c) => c.name === 'reachable')?.ok === true;
   if (reachable && (await signedIn(client, target.url, answer.checks)) && client) {
     answer.endpoints = await endpointsOf(client, ref);
+    answer.checks.push(...streamWarnings(answer.endpoints));
     if (ref) answer.doorbell_test = await runSelfTest(client, ref, wait);
   }
-  answer.ok = answer.checks.every((c) => c.ok) && (!ref || answer.doorbell_test?.verdict === 'pass');
+  answer.ok =
+    answer.checks.every((c) => c.ok || c.severity === 'warning') && (!ref || answer.doorbell_test?.verdict === 'pass');
   emit(opts.json, answer, render);
   if (!answer.ok) process.exitCode = EXIT.failure;
 }
 
+/**
+ * Endpoints with live sessions of which none holds the notification stream (GET /mcp):
+ * doorbells have nowhere to go, so work waits until an agent happens to call claim_next.
+ */
+export function streamWarnings(endpoints: Answer['endpoints']): Check[] {
+  return endpoints
+    .filter((e) => e.sessions.length > 0 && !e.sessions.some((s) => s.stream_open))
+    .map((e) => ({
+      name: 'stream',
+      ok: false,
+      severity: 'warning' as const,
+      detail:
+        `endpoint ${e.slug}: ${e.sessions.length} live session(s), none holds the notification stream, ` +
+        'so no doorbell reaches it. Connect a client that opens the stream and loads channels ' +
+        '(e.g. `claude --dangerously-load-development-channels server:switchboard`), or run it through ' +
+        '`switchboard bridge`; or have the agent wait for work with `claim_next` and `wait_seconds`',
+    }));
+}
+
 function render(answer: Answer): string {
-  const out = answer.checks.map((c) => `${c.ok ? 'ok  ' : 'FAIL'}  ${c.name.padEnd(11)} ${clean(c.detail)}`);
+  const out = answer.checks.map(
+    (c) => `${c.ok ? 'ok  ' : c.severity === 'warning' ? 'WARN' : 'FAIL'}  ${c.name.padEnd(11)} ${clean(c.detail)}`,
+  );
   for (const e of answer.endpoints) {
     out.push('', `endpoint ${e.slug} (${e.state}): ${e.sessions.length} live session(s)`);
     const rows = table(e.sessions, [
@@ -149,6 +176,14 @@ function render(answer: Answer): string {
     out.push(rows.trimEnd());
   }
   if (answer.doorbell_test) out.push('', renderReport(answer.doorbell_test).trimEnd());
-  out.push('', answer.ok ? 'doctor: all good' : 'doctor: problems found (see above)');
+  const warned = answer.checks.some((c) => !c.ok && c.severity === 'warning');
+  out.push(
+    '',
+    !answer.ok
+      ? 'doctor: problems found (see above)'
+      : warned
+        ? 'doctor: no failures, but see the warnings above'
+        : 'doctor: all good',
+  );
   return out.join('\n') + '\n';
 }

@@ -53,10 +53,13 @@ export function instructions(version: VersionInfo, leaseSeconds: number): string
     '',
     'Contract:',
     '- Take work with claim_next (or claim by id), do it, then complete it.',
+    '- Waiting for work: if your client takes channels, a doorbell (notifications/claude/channel on the GET ' +
+      'notification stream) tells you when a todo is ready; otherwise call claim_next with wait_seconds, which ' +
+      'waits up to that long for work instead of answering {"empty": true} at once.',
     `- A claim holds a lease of ${leaseSeconds} s on this endpoint unless you pass lease_seconds; call heartbeat ` +
       'before any long step so the lease does not run out.',
-    '- `conflict` from heartbeat, complete, fail or release means you lost the todo (another session took it ' +
-      'over): stop working on it.',
+    '- `conflict` from heartbeat, complete, fail or release says why: if you lost the todo (your lease lapsed ' +
+      'and another session took it over), stop working on it; if you never held it, claim it first.',
     '- Every claim ends in complete, fail (it is retried later) or release (it goes back untouched).',
     '- A doorbell (notifications/claude/channel) names a todo: claiming it also acknowledges the doorbell. ' +
       'Heard one but will not claim? ack_doorbell with its meta.ring_id. test_doorbell checks that you hear them.',

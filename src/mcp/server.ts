@@ -16,6 +16,8 @@ import { directCallOf, invalidParamsOf, isDirectNotification } from './direct-ca
 import { authInfoFor, buildProtocol, callTool, type ProtocolDeps } from './protocol.js';
 import { SessionRegistry, type RequestProtocol } from './sessions.js';
 import type { BusEvent } from '../domain/events.js';
+import { BODY_LIMIT } from '../http/app.js';
+import { handleError } from '../http/errors.js';
 
 /** What the routes use of the services. */
 interface McpDeps {
@@ -30,7 +32,13 @@ const SESSION_REQUIRED = -32000;
 const REFUSED = -32000;
 const SESSION_NOT_FOUND = -32001;
 const PARSE_ERROR = -32700;
+const INVALID_REQUEST = -32600;
 const INVALID_PARAMS = -32602;
+
+/** What a request without Mcp-Session-Id that is not `initialize` is told to do. */
+const SESSION_REQUIRED_MESSAGE =
+  'Bad Request: Mcp-Session-Id header is required: send `initialize` first (without the header), ' +
+  'then pass the Mcp-Session-Id it answers on every later request';
 
 /** The body of a POST that was not JSON: answered as a JSON-RPC parse error, not an API error. */
 const NOT_JSON = Symbol('not JSON');
@@ -107,7 +115,7 @@ async function handOver(
 async function knownSession(registry: SessionRegistry, request: FastifyRequest, reply: FastifyReply, caller: Caller) {
   const sessionId = sessionIdOf(request);
   if (!sessionId) {
-    await rpcError(reply, 400, SESSION_REQUIRED, 'Bad Request: Mcp-Session-Id header is required');
+    await rpcError(reply, 400, SESSION_REQUIRED, SESSION_REQUIRED_MESSAGE);
     return null;
   }
   if (!(await registry.isLive(caller.endpoint, sessionId, caller.sessionLive === true))) {
@@ -153,8 +161,24 @@ async function openStream(
   return reply;
 }
 
+/**
+ * The host's error mapping, except that a body over the limit is a JSON-RPC error here
+ * (HTTP 413, -32600, id null) like every other refusal on /mcp, not the API's error body.
+ */
+function mcpErrors(scope: FastifyInstance): void {
+  scope.setErrorHandler((err: Error, request, reply) => {
+    if ((err as { statusCode?: number }).statusCode === 413) {
+      const mib = BODY_LIMIT / (1024 * 1024);
+      return rpcError(reply, 413, INVALID_REQUEST, `Invalid Request: the body is larger than the ${mib} MiB limit`);
+    }
+    handleError(err, request, reply);
+    return reply;
+  });
+}
+
 function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, registry: SessionRegistry): void {
   jsonBodies(scope);
+  mcpErrors(scope);
   scope.post('/mcp', async (request, reply) => {
     const caller = await authenticateMcp(deps.credentials, request, reply, sessionIdOf(request));
     if (!caller) return reply;

@@ -1,10 +1,12 @@
 // MCP session use cases over the mcp_sessions registry: open on initialize, find (and
 // stamp as seen) on every request, mark the notification stream, close, list. Every call
 // is scoped by the caller's endpoint: another endpoint's session is "not there".
-// Idle expiry, revoke and shutdown closing are not here yet.
+// Closing releases the session's claims in the same statement (store/sessions.ts); idle
+// expiry is the idle_sessions sweep, revoke is the endpoint's (it dead-letters instead).
 
 import type { Queryable } from '../db/pool.js';
 import * as store from '../store/sessions.js';
+import { reopenQueue } from '../budgets/reopen.js';
 import type { CredentialForgetting } from '../endpoints/credentials.js';
 
 export type { McpSession } from '../store/sessions.js';
@@ -48,9 +50,11 @@ export async function closeSession(
   deps: SessionDeps,
   endpointId: string,
   id: string,
-): Promise<store.McpSession | null> {
+): Promise<store.ClosedSession | null> {
   const closed = await store.closeSession(deps.db, endpointId, id);
   deps.credentials?.forget(endpointId, id);
+  // A released claim a budget admitted may free its queue's slot, as the release verb's does.
+  for (const queue of closed?.policy_queues ?? []) await reopenQueue(deps.db, endpointId, queue);
   return closed;
 }
 

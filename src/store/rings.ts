@@ -35,7 +35,10 @@ export type RingReason =
   | { kind: 'reopen'; queue: string }
   /** Still pending and old enough for the next heartbeat re-ring. */
   | { kind: 'rering'; scheduleSeconds: number[] }
-  /** A session just opened its stream: waiting todos not rung in the last minute. */
+  /**
+   * A session just opened its stream: waiting todos not rung in the last minute to another
+   * session whose stream is still open.
+   */
   | { kind: 'attach'; sessionId: string };
 
 // The rows a ring pass may pick, as the partial indexes of 0012_backlog_scale.sql spell
@@ -45,6 +48,18 @@ const RINGABLE = `t.state = 'pending' AND t.ring_attempts < 6 AND NOT t.syntheti
 export const RING_READY = `${RINGABLE} AND (t.last_ringed_at IS NULL OR t.last_ringed_at < t.updated_at)`;
 const RERING_DUE = `t.state = 'pending' AND t.ring_attempts BETWEEN 1 AND 4 AND NOT t.synthetic AND ${SENDER_VERIFIED}`;
 const NOT_RUNG_LATELY = `(t.last_ringed_at IS NULL OR t.last_ringed_at < now() - interval '1 minute')`;
+/**
+ * Attach ($4 the attaching session): a todo rung in the last minute is skipped only while
+ * that ring is unanswered on another session that still holds an open stream. A ring to
+ * a session that has since closed, or whose stream dropped, went nowhere anyone listens,
+ * so a session reconnecting 25 s later must hear it. The open-rings index by todo, then
+ * the session's key: only for todos rung within the minute (work in flight).
+ */
+const NOT_RUNG_TO_A_LIVE_STREAM = `(${NOT_RUNG_LATELY} OR NOT EXISTS (
+    SELECT 1 FROM doorbell_rings r JOIN mcp_sessions s ON s.endpoint_id = r.endpoint_id AND s.id = r.session_id
+     WHERE r.endpoint_id = t.endpoint_id AND r.todo_id = t.id AND r.acked_at IS NULL
+       AND r.sent_at >= now() - interval '1 minute' AND r.session_id <> $4
+       AND s.closed_at IS NULL AND s.stream_open))`;
 
 /**
  * The due todos, oldest first, as one index range per queue (and per ring count for the
@@ -64,7 +79,7 @@ function dueSql(reason: RingReason): string {
     case 'attach':
       return `SELECT c.* FROM unnest($5::text[]) q(queue) CROSS JOIN LATERAL (
         SELECT ${row} FROM todos t
-         WHERE t.endpoint_id = $1 AND t.queue = q.queue AND ${RINGABLE} AND ${NOT_RUNG_LATELY} ${tail}) c
+         WHERE t.endpoint_id = $1 AND t.queue = q.queue AND ${RINGABLE} AND ${NOT_RUNG_TO_A_LIVE_STREAM} ${tail}) c
         ORDER BY c.created_at LIMIT $3`;
     case 'rering':
       return `SELECT c.* FROM unnest($5::text[]) q(queue)

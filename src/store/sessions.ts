@@ -5,6 +5,7 @@
 
 import { notifySql } from '../db/bus.js';
 import type { Queryable } from '../db/pool.js';
+import { closeAttemptSql } from './todo-sql.js';
 
 export interface McpSession {
   endpoint_id: string;
@@ -54,21 +55,56 @@ export async function setStreamOpen(
 }
 
 /**
- * Closes a live session; null when it was unknown, foreign or already closed. On commit
- * every instance hears `session_closed`, and the one holding its stream ends it.
+ * Releases every todo the sessions in CTE `src` (endpoint_id, id) hold, as the `release`
+ * verb does (store/claims.ts): pending, owner cleared, attempt kept, `ready_at` now, the
+ * open attempt closed as `released`, and one todo_ready per (endpoint, queue) so the
+ * doorbell rings another session. Reads the endpoint's claimed rows through
+ * todos_claimed_idx, so it costs the claims in flight, never the backlog
+ * (docs/design/scale.md). CTE names: `rel`, `rel_closed`, `rel_ready`.
  */
-export async function closeSession(db: Queryable, endpointId: string, id: string): Promise<McpSession | null> {
-  const res = await db.query<McpSession & { notified?: unknown }>(
+function releaseClaimsOfSql(src: string): string {
+  return `rel AS (
+       UPDATE todos t SET state = 'pending', owner_session_id = NULL, lease_expires_at = NULL,
+         ready_at = now(), updated_at = now()
+         FROM ${src} WHERE t.endpoint_id = ${src}.endpoint_id AND t.state = 'claimed'
+          AND t.owner_session_id = ${src}.id AND NOT t.synthetic
+       RETURNING t.endpoint_id, t.id, t.claims, t.queue, t.claimed_under_policy),
+     rel_closed AS (${closeAttemptSql('rel', 'released')}),
+     rel_ready AS (
+       SELECT ${notifySql('todo_ready', { endpoint_id: 'q.endpoint_id', queue: 'q.queue' })}
+         FROM (SELECT DISTINCT endpoint_id, queue FROM rel) q)`;
+}
+
+/** A closed session, with what closing it released. */
+export type ClosedSession = McpSession & {
+  /** How many claims of the session went back to pending. */
+  released: number;
+  /** The queues of released claims a budget had admitted: each may owe a reopen. */
+  policy_queues: string[];
+};
+
+/**
+ * Closes a live session; null when it was unknown, foreign or already closed. In the
+ * same statement its claims are released (releaseClaimsOfSql). On commit every instance
+ * hears `session_closed`, and the one holding its stream ends it.
+ */
+export async function closeSession(db: Queryable, endpointId: string, id: string): Promise<ClosedSession | null> {
+  const res = await db.query<ClosedSession & { notified?: unknown; ready?: unknown }>(
     `WITH r AS (
        UPDATE mcp_sessions SET closed_at = now(), stream_open = false
-        WHERE endpoint_id = $1 AND id = $2 AND closed_at IS NULL RETURNING ${COLUMNS})
-     SELECT r.*, ${notifySql('session_closed', { endpoint_id: 'r.endpoint_id', session_id: 'r.id' })} AS notified
+        WHERE endpoint_id = $1 AND id = $2 AND closed_at IS NULL RETURNING ${COLUMNS}),
+     ${releaseClaimsOfSql('r')}
+     SELECT r.*, ${notifySql('session_closed', { endpoint_id: 'r.endpoint_id', session_id: 'r.id' })} AS notified,
+            (SELECT count(*) FROM rel)::int AS released,
+            (SELECT coalesce(array_agg(DISTINCT queue), '{}') FROM rel WHERE claimed_under_policy) AS policy_queues,
+            (SELECT count(*) FROM rel_ready) AS ready
        FROM r`,
     [endpointId, id],
   );
   const row = res.rows[0];
   if (!row) return null;
   delete row.notified;
+  delete row.ready;
   return row;
 }
 
@@ -83,11 +119,17 @@ export async function listLiveSessions(db: Queryable, endpointId: string): Promi
 
 /**
  * Closes sessions idle past the cutoff with no open stream (30 min,
- * docs/design/mcp-surface.md), and tells every instance to drop their transports. Returns
- * how many closed.
+ * docs/design/mcp-surface.md), releases their claims in the same statement
+ * (releaseClaimsOfSql), and tells every instance to drop their transports. Returns how
+ * many closed and how many claims went back to pending; a budget a released claim held
+ * is reopened by its 30 s sweep.
  */
-export async function closeIdleSessions(db: Queryable, idleSeconds: number, limit: number): Promise<number> {
-  const res = await db.query<{ n: number }>(
+export async function closeIdleSessions(
+  db: Queryable,
+  idleSeconds: number,
+  limit: number,
+): Promise<{ closed: number; released: number }> {
+  const res = await db.query<{ closed: number; released: number }>(
     `WITH idle AS (
        SELECT endpoint_id, id FROM mcp_sessions
         WHERE closed_at IS NULL AND NOT stream_open AND last_seen_at < now() - make_interval(secs => $1)
@@ -95,10 +137,13 @@ export async function closeIdleSessions(db: Queryable, idleSeconds: number, limi
      closed AS (
        UPDATE mcp_sessions s SET closed_at = now() FROM idle
         WHERE s.endpoint_id = idle.endpoint_id AND s.id = idle.id RETURNING s.endpoint_id, s.id),
+     ${releaseClaimsOfSql('closed')},
      notified AS (
        SELECT ${notifySql('session_closed', { endpoint_id: 'endpoint_id', session_id: 'id' })} FROM closed)
-     SELECT (SELECT count(*) FROM notified) AS n`,
+     SELECT (SELECT count(*) FROM notified)::int AS closed, (SELECT count(*) FROM rel)::int AS released,
+            (SELECT count(*) FROM rel_ready) AS ready`,
     [idleSeconds, limit],
   );
-  return res.rows[0]?.n ?? 0;
+  const row = res.rows[0];
+  return { closed: row?.closed ?? 0, released: row?.released ?? 0 };
 }

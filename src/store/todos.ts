@@ -83,18 +83,48 @@ export async function getTodo(db: Queryable, scope: TodoScope, id: string): Prom
   return res.rows[0] ?? null;
 }
 
-/** State and owner only: what a zero-row conditional update needs to classify itself. */
+/** What a zero-row conditional update needs to classify itself. */
+export interface TodoProbe {
+  state: TodoState;
+  owner_session_id: string | null;
+  /**
+   * With a session: the outcome of that session's latest attempt on the todo (null while
+   * it is open), or undefined when the session never held one. Without a session: undefined.
+   */
+  my_outcome?: string | null;
+}
+
+/**
+ * State and owner, and — given the acting session — whether that session ever held an
+ * attempt and how its latest one ended: one read of the todo's key and its attempts'
+ * key prefix (a todo has a handful of attempts).
+ */
 export async function probeTodo(
   db: Queryable,
   scope: TodoScope,
   id: string,
-): Promise<{ state: TodoState; owner_session_id: string | null } | null> {
-  const res = await db.query<{ state: TodoState; owner_session_id: string | null }>(
-    `SELECT state, owner_session_id FROM todos
-      WHERE endpoint_id = $1 AND id = $2 AND ($3::text[] IS NULL OR queue = ANY($3::text[]))`,
-    [scope.endpointId, id, scope.queues ?? null],
+  sessionId?: string,
+): Promise<TodoProbe | null> {
+  const res = await db.query<{
+    state: TodoState;
+    owner_session_id: string | null;
+    held: boolean | null;
+    my_outcome: string | null;
+  }>(
+    `SELECT t.state, t.owner_session_id, mine.seq IS NOT NULL AS held, mine.outcome AS my_outcome
+       FROM todos t
+       LEFT JOIN LATERAL (
+         SELECT a.seq, a.outcome FROM todo_attempts a
+          WHERE $4::text IS NOT NULL AND a.endpoint_id = t.endpoint_id AND a.todo_id = t.id AND a.session_id = $4
+          ORDER BY a.seq DESC LIMIT 1) mine ON true
+      WHERE t.endpoint_id = $1 AND t.id = $2 AND ($3::text[] IS NULL OR t.queue = ANY($3::text[]))`,
+    [scope.endpointId, id, scope.queues ?? null, sessionId ?? null],
   );
-  return res.rows[0] ?? null;
+  const row = res.rows[0];
+  if (!row) return null;
+  const probe: TodoProbe = { state: row.state, owner_session_id: row.owner_session_id };
+  if (sessionId !== undefined && row.held) probe.my_outcome = row.my_outcome;
+  return probe;
 }
 
 export interface ListTodosArgs {

@@ -1,5 +1,6 @@
 // Idle MCP sessions: a session with no open stream and no request for 30 minutes is
-// closed, so the registry does not keep every client that ever connected.
+// closed, so the registry does not keep every client that ever connected. Closing one
+// releases its claims at once (store/sessions.ts), so its work is rung to another session.
 
 import type { Pool } from '../db/pool.js';
 import { closeIdleSessions } from '../store/sessions.js';
@@ -13,7 +14,7 @@ export function idleSessionSweep(db: Pool, intervalMs = 60_000, idleSeconds = SE
     name: 'idle_sessions',
     intervalMs,
     async run() {
-      return { closed: await closeIdleSessions(db, idleSeconds, 1000) };
+      return closeIdleSessions(db, idleSeconds, 1000);
     },
   };
 }

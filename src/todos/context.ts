@@ -3,9 +3,8 @@
 
 import type { Queryable } from '../db/pool.js';
 import { AppError, notFound } from '../domain/errors.js';
-import type { TodoState } from '../domain/todo.js';
 import type { Metrics } from '../metrics/index.js';
-import { probeTodo, type TodoScope } from '../store/todos.js';
+import { probeTodo, type TodoProbe, type TodoScope } from '../store/todos.js';
 
 export interface TodoDeps {
   /** A pool, or a transaction's client when the caller writes more in the same transaction. */
@@ -33,7 +32,10 @@ export type Sender = { humanId: string } | { endpointId: string } | { webhookId:
 /**
  * Classifies a conditional update that matched no row: not_found when the todo is absent
  * or outside the caller's scope (another endpoint's todo answers exactly like an unknown
- * id), conflict when it exists in the wrong state or is held by another session.
+ * id), conflict when it exists in the wrong state or is held by another session. For an
+ * owner verb (a session given) the message says which, so the agent knows what to do:
+ * it never held the todo, its lease lapsed and another session took it over, or the todo
+ * was put back or settled meanwhile.
  */
 export async function zeroRowError(
   deps: TodoDeps,
@@ -42,17 +44,45 @@ export async function zeroRowError(
   verb: string,
   sessionId?: string,
 ): Promise<AppError> {
-  const found = await probeTodo(deps.db, scope, id);
+  const found = await probeTodo(deps.db, scope, id, sessionId);
   if (!found) return notFound('todo', id);
-  return new AppError('conflict', conflictMessage(verb, found.state, found.owner_session_id, sessionId), {
-    id,
-    state: found.state,
-  });
+  const message =
+    sessionId === undefined ? `cannot ${verb}: the todo is ${found.state}` : ownerMessage(verb, found, sessionId);
+  return new AppError('conflict', message, { id, state: found.state });
 }
 
-function conflictMessage(verb: string, state: TodoState, owner: string | null, sessionId: string | undefined): string {
-  if (state === 'claimed' && sessionId !== undefined && owner !== sessionId) {
-    return `cannot ${verb}: the todo is claimed by another session (you lost it; do not continue its work)`;
+const LOST = 'you lost it; do not continue its work';
+
+function ownerMessage(verb: string, found: TodoProbe, sessionId: string): string {
+  const { state, my_outcome: mine } = found;
+  const claimedElsewhere = state === 'claimed' && found.owner_session_id !== sessionId;
+  if (mine === undefined) {
+    const now = claimedElsewhere ? 'the todo is claimed by another session' : `the todo is ${state}`;
+    return (
+      `cannot ${verb}: ${now}, and this session never held it. Only the session holding a claim can ` +
+      `heartbeat, complete, fail or release it${state === 'pending' ? '; claim it first' : ''}`
+    );
   }
-  return `cannot ${verb}: the todo is ${state}`;
+  if (claimedElsewhere) {
+    return `cannot ${verb}: your lease lapsed and the todo is now claimed by another session (${LOST})`;
+  }
+  switch (mine) {
+    case 'lease_expired':
+      return (
+        `cannot ${verb}: your lease lapsed (the todo is now ${state}; ${LOST}` +
+        `${state === 'pending' ? ', or claim it again' : ''})`
+      );
+    case 'released':
+      return `cannot ${verb}: you released the todo (now ${state}); claim it again to work on it`;
+    case 'completed':
+      return `cannot ${verb}: you already completed the todo (it is ${state})`;
+    case 'failed':
+      return `cannot ${verb}: you already failed the todo (it is ${state})`;
+    case 'canceled':
+      return `cannot ${verb}: a human canceled the todo (${LOST})`;
+    case 'revoked':
+      return `cannot ${verb}: the endpoint was revoked and the todo dead-lettered (${LOST})`;
+    default:
+      return `cannot ${verb}: the todo is ${state}`;
+  }
 }

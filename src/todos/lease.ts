@@ -1,6 +1,7 @@
 // The owner's verbs on a claimed todo: heartbeat, complete, fail, release. Only the
-// session holding the claim may use them; anyone else gets conflict ("you lost it"),
-// and a todo outside the caller's endpoint or grant is not_found.
+// session holding the claim may use them; anyone else gets conflict, whose message says
+// whether it never held the todo or lost it (context.ts), and a todo outside the caller's
+// endpoint or grant is not_found.
 
 import { z } from 'zod';
 import {

@@ -124,3 +124,26 @@ test('doctor --wait outside 10s–300s is a usage error naming --wait', async ()
   assert.equal(code, 2);
   assert.match(stderr, /--wait: "5s" must be a duration from 10s to 300s/);
 });
+
+test('doctor warns about an endpoint whose live sessions hold no stream, and says what to run', async () => {
+  const ep = await endpointOf(pool, me.humanId, 'streamless');
+  await agent(pool, s.url, ep.credential, { name: 'claude-code', stream: false });
+  const { code, stdout, stderr } = await doctor(['--json']);
+  assert.equal(code, 0, stderr);
+  const answer = JSON.parse(stdout) as {
+    ok: boolean;
+    checks: Array<{ name: string; ok: boolean; severity?: string; detail: string }>;
+  };
+  // Earlier tests' agents have gone, leaving sessions without a stream too: look at this one's.
+  const warned = answer.checks.filter((c) => c.name === 'stream' && c.detail.includes(`endpoint ${ep.slug}:`));
+  assert.equal(warned.length, 1, JSON.stringify(answer.checks));
+  assert.equal(warned[0]?.ok, false);
+  assert.equal(warned[0]?.severity, 'warning');
+  assert.match(warned[0]?.detail ?? '', new RegExp(`endpoint ${ep.slug}: 1 live session\\(s\\), none holds`));
+  assert.match(warned[0]?.detail ?? '', /switchboard bridge/);
+  assert.match(warned[0]?.detail ?? '', /claim_next.*wait_seconds/);
+  const text = await doctor([]);
+  assert.match(text.stdout, /WARN\s+stream\s+endpoint /);
+  assert.doesNotMatch(text.stdout, /doctor: all good/);
+  assert.match(text.stdout, /doctor: no failures, but see the warnings above/);
+});

@@ -142,6 +142,38 @@ test('with no open stream nothing is rung or spent, the todo stays claimable, an
   assert.equal((claimed.todo as { id: string }).id, ids[0]);
 });
 
+test('a session attaching after the rung one went away is rung at once, within the minute', async () => {
+  const { endpoint, humanId, credential } = await vend(pool);
+  const first = await listener(a.url, credential);
+  const { todo } = await push(endpoint.id, humanId, { queue: 'inbox', title: 'Still waiting' });
+  await until(() => first.heard.length === 1, 'the creation ring');
+  // The ring row is recorded after the write; wait for it, as a reconnect 25 s later would.
+  await until(async () => {
+    const rings = await pool.query('SELECT 1 FROM doorbell_rings WHERE todo_id = $1', [todo.id]);
+    return rings.rowCount === 1;
+  }, 'the ring row');
+  await first.client.close();
+  await until(async () => (await row('mcp_sessions', first.sessionId)).stream_open === false, 'the stream to close');
+
+  const second = await listener(a.url, credential);
+  await until(() => second.heard.some((h) => h.meta.todo_id === todo.id), 'the attach ring after a reconnect');
+});
+
+test('an attach within the minute does not ring work rung to another session still listening', async () => {
+  const { endpoint, humanId, credential } = await vend(pool);
+  const first = await listener(a.url, credential);
+  const { todo } = await push(endpoint.id, humanId, { queue: 'inbox', title: 'Already heard of' });
+  await until(() => first.heard.length === 1, 'the creation ring');
+  await until(async () => {
+    const rings = await pool.query('SELECT 1 FROM doorbell_rings WHERE todo_id = $1', [todo.id]);
+    return rings.rowCount === 1;
+  }, 'the ring row');
+  const second = await listener(a.url, credential);
+  await new Promise((r) => setTimeout(r, 300));
+  assert.deepEqual(second.heard, []);
+  assert.equal((await row('todos', todo.id)).ring_attempts, 1);
+});
+
 test('still-pending work is re-rung on the schedule and never past its budget', async () => {
   const { endpoint, humanId, credential } = await vend(pool);
   const l = await listener(a.url, credential);

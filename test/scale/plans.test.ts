@@ -23,7 +23,7 @@ import { claimReadyTransitions, queuesWithUndecided } from '../../src/store/noti
 import { claimDigest, claimDigestTarget, pendingCount } from '../../src/store/presence.js';
 import { oldestPendingAges, queueStateCounts } from '../../src/store/queue-stats.js';
 import { claimRings, endpointsWithOpenStreams } from '../../src/store/rings.js';
-import { closeIdleSessions } from '../../src/store/sessions.js';
+import { closeIdleSessions, closeSession } from '../../src/store/sessions.js';
 import { foldTodoCounts, stateCounts } from '../../src/store/todo-counts.js';
 import { pruneTerminal, reapExpired, requeueDueRetries } from '../../src/store/todo-sweeps.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
@@ -278,6 +278,8 @@ const statements: Record<string, (q: Queryable) => Promise<unknown>> = {
   },
   'presence pending': (q) => pendingCount(q, endpointId),
   'idle sessions': (q) => closeIdleSessions(q, 1800, 500),
+  // ms_live holds claims: closing it releases them in the same statement.
+  'session close': (q) => closeSession(q, endpointId, 'ms_live'),
   'counter fold': (q) => foldTodoCounts(q),
 };
 

@@ -9,6 +9,7 @@ import { parseInput, QUEUE_DESCRIPTION } from '../../domain/todo.js';
 import { clearPolicy, setPolicy, statuses } from '../../budgets/service.js';
 import { admissionStateOut, time, usageOut } from './shapes.js';
 import type { Verb, VerbContext } from './types.js';
+import { DESTROYS, READS, SETTLES } from './types.js';
 
 const queue = z.string().describe(QUEUE_DESCRIPTION);
 
@@ -82,6 +83,7 @@ const actorOf = (ctx: VerbContext) => ({ humanId: ctx.endpoint.human_id, endpoin
 export const admissionVerbs: Verb[] = [
   {
     name: 'admission_status',
+    annotations: READS,
     description:
       "This endpoint's budgeted queues (or one): the policy, whether it admits now or defers (why, until when), " +
       'and the usage of the current window. Queues without a budget are not listed.',
@@ -95,6 +97,7 @@ export const admissionVerbs: Verb[] = [
   },
   {
     name: 'set_admission_policy',
+    annotations: SETTLES,
     description:
       "Set (fully replace) a granted queue's budget: at most max_in_flight claims at once and " +
       'max_claims_per_window claims per window. Every claim is charged, retries and takeovers included.',
@@ -108,6 +111,7 @@ export const admissionVerbs: Verb[] = [
   },
   {
     name: 'clear_admission_policy',
+    annotations: DESTROYS,
     description: "Remove a granted queue's budget: it is claimed as if it never had one, at once.",
     input: clearAdmissionPolicyInput,
     output: z.object({ queue: z.string(), deleted: z.literal(true) }),

@@ -4,10 +4,12 @@ import { z } from 'zod';
 import { agentCreateTodoInput, createTodo } from '../../todos/index.js';
 import { todoListedOut, todoOut } from './shapes.js';
 import type { Verb } from './types.js';
+import { WRITES } from './types.js';
 
 export const createVerbs: Verb[] = [
   {
     name: 'create_todo',
+    annotations: WRITES,
     description:
       "Put a todo on one of this endpoint's granted queues. With an idempotency_key, a repeat returns the " +
       'existing live todo and created: false.',

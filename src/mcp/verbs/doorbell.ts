@@ -14,6 +14,7 @@ import {
 } from '../../doorbell/self-test.js';
 import { time } from './shapes.js';
 import type { Verb } from './types.js';
+import { READS, SETTLES, WRITES } from './types.js';
 
 /** What the server knows of the clients' channel support (src/doorbell/self-test-report.ts). */
 const channelCapability = z.object({
@@ -25,6 +26,7 @@ const channelCapability = z.object({
 export const doorbellVerbs: Verb[] = [
   {
     name: 'ack_doorbell',
+    annotations: SETTLES,
     description:
       'Say you heard a doorbell without claiming its todo (a digest, or work you will not take now). ' +
       'Claiming the todo already acknowledges its doorbell, so you rarely need this. Idempotent.',
@@ -44,6 +46,7 @@ export const doorbellVerbs: Verb[] = [
   },
   {
     name: 'test_doorbell',
+    annotations: WRITES,
     description:
       'Check that this session hears doorbells. Returns at once; about 2 s later a doorbell rings this session ' +
       'for a self-test todo. When it arrives, claim that todo by id (no work is needed: the claim completes it). ' +
@@ -73,6 +76,7 @@ export const doorbellVerbs: Verb[] = [
   },
   {
     name: 'get_doorbell_test',
+    annotations: READS,
     description:
       'The report of a doorbell self-test: whether the doorbell was delivered (written to the stream), whether ' +
       'it was heard (claimed, and how fast), the verdict, and hints that fix a failing setup.',

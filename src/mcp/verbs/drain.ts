@@ -6,6 +6,7 @@ import { LIMITS } from '../../domain/todo.js';
 import * as todos from '../../todos/index.js';
 import { claimedOut, deferReason, leaseOut, time, todoListedOut, todoOut } from './shapes.js';
 import type { Verb } from './types.js';
+import { READS, SETTLES, WRITES } from './types.js';
 
 /** One queue a budget held back during an empty claim_next. */
 const deferredOut = z.object({
@@ -19,6 +20,7 @@ const deferredOut = z.object({
 export const drainVerbs: Verb[] = [
   {
     name: 'list_todos',
+    annotations: READS,
     description:
       `List this endpoint's todos on its granted queues, newest first (default ${LIMITS.listDefault}, ` +
       `at most ${LIMITS.listMax}). Bodies and payloads are left out: claim a todo to read them.`,
@@ -34,6 +36,7 @@ export const drainVerbs: Verb[] = [
   },
   {
     name: 'get_todo',
+    annotations: READS,
     description: 'Read one todo (state, attempts, lease) without claiming it. Its body and payload come with a claim.',
     input: todos.getTodoInput,
     output: z.object({ todo: todoListedOut }),
@@ -44,6 +47,7 @@ export const drainVerbs: Verb[] = [
   },
   {
     name: 'claim',
+    annotations: SETTLES,
     description:
       'Claim a todo by id under a lease, returning it with its body and payload. Heartbeat before the lease ' +
       'runs out; end the claim with complete, fail or release.',
@@ -53,6 +57,7 @@ export const drainVerbs: Verb[] = [
   },
   {
     name: 'claim_next',
+    annotations: WRITES,
     description:
       'Claim the oldest ready todo on one queue (or any granted queue), with its body and payload. ' +
       'Answers {"empty": true} when nothing is ready; pass wait_seconds to wait for work instead of polling.',
@@ -71,6 +76,7 @@ export const drainVerbs: Verb[] = [
   },
   {
     name: 'heartbeat',
+    annotations: WRITES,
     description:
       'Extend the lease on a todo you hold. Call it before any long step. `conflict` means you lost the todo: stop.',
     input: todos.heartbeatInput,
@@ -79,6 +85,7 @@ export const drainVerbs: Verb[] = [
   },
   {
     name: 'complete',
+    annotations: SETTLES,
     description: 'Finish a todo you hold, with an optional JSON result.',
     input: todos.completeInput,
     output: leaseOut,
@@ -86,6 +93,7 @@ export const drainVerbs: Verb[] = [
   },
   {
     name: 'fail',
+    annotations: SETTLES,
     description:
       'Give up on a todo you hold. It is retried later with backoff while attempts remain, then dead-lettered.',
     input: todos.failInput,
@@ -94,6 +102,7 @@ export const drainVerbs: Verb[] = [
   },
   {
     name: 'release',
+    annotations: SETTLES,
     description: 'Hand a todo you hold back to the queue untouched (the attempt is not counted as a failure).',
     input: todos.releaseInput,
     output: leaseOut,

@@ -17,6 +17,7 @@ import {
 } from '../../hooks/manage.js';
 import { time } from './shapes.js';
 import type { Verb, VerbContext } from './types.js';
+import { DESTROYS, READS, WRITES } from './types.js';
 
 /** Without a configured guard (some tests), the strictest one: https only, no private targets. */
 const STRICT = new HookGuard({ allowHttp: false, allowCidrs: [] });
@@ -52,6 +53,7 @@ const hookWithSecret = hookOut.extend({
 export const hookVerbs: Verb[] = [
   {
     name: 'create_notify_hook',
+    annotations: WRITES,
     description:
       `Add an HTTPS URL that is POSTed a signed notification (Standard Webhooks) whenever a todo becomes ready ` +
       `on this endpoint (at most ${MAX_HOOKS}). Answers the signing secret once: store it to verify ` +
@@ -62,6 +64,7 @@ export const hookVerbs: Verb[] = [
   },
   {
     name: 'list_notify_hooks',
+    annotations: READS,
     description: "List this endpoint's notify hooks with their health (no secrets), and how many more it may add.",
     input: listHooksInput,
     output: z.object({ hooks: z.array(hookOut), max: z.number().int(), used: z.number().int() }),
@@ -69,6 +72,7 @@ export const hookVerbs: Verb[] = [
   },
   {
     name: 'rotate_notify_hook',
+    annotations: { ...DESTROYS, idempotentHint: false },
     description:
       'Give a notify hook a new signing secret (answered once) and re-enable it; the old secret keeps ' +
       'signing alongside for 24 h.',
@@ -78,6 +82,7 @@ export const hookVerbs: Verb[] = [
   },
   {
     name: 'delete_notify_hook',
+    annotations: DESTROYS,
     description: 'Delete one of this endpoint’s notify hooks.',
     input: hookIdInput,
     output: z.object({ hook_id: z.string(), deleted: z.literal(true) }),

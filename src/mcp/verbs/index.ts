@@ -13,7 +13,7 @@ import { hookVerbs } from './hooks.js';
 import { messageVerbs } from './messages.js';
 import { presenceVerbs } from './presence.js';
 import { selfVerbs } from './self.js';
-import type { Verb } from './types.js';
+import type { ToolAnnotations, Verb } from './types.js';
 
 export type { Verb, VerbContext } from './types.js';
 
@@ -40,6 +40,8 @@ export interface ToolDescription {
   inputSchema: ObjectSchema;
   /** MCP 2025-06-18: a successful result's structuredContent conforms to it. */
   outputSchema: ObjectSchema;
+  /** MCP 2025-06-18: read-only, destructive, idempotent, open-world hints. */
+  annotations: ToolAnnotations;
 }
 
 /**
@@ -71,6 +73,7 @@ function describe(verb: Verb): ToolDescription {
     description: verb.description,
     inputSchema: jsonSchema(verb.input),
     outputSchema: jsonSchema(verb.output),
+    annotations: { ...verb.annotations },
   };
 }
 

@@ -12,12 +12,14 @@ import { addMessage } from '../../messages/queue.js';
 import { listSessions } from '../../sessions/index.js';
 import { noArguments, time } from './shapes.js';
 import type { Verb } from './types.js';
+import { READS, SETTLES, WRITES } from './types.js';
 
 const queuedBy = z.enum(QUEUED_BY).describe('Who queued it: a person, an agent, a workflow token or the server.');
 
 export const messageVerbs: Verb[] = [
   {
     name: 'list_sessions',
+    annotations: READS,
     description:
       "List this endpoint's live MCP sessions (competing consumers of the same agent), oldest first; " +
       '`current` marks the caller.',
@@ -53,6 +55,7 @@ export const messageVerbs: Verb[] = [
   },
   {
     name: 'send_message',
+    annotations: WRITES,
     description:
       'Queue a message into a live MCP session of one of your owner’s endpoints (see list_sessions for this ' +
       "endpoint's own). It reaches that agent in FIFO order, one at a time. `queue_full` means the session's " +
@@ -77,6 +80,7 @@ export const messageVerbs: Verb[] = [
   },
   {
     name: 'next_message',
+    annotations: WRITES,
     description:
       'Take the next message queued for this session (for clients without a notification stream). Answers ' +
       '{"empty": true} when none is waiting or one is still unacknowledged; pass wait_seconds to wait for one. ' +
@@ -102,6 +106,7 @@ export const messageVerbs: Verb[] = [
   },
   {
     name: 'ack_message',
+    annotations: SETTLES,
     description:
       'Acknowledge a message delivered to this session (by its message_id): it is deleted and the next one ' +
       'follows. An unacknowledged message is delivered again after the ack timeout.',

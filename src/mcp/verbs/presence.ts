@@ -7,6 +7,7 @@ import { clockIn, clockInInput, clockOut, clockOutInput, presenceOf } from '../.
 import { parseInput } from '../../domain/todo.js';
 import { noArguments, time } from './shapes.js';
 import type { Verb } from './types.js';
+import { READS, SETTLES, WRITES } from './types.js';
 
 /** The endpoint's presence (src/presence/manage.ts, PresenceView). */
 const presenceOut = z.object({
@@ -20,6 +21,7 @@ const presenceOut = z.object({
 export const presenceVerbs: Verb[] = [
   {
     name: 'clock_in',
+    annotations: WRITES,
     description:
       'Mark this endpoint in (doorbells on). Off shift it lasts `for` (default 1h, at most 8h) or until the ' +
       'shift starts; with work waiting, one digest doorbell summarises it.',
@@ -29,6 +31,7 @@ export const presenceVerbs: Verb[] = [
   },
   {
     name: 'clock_out',
+    annotations: SETTLES,
     description:
       'Mark this endpoint out until its next shift starts (or until clock_in): no doorbells, hooks held. ' +
       'Pull with claim_next still works.',
@@ -38,6 +41,7 @@ export const presenceVerbs: Verb[] = [
   },
   {
     name: 'presence',
+    annotations: READS,
     description:
       'Whether this endpoint is in or out, why (agent, operator, shift, default), until when, its shift ' +
       'and how many todos are pending.',

@@ -5,10 +5,12 @@ import { z } from 'zod';
 import { parseInput } from '../../domain/todo.js';
 import { noArguments } from './shapes.js';
 import type { Verb } from './types.js';
+import { READS } from './types.js';
 
 export const selfVerbs: Verb[] = [
   {
     name: 'whoami',
+    annotations: READS,
     description: 'Which endpoint this session acts as: its id, slug, granted queues and verbs, and the session id.',
     input: noArguments,
     output: z.object({

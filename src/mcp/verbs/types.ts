@@ -27,9 +27,38 @@ export interface VerbContext {
   hookGuard?: HookGuard;
 }
 
+/**
+ * MCP tool annotations (2025-06-18): hints a client may use to decide whether to ask
+ * before a call. Every verb sets all four; nothing here reaches outside Switchboard.
+ */
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  /** Only meaningful for a verb that writes: it may delete or overwrite something for good. */
+  destructiveHint: boolean;
+  /** Calling it again with the same arguments has no further effect. */
+  idempotentHint: boolean;
+  openWorldHint: false;
+}
+
+/** Reads: list, get, whoami, status. */
+export const READS: ToolAnnotations = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+/** Writes whose repeat changes more (a new todo, a new claim, a message sent). */
+export const WRITES: ToolAnnotations = { ...READS, readOnlyHint: false, idempotentHint: false };
+/** Writes whose repeat has no further effect (a settled claim, an acknowledgement, a policy set). */
+export const SETTLES: ToolAnnotations = { ...READS, readOnlyHint: false };
+/** Deletes or replaces for good (clear, delete, rotate). */
+export const DESTROYS: ToolAnnotations = { ...READS, readOnlyHint: false, destructiveHint: true };
+
 export interface Verb {
   name: string;
   description: string;
+  /** tools/list shows them as `annotations`. */
+  annotations: ToolAnnotations;
   /** What the use case parses the arguments with; tools/list shows it as `inputSchema`. */
   input: z.ZodObject;
   /** The JSON a successful call answers (structuredContent); tools/list shows it as `outputSchema`. */
