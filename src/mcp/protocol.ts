@@ -26,6 +26,8 @@ export interface ProtocolDeps {
   messages: MessageDeps;
   waiters: Waiters;
   version: VersionInfo;
+  /** The URL people and agents reach this server at: self-test hints link its pages. */
+  publicUrl: string;
   log: ErrorLog;
   hookGuard?: HookGuard;
   /**
@@ -116,6 +118,7 @@ export async function callTool(
       sessions: deps.sessions,
       messages: deps.messages,
       waiters: deps.waiters,
+      publicUrl: deps.publicUrl,
       endpoint,
       sessionId,
       agent: {

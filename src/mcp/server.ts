@@ -247,6 +247,7 @@ export function mcpRoutes(app: FastifyInstance, services: Services): void {
     messages: services.messages,
     waiters: services.waiters,
     version: services.version,
+    publicUrl: services.config.publicUrl,
     log,
     hookGuard: services.hookGuard,
     validator: new AjvJsonSchemaValidator(),

@@ -80,8 +80,8 @@ test('a connected claude-code client that ignores the doorbell is unheard, with 
   assert.ok(hints.some((h) => h.includes(`--allowedTools mcp__${ep.slug},`)));
   assert.match(
     hints.at(-1) ?? '',
-    /^Troubleshooting: <SWITCHBOARD_URL>\/docs\/doorbell /,
-    'the MCP verb has no public URL',
+    /^Troubleshooting: http:\/\/[^ <>]+\/docs\/doorbell /,
+    "the MCP verb links this server's own page",
   );
   assert.ok(hints.some((h) => /claude -p cannot be woken/.test(h)));
   assert.equal(a.heard.length, 1);

@@ -95,6 +95,6 @@ export const doorbellVerbs: Verb[] = [
       claimed_within_seconds: z.number().nullable(),
       hints: z.array(z.string()),
     }),
-    run: (ctx, args) => getDoorbellTest(ctx.todos.db, ctx.endpoint.id, args),
+    run: (ctx, args) => getDoorbellTest(ctx.todos.db, ctx.endpoint.id, args, ctx.publicUrl),
   },
 ];

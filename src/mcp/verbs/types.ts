@@ -21,6 +21,8 @@ export interface VerbContext {
   agent: Agent;
   /** This instance's long-poll waits (claim_next and next_message with wait_seconds). */
   waiters: Waiters;
+  /** The URL people and agents reach this server at (hints name its troubleshooting page). */
+  publicUrl: string;
   /** The request's abort signal, made on first use: aborted when the client goes away. */
   signal?: () => AbortSignal;
   /** The SSRF guard notify hooks are checked by (configured allow-list); absent: the strictest. */
