@@ -7,7 +7,9 @@
 // Baseline in the same run: a bare PostgreSQL NOTIFY from a committed statement to a
 // LISTEN connection in this process — the floor under any cross-process signal here.
 // The clock starts before the INSERT is sent, so each figure includes its round trip.
-// Targets: one instance p50 ≤ 10 ms and p99 ≤ 50 ms; two instances p99 ≤ 100 ms.
+// - a waiter: claim_next {wait_seconds} on B, woken by the todo's todo_ready, answering
+//   with the claimed todo.
+// Targets: one instance p50 ≤ 10 ms and p99 ≤ 50 ms; two instances and a waiter p99 ≤ 100 ms.
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -81,6 +83,43 @@ export async function measureRings(pool: Pool, base: string, rings = RINGS): Pro
   return samples;
 }
 
+/**
+ * Long-poll waits: a client with no use for its stream calls claim_next {wait_seconds} on
+ * `base`; once the call has had time to start waiting, a todo is created (through the
+ * use case, so its todo_ready comes from this process's commit, heard by the server over
+ * the bus) and the clock runs from before the INSERT to the claim's answer. Each claimed
+ * todo is completed before the next round.
+ */
+export async function measureWaiters(pool: Pool, base: string, rounds = RINGS): Promise<number[]> {
+  const { endpointId, humanId, credential } = await vendBenchEndpoint(pool);
+  const client = new Client({ name: 'bench-waiter', version: '1' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL('/mcp', base), {
+      requestInit: { headers: { Authorization: `Bearer ${credential}` } },
+    }),
+  );
+  const deps = { db: pool, defaultLeaseSeconds: 300 };
+  const samples: number[] = [];
+  try {
+    for (let i = 0; i < rounds + 10; i++) {
+      const answered = client
+        .callTool({ name: 'claim_next', arguments: { wait_seconds: 10 } })
+        .then((r) => ({ at: performance.now(), body: r.structuredContent as { todo?: { id: string } } }));
+      // The call's first attempt finds nothing; give it time to be waiting (a bench, not a test).
+      await new Promise((r) => setTimeout(r, 30));
+      const started = performance.now();
+      const { todo } = await createTodo(deps, { endpointId }, { humanId }, { queue: 'inbox', title: `wait ${i}` });
+      const { at, body } = await answered;
+      if (body.todo?.id !== todo.id) throw new Error(`the waiter claimed ${JSON.stringify(body)}, not ${todo.id}`);
+      await client.callTool({ name: 'complete', arguments: { id: todo.id } });
+      if (i >= 10) samples.push(at - started);
+    }
+  } finally {
+    await client.close();
+  }
+  return samples;
+}
+
 /** The floor: a committed pg_notify reaching a LISTEN connection of this process. */
 async function measureNotify(url: string, pool: Pool): Promise<number[]> {
   const listen = new pg.Client({ connectionString: url });
@@ -111,10 +150,12 @@ export async function runDoorbellBench(): Promise<void> {
     const floor = await measureNotify(db.url, pool);
     const one = await measureRings(pool, a.url);
     const two = await measureRings(pool, b.url);
+    const waiter = await measureWaiters(pool, b.url);
     process.stdout.write(
       `floor (NOTIFY → LISTEN)          ${fmt(floor)}\n` +
         `one instance (commit → client)   ${fmt(one)}   (target p50 ≤ 10, p99 ≤ 50)\n` +
         `two instances (stream on B)      ${fmt(two)}   (target p99 ≤ 100)\n` +
+        `waiter on B (commit → claimed)   ${fmt(waiter)}   (target p99 ≤ 100)\n` +
         `ratio to floor, p50              one ${(percentile(one, 50) / percentile(floor, 50)).toFixed(1)}×, ` +
         `two ${(percentile(two, 50) / percentile(floor, 50)).toFixed(1)}×\n`,
     );

@@ -268,8 +268,12 @@ export function mcpRoutes(app: FastifyInstance, services: Services): void {
     services.bus.subscribe('endpoint_revoked', forget),
   ];
   app.addHook('onClose', async () => unsubscribe.forEach((u) => u()));
-  // Streams stay open until closed: shutdown ends them first, or app.close() would wait on them.
-  app.addHook('preClose', () => streams.closeAll());
+  // Streams and waiting calls stay open until closed: shutdown ends them first, or
+  // app.close() would wait on them.
+  app.addHook('preClose', () => {
+    services.waiters.close();
+    return streams.closeAll();
+  });
   const deps: McpDeps = { credentials: services.credentials, streams, log };
   void app.register(async (scope) => routes(scope, deps, protocol, registry));
 }

@@ -73,6 +73,7 @@ export interface WaitersOptions {
 export class Waiters {
   private readonly byEndpoint = new Map<string, Waiter[]>();
   private readonly fallbackMs: number;
+  private closing = false;
   /** Attempts finished by waiting calls (the first included), for tests and metrics. */
   attempts = 0;
 
@@ -128,6 +129,20 @@ export class Waiters {
     }
   }
 
+  /**
+   * Shutdown: every wait ends now with its last answer, and a call from here on attempts
+   * once without waiting, so closing the HTTP server never waits out a deadline.
+   */
+  close(): void {
+    this.closing = true;
+    for (const list of this.byEndpoint.values()) {
+      for (const w of list) {
+        w.ended = true;
+        this.fire(w, 'ended');
+      }
+    }
+  }
+
   private wakeAll(): void {
     for (const list of this.byEndpoint.values()) {
       for (const w of list) {
@@ -158,6 +173,7 @@ export class Waiters {
    * attempt, when the endpoint already has its bound of waiting calls here.
    */
   async wait<T>(r: WaitRequest<T>): Promise<T> {
+    if (this.closing) return (await r.attempt()).value;
     const list = this.byEndpoint.get(r.endpointId) ?? [];
     if (list.length >= this.options.maxPerEndpoint) {
       throw new AppError(

@@ -110,6 +110,9 @@ function hint(field: string): unknown {
       return rng.pick(['90m', '2h', '1m', '8h']);
     case 'lease_seconds':
       return rng.pick([5, 60, 300, 86_400]);
+    case 'wait_seconds':
+      // A waiting call answers at its deadline when nothing comes: keep the run short.
+      return rng.pick([0, 0, 0, 1]);
     case 'content':
       return `message ${rng.int(0, 1e6)}`;
     case 'title':

@@ -6,6 +6,8 @@
 // resource_exhausted.
 
 import assert from 'node:assert/strict';
+import type { IncomingHttpHeaders } from 'node:http';
+import { request as httpRequest } from 'node:http';
 import { after, test } from 'node:test';
 import { NotifyBus } from '../../src/db/bus.js';
 import type { BusEvent } from '../../src/domain/events.js';
@@ -300,4 +302,50 @@ test('next_message with wait_seconds is woken by a message queued after the call
   await ok(s.onB, 'send_message', { session_id: s.onB.sessionId, content: 'for the other session' });
   assert.deepEqual((await quiet).result.structuredContent, { empty: true });
   assert.equal(a.services.waiters.attempts, attempts + 1, "another session's message woke the waiter");
+});
+
+/** One POST /mcp on a connection of its own, closed after the answer (no keep-alive to outlive a shutdown). */
+function oneShot(base: string, headers: Record<string, string>, body: object) {
+  return new Promise<{ headers: IncomingHttpHeaders; text: string }>((resolve, reject) => {
+    const req = httpRequest(
+      `${base}/mcp`,
+      {
+        method: 'POST',
+        agent: false,
+        headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json', ...headers },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ headers: res.headers, text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+test('shutting an instance down ends its waiting calls instead of waiting out their deadlines', async () => {
+  const c = await startApp(pool, 'poll-c');
+  const v = await vend(pool);
+  const auth = { authorization: `Bearer ${v.credential}` };
+  const init = await oneShot(c.url, auth, {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'doomed', version: '0' } },
+  });
+  const session = String(init.headers['mcp-session-id']);
+  const started = Date.now();
+  const request = oneShot(
+    c.url,
+    { ...auth, 'mcp-session-id': session },
+    { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'claim_next', arguments: { wait_seconds: 60 } } },
+  );
+  await until(() => c.services.waiters.waiting(v.endpoint.id) === 1, 'the call to wait');
+  await c.app.close();
+  const answer = JSON.parse((await request).text) as { result: { structuredContent: Body } };
+  assert.deepEqual(answer.result.structuredContent, { empty: true });
+  assert.ok(Date.now() - started < 10_000, `shutdown took ${Date.now() - started} ms`);
 });

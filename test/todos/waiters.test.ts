@@ -130,3 +130,15 @@ test('past the bound a wait is refused before any attempt; an abort ends a wait 
   assert.equal(await one, null);
   assert.equal(waiters.waiting('ep'), 0);
 });
+
+test('close ends every wait at once, and later calls attempt once without waiting', async () => {
+  const waiters = new Waiters({ maxPerEndpoint: 10, fallbackMs: 60_000 });
+  const w = world();
+  const one = waiters.wait(request('one', w.attempt('one'), 30));
+  await settled(waiters, 'ep', 1);
+  waiters.close();
+  assert.equal(await one, null);
+  assert.equal(await waiters.wait(request('late', w.attempt('late'), 30)), null);
+  assert.deepEqual(w.tried, ['one', 'late']);
+  assert.equal(waiters.waiting(), 0);
+});
