@@ -4,17 +4,13 @@
 // with a listening client, exit 1 with the verdict and hints without one.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { testDatabase } from '../helpers/db.js';
+import { runCli } from '../helpers/cli.js';
 import { agent, endpointOf, owner, server } from '../doorbell/world.js';
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const BIN = join(ROOT, 'bin/switchboard.js');
 
 const { pool, url } = await testDatabase('doctor');
 const s = await server(url, 'doctor');
@@ -22,21 +18,11 @@ const me = await owner(pool);
 const configHome = await mkdtemp(join(tmpdir(), 'switchboard-doctor-'));
 
 /** The CLI as a person runs it; stdin is closed at once, so a prompt would fail the run. */
-async function doctor(args: string[], token: string | null = me.token) {
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !k.startsWith('SWITCHBOARD_') && !k.startsWith('XDG_')),
-  );
-  const child = spawn(process.execPath, [BIN, 'doctor', ...args, '--url', s.url], {
-    cwd: ROOT,
-    env: { ...env, XDG_CONFIG_HOME: configHome, ...(token ? { SWITCHBOARD_TOKEN: token } : {}) },
+function doctor(args: string[], token: string | null = me.token) {
+  return runCli(['doctor', ...args, '--url', s.url], {
+    XDG_CONFIG_HOME: configHome,
+    ...(token ? { SWITCHBOARD_TOKEN: token } : {}),
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-  child.stdin.end();
-  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-  return { code, stdout, stderr };
 }
 
 test('doctor without an endpoint checks the server and sign-in and lists endpoints with their sessions', async () => {

@@ -5,17 +5,14 @@
 // that name is the key of the vended .mcp.json and the name in `claude mcp add`.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { testDatabase } from '../helpers/db.js';
+import { runCli } from '../helpers/cli.js';
 import { agent, api, expireTest, owner, ringOfTest, server, tool, until, verdictOf, type Body } from './world.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const BIN = join(ROOT, 'bin/switchboard.js');
 const PUBLIC_URL = 'http://switchboard-guidance.test';
 
 const { pool, url } = await testDatabase('guidance');
@@ -24,21 +21,9 @@ const me = await owner(pool);
 const configHome = await mkdtemp(join(tmpdir(), 'switchboard-guidance-'));
 
 async function cli(args: string[]) {
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !k.startsWith('SWITCHBOARD_') && !k.startsWith('XDG_')),
-  );
-  const child = spawn(process.execPath, [BIN, ...args, '--url', s.url], {
-    cwd: ROOT,
-    env: { ...env, XDG_CONFIG_HOME: configHome, SWITCHBOARD_TOKEN: me.token },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-  child.stdin.end();
-  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-  assert.equal(code, 0, stderr);
-  return stdout;
+  const run = await runCli([...args, '--url', s.url], { XDG_CONFIG_HOME: configHome, SWITCHBOARD_TOKEN: me.token });
+  assert.equal(run.code, 0, run.stderr);
+  return run.stdout;
 }
 
 interface Guidance {
