@@ -59,6 +59,7 @@ export default tseslint.config(
         WebSocket: 'readonly',
         fetch: 'readonly',
         location: 'readonly',
+        navigator: 'readonly',
         setTimeout: 'readonly',
       },
     },

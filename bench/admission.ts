@@ -33,7 +33,7 @@ import { createPool, type Pool } from '../src/db/pool.js';
 import { newId } from '../src/domain/ids.js';
 import { insertEndpoint } from '../src/store/endpoints.js';
 import { insertHuman } from '../src/store/humans.js';
-import { CLAIMABLE, TODO_SUMMARY_COLUMNS, closeAttemptSql, todoColumnsOf } from '../src/store/todo-sql.js';
+import { CLAIMABLE, CLAIM_RANK, TODO_SUMMARY_COLUMNS, closeAttemptSql, todoColumnsOf } from '../src/store/todo-sql.js';
 import { admitNext } from '../src/todos/claim-loop.js';
 import { reopenQueue } from '../src/budgets/reopen.js';
 import { ACKED_RINGS, complete } from '../src/store/claims.js';
@@ -44,14 +44,15 @@ import { benchDatabase, median } from './db.js';
 const TODOS = Number(process.env.BENCH_TODOS ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 
-// The foundation's claim_next (one queue) and complete, verbatim from before admission,
+// The foundation's claim_next (one queue) and complete, verbatim from before admission
+// (in the claim order of 0014_work_model.sql, which its ready index now holds),
 // plus the ring acknowledgement every claim statement now carries
 // (docs/design/doorbell-acknowledgement.md, not admission's), so the comparison isolates
 // what admission adds.
 const FOUNDATION_CLAIM = `WITH pick AS (
   SELECT t.endpoint_id, t.id, t.claims FROM todos t
    WHERE t.endpoint_id = $1 AND t.queue = ($2::text[])[1] AND ${CLAIMABLE}
-   ORDER BY t.ready_at
+   ORDER BY ${CLAIM_RANK} DESC, t.ready_at
    LIMIT 1 FOR UPDATE SKIP LOCKED),
     closed AS (${closeAttemptSql('pick', 'lease_expired')} RETURNING a.seq),
     claimed AS (

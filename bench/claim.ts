@@ -18,10 +18,10 @@ import { claimNext, complete, type Agent } from '../src/todos/index.js';
 import { benchDatabase, median } from './db.js';
 
 export const WORKERS = 16;
-const TODOS = Number(process.env.BENCH_TODOS ?? 20_000);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+export const TODOS = Number(process.env.BENCH_TODOS ?? 20_000);
+export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
-async function freshEndpoint(pool: Pool, todos = TODOS): Promise<string> {
+export async function freshEndpoint(pool: Pool, todos = TODOS, mixedPriorities = false): Promise<string> {
   const tag = randomBytes(4).toString('hex');
   const human = await insertHuman(pool, {
     id: newId('hu'),
@@ -39,16 +39,22 @@ async function freshEndpoint(pool: Pool, todos = TODOS): Promise<string> {
     defaultLeaseSeconds: null,
     expiresAt: null,
   });
-  await seedTodos(pool, endpoint.id, todos);
+  await seedTodos(pool, endpoint.id, todos, mixedPriorities);
   return endpoint.id;
 }
 
-/** `todos` pending todos on the endpoint's `inbox` queue, all ready now; then the table is vacuumed. */
-export async function seedTodos(pool: Pool, endpointId: string, todos: number): Promise<void> {
+/**
+ * `todos` pending todos on the endpoint's `inbox` queue, all ready now; then the table is
+ * vacuumed. With `mixedPriorities` they are spread over five priorities (-20 to 20),
+ * interleaved, so claims jump between priorities as they go.
+ */
+export async function seedTodos(pool: Pool, endpointId: string, todos: number, mixedPriorities = false): Promise<void> {
   await pool.query(
-    `INSERT INTO todos (endpoint_id, id, queue, title, ready_at)
-     SELECT $1, 'td_' || lpad(g::text, 26, '0'), 'inbox', 'bench ' || g, now() FROM generate_series(1, $2) g`,
-    [endpointId, todos],
+    `INSERT INTO todos (endpoint_id, id, queue, title, priority, ready_at)
+     SELECT $1, 'td_' || lpad(g::text, 26, '0'), 'inbox', 'bench ' || g,
+            CASE WHEN $3::boolean THEN (g * 7919 % 5) * 10 - 20 ELSE 0 END, now()
+       FROM generate_series(1, $2) g`,
+    [endpointId, todos, mixedPriorities],
   );
   await pool.query('VACUUM ANALYZE todos');
 }
@@ -84,7 +90,7 @@ const FLOOR_CLAIM = `
   UPDATE todos SET state = 'claimed', owner_session_id = $2, lease_expires_at = now() + interval '5 minutes', ready_at = NULL
    WHERE (endpoint_id, id) = (SELECT endpoint_id, id FROM todos
                                WHERE endpoint_id = $1 AND ready_at <= now() AND state = 'pending'
-                               ORDER BY ready_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+                               ORDER BY (CASE WHEN state = 'pending' THEN priority ELSE -101 END) DESC, ready_at LIMIT 1 FOR UPDATE SKIP LOCKED)
   RETURNING id`;
 const FLOOR_DONE = `UPDATE todos SET state = 'done', result = $3::jsonb WHERE endpoint_id = $1 AND id = $2`;
 

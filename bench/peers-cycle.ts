@@ -66,7 +66,7 @@ const DRAINS: Record<string, Drain> = {
         text: `UPDATE todos SET state = 'claimed', owner_session_id = $2, lease_expires_at = now() + interval '5 minutes', ready_at = NULL
                 WHERE (endpoint_id, id) = (SELECT endpoint_id, id FROM todos
                                             WHERE endpoint_id = $1 AND ready_at <= now() AND state = 'pending'
-                                            ORDER BY ready_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+                                            ORDER BY (CASE WHEN state = 'pending' THEN priority ELSE -101 END) DESC, ready_at LIMIT 1 FOR UPDATE SKIP LOCKED)
                RETURNING id`,
         values: [endpointId, sessionId],
       });

@@ -2,24 +2,32 @@
 
 import { runAdmissionBench } from './admission.js';
 import { runBacklogBench } from './backlog.js';
+import { runBoardBench } from './board.js';
+import { runBulkBench } from './bulk.js';
 import { runClaimBench } from './claim.js';
 import { runDoorbellBench } from './doorbell.js';
 import { runEmbeddedBench } from './embedded.js';
 import { runMcpBench } from './mcp.js';
 import { runPeersBench } from './peers.js';
+import { runPriorityBench } from './priority.js';
 import { runScaleBench } from './scale.js';
 import { runSessionsBench } from './sessions.js';
+import { runTracingBench } from './tracing.js';
 
 const BENCHES: Record<string, () => Promise<void>> = {
   admission: runAdmissionBench,
   backlog: runBacklogBench,
+  board: runBoardBench,
+  bulk: runBulkBench,
   claim: runClaimBench,
   doorbell: runDoorbellBench,
   embedded: runEmbeddedBench,
   mcp: runMcpBench,
   peers: runPeersBench,
+  priority: runPriorityBench,
   scale: runScaleBench,
   sessions: runSessionsBench,
+  tracing: runTracingBench,
 };
 
 const names = process.argv.slice(2);

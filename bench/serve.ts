@@ -87,6 +87,14 @@ export async function startServe(
       ...(databaseUrl === null ? {} : { SWITCHBOARD_DATABASE_URL: databaseUrl }),
       SWITCHBOARD_LISTEN: `127.0.0.1:${port}`,
       SWITCHBOARD_LOG_LEVEL: 'warn',
+      // The benches drive one endpoint far past what an agent fleet sends (thousands of
+      // calls a second, 10,000 sessions): /mcp's per-credential limits are what they do
+      // not measure, so they are raised out of the way; a bench may set its own.
+      SWITCHBOARD_MCP_RATE: '1000000',
+      SWITCHBOARD_MCP_BURST: '1000000',
+      SWITCHBOARD_MCP_SESSIONS_PER_ENDPOINT: '100000',
+      // The bulk bench leaves its todos in place, round after round, on one endpoint.
+      SWITCHBOARD_QUOTA_LIVE_TODOS: '100000000',
       ...vars,
     }),
     stdio: ['ignore', 'inherit', 'inherit'],

@@ -171,10 +171,12 @@ export class Instance {
     this.log.end();
   }
 
-  /** Lines of the child's log at level error (50) or fatal (60), for the summary. */
+  /** Lines of the child's log at level error or fatal (levels are logged by name), for the summary. */
   async errorLines(): Promise<string[]> {
     const text = await readFile(this.logPath, 'utf8').catch(() => '');
-    return text.split('\n').filter((l) => /"level":(50|60)/.test(l) || /^(Error|TypeError|RangeError)\b/.test(l));
+    return text
+      .split('\n')
+      .filter((l) => /"level":"(error|fatal)"/.test(l) || /^(Error|TypeError|RangeError)\b/.test(l));
   }
 }
 

@@ -94,15 +94,16 @@ async function main(): Promise<number> {
     displayName: 'chaos',
     role: 'admin',
   });
-  const vend = (name: string, queues?: string[]) =>
+  const vend = (name: string, queues?: string[], extra: Record<string, unknown> = {}) =>
     vendEndpoint(
       { db: pool, publicUrl: 'http://chaos.test' },
       human.id,
-      { name, ...(queues ? { queues } : {}) },
+      { name, ...(queues ? { queues } : {}), ...extra },
       new Date(),
     );
   const workers = await vend('chaos-workers', ['inbox', 'capped', 'metered']);
-  const listeners = await vend('chaos-listeners');
+  // The senders are another endpoint: the listeners opt in to agent messages.
+  const listeners = await vend('chaos-listeners', undefined, { accept_agent_messages: true });
   const senders = await vend('chaos-senders');
   const plan = planTodos(TODOS);
   await seedTodos(pool, workers.endpoint.id, human.id, plan);

@@ -50,8 +50,16 @@ const child = spawn(
     '--test',
     '--test-reporter=spec',
     '--test-concurrency=2',
-    // Per test file; the fuzzers' long form (npm run test:fuzz) sets a longer one.
-    `--test-timeout=${env.SWITCHBOARD_TEST_TIMEOUT_MS ?? '300000'}`,
+    // Per test file and per test: a guard against a hang, not a speed limit. The board's
+    // accessibility crawl takes ~100 s alone and passed 300 s on a loaded 2-core machine,
+    // so the guard is 10 minutes; the fuzzers' long form (npm run test:fuzz) sets a longer one.
+    `--test-timeout=${env.SWITCHBOARD_TEST_TIMEOUT_MS ?? '600000'}`,
+    // A file whose tests have all ended exits even if something keeps its event loop alive.
+    // Without it one leaked server or timer holds the whole run (the timeout above covers
+    // tests and hooks, not a process that outlives them): a failing `after` hook skips the
+    // hooks added after it, and a server one of those would have stopped kept a file
+    // running for 77 minutes in CI. The test still fails; the run goes on.
+    '--test-force-exit',
     ...files,
   ],
   { cwd: root, env, stdio: 'inherit' },

@@ -25,6 +25,7 @@ import { ensureSetupLink, localAdmin } from './identity/setup.js';
 import { mcpRoutes } from './mcp/server.js';
 import { buildServices, type Services } from './services.js';
 import { SweepRunner } from './sweeps/runner.js';
+import { createTracing, type TracingOverride } from './tracing/index.js';
 import { versionInfo } from './version.js';
 
 export interface Database {
@@ -61,6 +62,8 @@ export async function migrateDatabase(config: Config, log: Logger): Promise<Migr
 export interface Server extends Services {
   app: FastifyInstance;
   url: string;
+  /** The first-run setup link when there are no humans yet: a secret, never logged. */
+  setupUrl: string | null;
   stop(): Promise<void>;
 }
 
@@ -70,6 +73,7 @@ export function registerSurfaces(app: FastifyInstance, services: Services, readi
     ...services.identity,
     syntheticAdmin: services.syntheticAdmin,
     nowMs: () => services.clock().getTime(),
+    limits: services.config.api,
   });
   const { pool, migrations, version, metrics } = services;
   operatorRoutes(app, { pool, migrations, version, readiness, metrics, metricsToken: services.config.metricsToken });
@@ -83,6 +87,11 @@ export interface StartOptions {
   signal?: AbortSignal;
   /** Retry delays while the database is unreachable at start; default 0.5 s → 5 s. */
   backoff?: { initialMs: number; maxMs: number };
+  /**
+   * Tests: export this instance's spans to the given exporter (an InMemorySpanExporter),
+   * one by one as they end, whatever the OTEL_* settings say.
+   */
+  tracing?: TracingOverride;
 }
 
 export async function startServer(config: Config, log: Logger, options: StartOptions = {}): Promise<Server> {
@@ -101,6 +110,14 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
   const early = await listenEarly({ host: config.listen.host, port: config.listen.port, readiness, version });
   closers.push(() => early.close());
   try {
+    // Traces first, so that everything after can be traced; shut down (flushed) last.
+    const tracing = await createTracing({
+      config: config.tracing,
+      instanceId,
+      version: version.version,
+      ...(options.tracing ? { override: options.tracing } : {}),
+    });
+    closers.push(() => tracing.shutdown());
     // The database: embedded or external, migrated, pooled, and its LISTEN connection.
     const database = await openDatabase(config, log);
     if (database.embedded) closers.push(() => database.embedded!.stop());
@@ -117,7 +134,14 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     readiness.markNotReady('migrations_pending');
     const migrated = await retry(() => migrate(database.url, migrations));
     if (migrated.applied.length > 0) log.info({ applied: migrated.applied }, 'migrations applied');
-    const pool = createPool({ url: database.url, max: config.database.poolSize });
+    const pool = createPool({
+      url: database.url,
+      max: config.database.poolSize,
+      statementTimeoutMs: config.database.statementTimeoutMs,
+      idleInTransactionTimeoutMs: config.database.idleInTransactionTimeoutMs,
+      lockTimeoutMs: config.database.lockTimeoutMs,
+      queries: tracing.queries,
+    });
     closers.push(() => pool.end());
     const bus = new NotifyBus({ url: database.url, log: (level, m) => log[level](m) });
     await retry(() => bus.start());
@@ -127,7 +151,17 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     const identity = { db: pool, publicUrl: config.publicUrl };
     const syntheticAdmin = config.auth ? null : await retry(() => localAdmin(identity));
     const setupUrl = config.auth ? await retry(() => ensureSetupLink(identity)) : null;
-    const services = buildServices({ config, pool, bus, log, instanceId, version, migrations, syntheticAdmin });
+    const services = buildServices({
+      config,
+      pool,
+      bus,
+      log,
+      instanceId,
+      version,
+      migrations,
+      syntheticAdmin,
+      tracing,
+    });
     // The queue capacity is resolved (env > persisted > default) before the first admission.
     for (const warning of config.messages.warnings) log.warn(warning);
     await retry(() => services.messages.capacity.load());
@@ -142,6 +176,11 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
       log,
       trustProxy: config.trustProxy,
       serverFactory: early.factory,
+      publicUrl: config.publicUrl,
+      allowedHosts: config.allowedHosts,
+      metricsTokenSet: config.metricsToken !== null,
+      latency: services.metrics.latency,
+      tracing,
     });
     registerSurfaces(app, services, readiness);
     early.releaseUpgrades();
@@ -154,7 +193,14 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     readiness.markReady();
 
     // The sweeps last: they find work only a serving instance should touch.
-    const sweeps = new SweepRunner({ db: pool, instanceId, log, sweeps: services.sweeps });
+    const sweeps = new SweepRunner({
+      db: pool,
+      instanceId,
+      log,
+      sweeps: services.sweeps,
+      metrics: services.metrics.health.sweeps,
+      tracing,
+    });
     sweeps.start();
     closers.push(() => sweeps.stop());
 
@@ -168,10 +214,10 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
         `health ${url}/healthz, readiness ${url}/readyz, version ${url}/version; data: ${database.where}`,
     );
     if (setupUrl) {
-      log.info({ setup_url: setupUrl }, `no humans yet: open ${setupUrl} within 1 hour to create the first admin`);
+      log.info('no humans yet: a one-time setup link (valid 1 hour) was printed to stderr');
     }
     if (syntheticAdmin) log.warn('SWITCHBOARD_AUTH=off: every request is treated as an admin (loopback only)');
-    return { ...services, app, url, stop: closeAll };
+    return { ...services, app, url, setupUrl, stop: closeAll };
   } catch (err) {
     await closeAll();
     throw err;

@@ -10,6 +10,7 @@ import type { Metrics } from './metrics/index.js';
 import { OLDEST_PENDING, QUEUE_TODOS } from './metrics/queues.js';
 import { allPolicyStates, countersOf } from './store/admission.js';
 import { countUnheardSessions } from './store/doorbell-rings.js';
+import { endpointSlugs } from './store/endpoints.js';
 import { oldestPendingAges, queueStateCounts } from './store/queue-stats.js';
 
 /** Policies read per scrape: one row each; far above any real install's count. */
@@ -17,7 +18,10 @@ const COLLECT_LIMIT = 10_000;
 
 /** Every policy with its counters and its decision, read at one instant (the database clock). */
 export async function admissionSamples(db: Queryable, limit = COLLECT_LIMIT): Promise<AdmissionSample[]> {
-  return (await allPolicyStates(db, limit)).map((s) => ({
+  const states = await allPolicyStates(db, limit);
+  const slugs = await endpointSlugs(db, [...new Set(states.map((s) => s.endpoint_id))]);
+  return states.map((s) => ({
+    endpoint: slugs.get(s.endpoint_id) ?? s.endpoint_id,
     queue: s.queue,
     in_flight: s.in_flight,
     max_claims_per_window: s.max_claims_per_window,

@@ -17,9 +17,12 @@ import { RingRowWriter } from './doorbell/ring-writer.js';
 import { ringRecorder, SelfTestOutcomes, SelfTestRinger } from './doorbell/self-test-ring.js';
 import { CredentialCache, type Credentialed, type CredentialForgetting } from './endpoints/credentials.js';
 import { HookDelivery } from './hooks/delivery.js';
+import { bearerChallenge } from './oauth/metadata.js';
 import { HookGuard } from './hooks/guard.js';
 import { NotifyHooks } from './hooks/notify.js';
-import type { IdentityDeps, Principal } from './identity/principal.js';
+import type { QuotaDeps } from './quotas/check.js';
+import type { Principal, TokenDeps } from './identity/principal.js';
+import { OidcProvider } from './oidc/provider.js';
 import { CapacitySetting } from './messages/capacity.js';
 import type { MessageDeps } from './messages/context.js';
 import { MessagePump } from './messages/pump.js';
@@ -30,6 +33,7 @@ import type { SessionDeps } from './sessions/index.js';
 import { LocalStreams } from './sessions/local-streams.js';
 import { admissionReopenSweep, admissionRetentionSweep } from './sweeps/admission.js';
 import { todoCountsFoldSweep } from './sweeps/counts.js';
+import { queueRollupSweep } from './sweeps/rollups.js';
 import { reringSweep } from './sweeps/doorbell.js';
 import { endpointExpirySweep } from './sweeps/endpoints.js';
 import { hookSweep } from './sweeps/hooks.js';
@@ -37,13 +41,16 @@ import { deadInstanceSweep, InstanceHeartbeat, type Redelivery } from './sweeps/
 import { messageRedeliverySweep } from './sweeps/messages.js';
 import { presenceSweep } from './sweeps/presence.js';
 import { retentionSweeps } from './sweeps/retention.js';
+import { scheduleSweep } from './sweeps/schedules.js';
 import type { Sweep } from './sweeps/runner.js';
+import { SchedulePromoter, schedulePromotionSweep } from './sweeps/schedule.js';
 import { idleSessionSweep } from './sweeps/sessions.js';
 import { reaperSweep, retentionSweep, retryRequeueSweep } from './sweeps/todos.js';
 import { doorbellTestsSweep, unheardSweep } from './sweeps/unheard.js';
 import type { TodoDeps } from './todos/index.js';
 import { Waiters } from './todos/waiters.js';
 import type { VersionInfo } from './version.js';
+import { NO_TRACING, type Tracing } from './tracing/index.js';
 
 export interface ServiceOptions {
   config: Config;
@@ -57,6 +64,8 @@ export interface ServiceOptions {
   syntheticAdmin: Principal | null;
   /** The wall clock of the HTTP surfaces (rate limits, expiry shown); tests may stop it. */
   clock?: () => Date;
+  /** This instance's traces (built in main.ts); absent: off. */
+  tracing?: Tracing;
 }
 
 /**
@@ -65,6 +74,8 @@ export interface ServiceOptions {
  */
 export interface CredentialLookup extends CredentialForgetting {
   find(token: string, sessionId: string | null): Promise<Credentialed | null>;
+  /** The WWW-Authenticate of a refused bearer: names the protected-resource metadata (RFC 9728). */
+  challenge: string;
 }
 
 export interface Services {
@@ -77,8 +88,13 @@ export interface Services {
   pool: Pool;
   bus: Bus;
   metrics: Metrics;
+  /** Spans of this instance (docs/design/tracing.md); NO_TRACING when off. */
+  tracing: Tracing;
   syntheticAdmin: Principal | null;
-  identity: IdentityDeps;
+  /** Human sign-in through the organisation's OIDC provider; null when not configured. */
+  oidc: OidcProvider | null;
+  /** `tracing` rides here so every create use case the surfaces spread it into stores the trace. */
+  identity: TokenDeps & QuotaDeps & { tracing: Tracing };
   todos: TodoDeps;
   sessions: SessionDeps;
   credentials: CredentialLookup;
@@ -102,6 +118,8 @@ export interface Services {
   heartbeat: InstanceHeartbeat;
   /** What the dead-instance sweep and the heartbeat give back when an instance dies. */
   redelivery: Redelivery;
+  /** Makes scheduled todos ready at their not_before (src/sweeps/schedule.ts). */
+  promoter: SchedulePromoter;
   sweeps: Sweep[];
   /** Subscribes the parts to the bus and the streams; once. */
   start(): void;
@@ -112,29 +130,65 @@ export interface Services {
 export function buildServices(o: ServiceOptions): Services {
   const { config, pool, bus, log, instanceId } = o;
   const db = pool;
+  const tracing = o.tracing ?? NO_TRACING;
 
-  const metrics = new Metrics();
+  const metrics = new Metrics({
+    maxEndpoints: config.metricsMaxEndpoints,
+    queueWaitAlertSeconds: config.queueWaitAlertSeconds,
+  });
   collectFromDatabase(metrics, pool);
   const cache = new CredentialCache({ reuseMs: config.mcp.credentialReuseMs });
   const credentials: CredentialLookup = {
     find: (token, sessionId) => cache.endpointFor(db, token, sessionId),
     forget: (endpointId, sessionId) => cache.forget(endpointId, sessionId),
+    challenge: bearerChallenge(config.publicUrl),
   };
 
-  const identity: IdentityDeps = { db, publicUrl: config.publicUrl };
-  const todos: TodoDeps = { db, defaultLeaseSeconds: config.todos.defaultLeaseSeconds, metrics };
+  // The quotas ride along wherever the identity deps are spread (the operator deps of the
+  // API and the board), so every create use case sees the configured ones.
+  const identity: TokenDeps & QuotaDeps & { tracing: Tracing } = {
+    db,
+    tracing,
+    publicUrl: config.publicUrl,
+    tokenTtlSeconds: config.tokenTtlSeconds,
+    credentials,
+    quotas: config.quotas,
+    passwordSignIn: config.passwordSignIn,
+  };
+  // Discovery happens on the first sign-in, not here: a provider that is down must not stop the server.
+  const oidc = config.oidc ? new OidcProvider(config.oidc, `${config.publicUrl}/login/oidc/callback`) : null;
+  const todos: TodoDeps = {
+    db,
+    defaultLeaseSeconds: config.todos.defaultLeaseSeconds,
+    idempotencyWindowSeconds: config.todos.idempotencyWindowSeconds,
+    metrics,
+    quotas: config.quotas,
+    tracing,
+  };
   const sessions: SessionDeps = { db, instanceId, credentials };
   const capacity = new CapacitySetting({ db, envCapacity: config.messages.envCapacity, log });
   const messages: MessageDeps = { db, capacity, metrics };
   const hookGuard = new HookGuard(config.hooks);
-  const waiters = new Waiters({ maxPerEndpoint: config.mcp.maxWaitersPerEndpoint });
+  const waiters = new Waiters({ maxPerEndpoint: config.mcp.maxWaitersPerEndpoint, metrics: metrics.latency });
 
   // The doorbell writes to this instance's streams and tells its recorder what it wrote;
   // the self-test ringer sends through the doorbell.
   const streams = new LocalStreams({ sessions, log });
-  const writer = new RingRowWriter({ db, log, metrics: metrics.doorbell });
+  metrics.health.read({
+    pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    openStreams: () => streams.count(),
+    waitingLongPolls: () => waiters.waiting(),
+  });
+  const writer = new RingRowWriter({ db, log, metrics: metrics.doorbell, deliveries: metrics });
   const outcomes = new SelfTestOutcomes({ db, log });
-  const doorbell = new Doorbell({ db, instanceId, log, writer: streams, recorder: ringRecorder(writer, outcomes) });
+  const doorbell = new Doorbell({
+    db,
+    instanceId,
+    log,
+    writer: streams,
+    recorder: ringRecorder(writer, outcomes),
+    tracing,
+  });
   const ringer = new SelfTestRinger({ db, log, doorbell, outcomes });
   const pump = new MessagePump({ messages, instanceId, log, writer: streams });
 
@@ -144,6 +198,7 @@ export function buildServices(o: ServiceOptions): Services {
     log,
     metrics: metrics.hooks,
     version: o.version.version,
+    tracing,
   });
   const hooks = new NotifyHooks({ db, log, delivery });
   const presence = new PresenceService({ db, log, doorbell, hooks });
@@ -167,16 +222,27 @@ export function buildServices(o: ServiceOptions): Services {
     doorbellTestsSweep({ db, ringer }),
   ];
   const pushSweeps = [presenceSweep(presence), hookSweep(hooks)];
+  const promoter = new SchedulePromoter({ db, log });
   const sweeps: Sweep[] = [
+    schedulePromotionSweep(promoter, config.sweeps.reaperIntervalMs),
     reaperSweep(pool, config.sweeps.reaperIntervalMs, metrics),
     retryRequeueSweep(pool, config.sweeps.reaperIntervalMs),
     retentionSweep(pool, config.sweeps.retentionIntervalMs, config.sweeps.retentionMs),
     endpointExpirySweep(pool, config.sweeps.reaperIntervalMs, credentials),
     reringSweep(doorbell),
     todoCountsFoldSweep(pool),
+    queueRollupSweep(pool),
     idleSessionSweep(pool),
     admissionReopenSweep(pool),
     admissionRetentionSweep(pool, config.sweeps.retentionIntervalMs),
+    scheduleSweep({
+      pool,
+      defaultLeaseSeconds: config.todos.defaultLeaseSeconds,
+      log,
+      metrics,
+      quotas: config.quotas,
+      tracing,
+    }),
     ...retentionSweeps(pool, config.sweeps.retentionIntervalMs, config.retention),
     ...doorbellSweeps,
     messageRedeliverySweep(messages, config.messages.ackTimeoutMs),
@@ -202,7 +268,9 @@ export function buildServices(o: ServiceOptions): Services {
     pool,
     bus,
     metrics,
+    tracing,
     syntheticAdmin: o.syntheticAdmin,
+    oidc,
     identity,
     todos,
     sessions,
@@ -217,6 +285,7 @@ export function buildServices(o: ServiceOptions): Services {
     push: { delivery, hooks, presence, sweeps: pushSweeps },
     heartbeat,
     redelivery,
+    promoter,
     sweeps,
     start() {
       if (unsubscribe.length > 0) return;
@@ -228,6 +297,7 @@ export function buildServices(o: ServiceOptions): Services {
         hooks.listen(bus),
         presence.listen(bus),
         waiters.listen(bus),
+        promoter.listen(bus),
         // Ring-on-attach, and the message pump's delivery to a stream that just opened here.
         streams.listen({
           opened: (s) => {
@@ -243,6 +313,7 @@ export function buildServices(o: ServiceOptions): Services {
       // streams were marked closed), hook deliveries, the pump's in-flight messages (they
       // return to pending first), self-test rings, the buffered ring records.
       for (const off of unsubscribe.splice(0)) off();
+      await promoter.settle();
       await heartbeat.stop();
       await delivery.stop();
       await pump.settle();

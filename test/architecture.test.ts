@@ -1,7 +1,8 @@
 // Pins the layering of docs/architecture.md by reading every import of src/: one
 // direction of imports (surfaces → http/ and use cases → store/ → db/ → domain/), the
 // surfaces as sibling leaves, one composition root, pg only in db/ and store/,
-// process.env only in config/, no module-level state. Each rule lists its offenders.
+// process.env only in config/, OpenTelemetry only in tracing/ (loaded lazily), no
+// module-level state, no import circles. Each rule lists its offenders.
 
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -87,9 +88,9 @@ test('db/ imports nothing above it (domain/ only)', () => {
   );
 });
 
-test('store/ knows no policy and no surface: never admission/, todos/, the host or a surface', () => {
+test('store/ knows no policy and no surface: never admission/, todos/, oidc/, the host or a surface', () => {
   assert.deepEqual(
-    crossings(among('store'), (to) => among('admission', 'todos', 'http', 'cli')(to) || isSurface(to)),
+    crossings(among('store'), (to) => among('admission', 'todos', 'oidc', 'http', 'cli')(to) || isSurface(to)),
     [],
   );
 });
@@ -116,6 +117,42 @@ test('metrics/ reads nothing itself: no db/ or store/ (the composition root hand
   assert.deepEqual(crossings(among('metrics'), among('db', 'store')), []);
   assert.deepEqual(
     files.filter((f) => roomOf(f.path) === 'metrics' && f.imports.includes('pg')).map((f) => f.path),
+    [],
+  );
+});
+
+test('oauth/ is a use case: no surface, not the host, and no pg (its SQL is in store/oauth.ts)', () => {
+  assert.deepEqual(
+    crossings(among('oauth'), (to) => isSurface(to) || among('http', 'cli', 'services', 'main')(to)),
+    [],
+  );
+  assert.deepEqual(
+    files.filter((f) => roomOf(f.path) === 'oauth' && f.imports.includes('pg')).map((f) => f.path),
+    [],
+  );
+  assert.ok(crossings(among('oauth'), among('store')).length > 0, 'oauth/ reaches its rows through store/');
+});
+
+test('oidc/ is a use case: no surface, not the host, and no pg (its SQL is in store/oidc.ts)', () => {
+  assert.deepEqual(
+    crossings(among('oidc'), (to) => isSurface(to) || among('http', 'cli', 'services', 'main')(to)),
+    [],
+  );
+  assert.deepEqual(
+    files.filter((f) => roomOf(f.path) === 'oidc' && f.imports.includes('pg')).map((f) => f.path),
+    [],
+  );
+  assert.ok(crossings(among('oidc'), among('store')).length > 0, 'oidc/ reaches its rows through store/');
+  // Only oidc/ speaks to the provider: the surfaces get its use cases, never the library.
+  assert.deepEqual(
+    files.filter((f) => f.imports.includes('openid-client') && roomOf(f.path) !== 'oidc').map((f) => f.path),
+    [],
+  );
+  // Off, it is never loaded: only types are imported statically, the library through import().
+  assert.deepEqual(
+    files
+      .filter((f) => /^\s*import\s+(?!type\b)[^'";]*?\bfrom\s+['"]openid-client['"]/m.test(f.text))
+      .map((f) => f.path),
     [],
   );
 });
@@ -161,6 +198,31 @@ test('one composition root: services are built in services.ts and served from ma
   assert.deepEqual(registrars, ['main.ts']);
 });
 
+test('tracing/ sits low: it imports config/ types and packages only, and only tracing/ names OpenTelemetry', () => {
+  assert.deepEqual(
+    crossings(among('tracing'), (to) => !among('tracing', 'config')(to)),
+    [],
+  );
+  assert.deepEqual(
+    files
+      .filter((f) => f.imports.some((i) => i.startsWith('@opentelemetry/')) && roomOf(f.path) !== 'tracing')
+      .map((f) => f.path),
+    [],
+  );
+  // Off, nothing of OpenTelemetry loads (docs/design/tracing.md): the SDK module is only
+  // ever reached through import(), and the interface module imports no package itself.
+  const index = files.find((f) => f.path === 'tracing/index.ts');
+  assert.ok(index);
+  assert.deepEqual(
+    index.imports.filter((i) => !i.startsWith('.')),
+    [],
+  );
+  assert.deepEqual(
+    files.filter((f) => /^\s*import\b[^'";]*?\bfrom\s+['"][^'"]*\/otel\.js['"]/m.test(f.text)).map((f) => f.path),
+    [],
+  );
+});
+
 test('one event bus type: Bus and its closed union of events live in domain/events.ts alone', () => {
   assert.deepEqual(
     files
@@ -175,6 +237,54 @@ test('no module-level state: nothing declared with a top-level let', () => {
     files.filter((f) => /^let\s/m.test(f.text)).map((f) => f.path),
     [],
   );
+});
+
+/** The groups of files that import each other in a loop (Tarjan's strongly connected components). */
+function circles(graph: Map<string, string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, index.size);
+    low.set(v, index.get(v) ?? 0);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v) ?? 0, low.get(w) ?? 0));
+      } else if (onStack.has(w)) {
+        low.set(v, Math.min(low.get(v) ?? 0, index.get(w) ?? 0));
+      }
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const group: string[] = [];
+    for (let w = stack.pop(); w !== undefined; w = stack.pop()) {
+      onStack.delete(w);
+      group.push(w);
+      if (w === v) break;
+    }
+    if (group.length > 1 || (graph.get(v) ?? []).includes(v)) found.push(group.sort());
+  };
+  for (const v of [...graph.keys()].sort()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+test('no import circles: no files import each other in a loop, type-only and import() imports included', () => {
+  const graph = new Map(
+    files.map((f) => [f.path, f.imports.map((i) => target(f, i)).filter((t): t is string => t !== null)]),
+  );
+  assert.deepEqual(circles(graph), []);
+  // The check is not blind: a loop of three and a file importing itself are found.
+  const loop = new Map([
+    ['a.ts', ['b.ts']],
+    ['b.ts', ['c.ts']],
+    ['c.ts', ['a.ts', 'd.ts']],
+    ['d.ts', ['d.ts']],
+  ]);
+  assert.deepEqual(circles(loop), [['d.ts'], ['a.ts', 'b.ts', 'c.ts']]);
 });
 
 test('the architecture check itself sees the source tree and its imports', () => {

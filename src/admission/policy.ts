@@ -5,7 +5,7 @@
 // passed in. It reads and writes nothing; the store locks, counts and charges.
 
 import { Temporal } from 'temporal-polyfill';
-import type { Counters, PolicyRow } from '../domain/admission.js';
+import type { Counters, DeferReason, PolicyRow, Usage } from '../domain/admission.js';
 import { AppError, isAppError } from '../domain/errors.js';
 import { parseWindow, windowBounds, type WindowSpec } from './window.js';
 
@@ -21,16 +21,7 @@ export interface PolicyLimits {
 
 export type { Counters, PolicyRow };
 
-export type DeferReason = 'window_exhausted' | 'in_flight_full' | 'paused' | 'admission_unavailable';
-
-export interface Usage {
-  max_in_flight: number | null;
-  in_flight: number;
-  max_claims_per_window: number | null;
-  used: number;
-  remaining: number | null;
-  window_resets_at: string | null;
-}
+export type { DeferReason, Usage };
 
 export type Decision =
   | { admit: true; windowStart: Date | null; usage: Usage }

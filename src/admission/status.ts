@@ -48,6 +48,12 @@ export function annotate<T extends { queue: string; state: string }>(
 }
 
 /** The policies among these that hold their queue back right now (the doorbell rings none of them). */
-export function deferredOf(states: PolicyState[]): Array<{ queue: string; policyId: string }> {
-  return states.filter((s) => statusOf(s).status.state === 'deferred').map((s) => ({ queue: s.queue, policyId: s.id }));
+export function deferredOf(states: PolicyState[]): Array<{ queue: string; policyId: string; until: string | null }> {
+  return states.flatMap((s) => {
+    const { status } = statusOf(s);
+    // Only an exact end (a window's rollover) bounds the mark: an in-flight deferral ends
+    // when a claim settles, and that settle is what reopens it.
+    const until = status.exact ? status.next_eligible_at : null;
+    return status.state === 'deferred' ? [{ queue: s.queue, policyId: s.id, until }] : [];
+  });
 }

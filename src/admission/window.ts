@@ -235,7 +235,7 @@ function floorSlot(spec: WindowSpec, wall: Temporal.PlainDateTime): Temporal.Pla
  * forward by the gap's length (02:30 → 03:30) rather than to the first valid instant
  * (03:00).
  */
-function resolveWall(wall: Temporal.PlainDateTime, tz: string): Temporal.Instant {
+export function resolveWall(wall: Temporal.PlainDateTime, tz: string): Temporal.Instant {
   let first: Temporal.ZonedDateTime;
   try {
     return wall.toZonedDateTime(tz, { disambiguation: 'reject' }).toInstant();

@@ -2,9 +2,18 @@
 // ingest route POST /webhooks/{token}.
 
 import type { FastifyInstance } from 'fastify';
-import { deleteEndpoint, listEndpoints, revokeEndpoint, showEndpoint, vendEndpoint } from '../endpoints/manage.js';
+import {
+  deleteEndpoint,
+  listEndpoints,
+  revokeEndpoint,
+  showEndpoint,
+  updateEndpoint,
+  vendEndpoint,
+} from '../endpoints/manage.js';
+import { isBulkBody, pushTodos } from '../endpoints/todos-bulk.js';
+import { BULK_BODY_LIMIT } from '../http/app.js';
 import { cancelTodo, listEndpointTodos, pushTodo, retryTodo, showTodo, type OperatorDeps } from '../endpoints/todos.js';
-import { ingestDelivery, type IngestDeps } from '../webhooks/ingest.js';
+import { deliveryIdOf, ingestDelivery, type IngestDeps } from '../webhooks/ingest.js';
 import { createWebhook, deleteWebhook, listWebhooks, rotateWebhook } from '../webhooks/manage.js';
 import type { Auth } from '../http/auth.js';
 
@@ -31,6 +40,10 @@ export function endpointRoutes(app: FastifyInstance, deps: OperatorDeps, auth: A
     const { human } = await auth.authenticate(request, reply, 'human');
     return showEndpoint(deps, human.id, request.params.ref, now());
   });
+  app.patch<RefParams>('/api/v1/endpoints/:ref', async (request, reply) => {
+    const { human } = await auth.authenticate(request, reply, 'human');
+    return updateEndpoint(deps, human.id, request.params.ref, request.body, now());
+  });
   app.post<RefParams>('/api/v1/endpoints/:ref/revoke', async (request, reply) => {
     const { human } = await auth.authenticate(request, reply, 'human');
     return revokeEndpoint(deps, human.id, request.params.ref, now());
@@ -40,8 +53,12 @@ export function endpointRoutes(app: FastifyInstance, deps: OperatorDeps, auth: A
     return deleteEndpoint(deps, human.id, request.params.ref);
   });
 
-  app.post<RefParams>('/api/v1/endpoints/:ref/todos', async (request, reply) => {
+  // One todo, or `{todos: [...]}` (a bulk create, counted once by the rate limit).
+  app.post<RefParams>('/api/v1/endpoints/:ref/todos', { bodyLimit: BULK_BODY_LIMIT }, async (request, reply) => {
     const { human } = await auth.authenticate(request, reply, 'workflow');
+    if (isBulkBody(request.body)) {
+      return reply.status(201).send(await pushTodos(deps, human.id, request.params.ref, request.body, now()));
+    }
     const result = await pushTodo(deps, human.id, request.params.ref, request.body, now());
     return reply.status(result.created ? 201 : 200).send(result);
   });
@@ -80,18 +97,31 @@ export function endpointRoutes(app: FastifyInstance, deps: OperatorDeps, auth: A
   });
 }
 
+/** The header wins over the query parameter; either is named in an error as the sender wrote it. */
+function webhookPriority(header: string | undefined, query: unknown): { text: string; field: string } | undefined {
+  if (header !== undefined) return { text: header, field: 'Switchboard-Priority' };
+  if (query === undefined) return undefined;
+  return { text: typeof query === 'string' ? query : '', field: 'priority' };
+}
+
 export function ingestRoutes(app: FastifyInstance, deps: IngestDeps, auth: Auth): void {
-  app.post<{ Params: { token: string } }>('/webhooks/:token', async (request, reply) => {
-    auth.limitIp(request, reply);
-    const header = (name: string) => {
-      const value = request.headers[name];
-      return Array.isArray(value) ? value[0] : value;
-    };
-    const result = await ingestDelivery(deps, request.params.token, {
-      body: request.body,
-      titleHeader: header('x-switchboard-title'),
-      deliveryId: header('idempotency-key') ?? header('x-delivery-id'),
-    });
-    return reply.status(result.created ? 201 : 200).send(result);
-  });
+  app.post<{ Params: { token: string }; Querystring: { priority?: unknown } }>(
+    '/webhooks/:token',
+    async (request, reply) => {
+      auth.limitIp(request, reply);
+      const header = (name: string) => {
+        const value = request.headers[name];
+        return Array.isArray(value) ? value[0] : value;
+      };
+      const delivery = deliveryIdOf(header);
+      const result = await ingestDelivery(deps, request.params.token, {
+        body: request.body,
+        titleHeader: header('x-switchboard-title'),
+        deliveryId: delivery.id,
+        ...(delivery.header ? { deliveryIdHeader: delivery.header } : {}),
+        priority: webhookPriority(header('switchboard-priority'), request.query.priority),
+      });
+      return reply.status(result.created ? 201 : 200).send(result);
+    },
+  );
 }

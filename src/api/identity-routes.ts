@@ -2,23 +2,31 @@
 
 import type { FastifyInstance } from 'fastify';
 import { createHuman, getHuman, listHumans } from '../identity/humans.js';
+import { exchangeCliLoginCode } from '../identity/cli-login.js';
 import { login, logout } from '../identity/login.js';
-import type { IdentityDeps } from '../identity/principal.js';
+import type { TokenDeps } from '../identity/principal.js';
 import { completeSetup } from '../identity/setup.js';
 import { listTokens, mintToken, revokeToken } from '../identity/tokens.js';
 import type { Auth } from '../http/auth.js';
 
 type IdParams = { Params: { id: string } };
 
-export function identityRoutes(app: FastifyInstance, deps: IdentityDeps, auth: Auth, now: () => Date): void {
+export function identityRoutes(app: FastifyInstance, deps: TokenDeps, auth: Auth, now: () => Date): void {
   app.post('/api/v1/setup', async (request, reply) => {
     auth.limitSignIn(request, reply);
     return reply.status(201).send({ human: await completeSetup(deps, request.body) });
   });
 
   app.post('/api/v1/auth/login', async (request, reply) => {
-    auth.limitSignIn(request, reply);
+    auth.limitSignIn(request, reply, (request.body as { email?: unknown } | null)?.email);
     return reply.status(201).send(await login(deps, request.body));
+  });
+
+  // `switchboard login --web` spends its one-time code here (docs/design/cli-login.md): no
+  // bearer (the code is the proof), and the sign-in throttle by address, as for a password.
+  app.post('/api/v1/auth/cli-token', async (request, reply) => {
+    auth.limitSignIn(request, reply);
+    return reply.status(201).send(await exchangeCliLoginCode(deps, request.body));
   });
 
   app.post('/api/v1/auth/logout', async (request, reply) => {
@@ -52,8 +60,8 @@ export function identityRoutes(app: FastifyInstance, deps: IdentityDeps, auth: A
   });
 
   app.post('/api/v1/humans', async (request, reply) => {
-    await auth.authenticate(request, reply, 'admin');
-    return reply.status(201).send(await createHuman(deps, request.body));
+    const actor = await auth.authenticate(request, reply, 'admin');
+    return reply.status(201).send(await createHuman(deps, request.body, actor));
   });
 
   app.get<IdParams>('/api/v1/humans/:id', async (request, reply) => {

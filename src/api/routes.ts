@@ -1,28 +1,69 @@
-// The /api/v1 surface (and /webhooks, /ws): registers its routes on the HTTP host from the
+// The /api/v1 surface (and /webhooks, /ws, and OAuth's /oauth and /.well-known): registers its routes on the HTTP host from the
 // services. It imports the host (src/http/) and the use cases, never another surface.
 
 import type { FastifyInstance } from 'fastify';
 import type { Auth } from '../http/auth.js';
 import type { Services } from '../services.js';
 import { admissionRoutes } from './admission-routes.js';
+import { bulkRoutes } from './bulk-routes.js';
 import { doorbellRoutes } from './doorbell-routes.js';
 import { endpointRoutes, ingestRoutes } from './endpoint-routes.js';
 import { hookRoutes } from './hook-routes.js';
+import { humanRoutes } from './human-routes.js';
 import { identityRoutes } from './identity-routes.js';
 import { messageRoutes } from './message-routes.js';
+import { oauthRoutes } from './oauth-routes.js';
 import { presenceRoutes } from './presence-routes.js';
+import { scheduleRoutes } from './schedule-routes.js';
 import { wsRoutes } from './ws.js';
 
 export function apiRoutes(app: FastifyInstance, services: Services, auth: Auth): void {
   const { identity, messages, metrics, clock: now } = services;
-  const defaultLeaseSeconds = services.config.todos.defaultLeaseSeconds;
+  const { defaultLeaseSeconds, idempotencyWindowSeconds } = services.config.todos;
   identityRoutes(app, identity, auth, now);
-  endpointRoutes(app, { ...identity, defaultLeaseSeconds, metrics, credentials: services.credentials }, auth, now);
-  ingestRoutes(app, { pool: services.pool, defaultLeaseSeconds, metrics }, auth);
+  humanRoutes(app, identity, auth);
+  const operator = {
+    ...identity,
+    defaultLeaseSeconds,
+    idempotencyWindowSeconds,
+    metrics,
+    credentials: services.credentials,
+  };
+  endpointRoutes(app, operator, auth, now);
+  bulkRoutes(app, operator, auth);
+  ingestRoutes(
+    app,
+    {
+      pool: services.pool,
+      defaultLeaseSeconds,
+      idempotencyWindowSeconds,
+      metrics,
+      quotas: services.config.quotas,
+      tracing: services.tracing,
+    },
+    auth,
+  );
   admissionRoutes(app, identity, auth);
   doorbellRoutes(app, identity, auth, now);
   messageRoutes(app, messages, auth);
-  wsRoutes(app, { ...identity, messages, syntheticAdmin: services.syntheticAdmin, bus: services.bus });
+  wsRoutes(app, {
+    ...identity,
+    messages,
+    syntheticAdmin: services.syntheticAdmin,
+    bus: services.bus,
+    socketLimit: services.config.api.perSocket,
+    allowedHosts: services.config.allowedHosts,
+    tracing: services.tracing,
+  });
   hookRoutes(app, { ...identity, guard: services.hookGuard }, auth);
   presenceRoutes(app, identity, auth);
+  scheduleRoutes(app, identity, auth, now);
+  const { oauth, quotas, publicUrl } = services.config;
+  const { registerLimit, ...tokens } = oauth;
+  oauthRoutes(
+    app,
+    { db: services.pool, publicUrl, ...tokens, credentials: services.credentials, quotas },
+    { register: registerLimit, perIp: services.config.api.perIp },
+    now,
+  );
 }

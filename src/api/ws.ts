@@ -1,32 +1,39 @@
 // /ws: the board's WebSocket for the session message queue (docs/design/message-queue.md,
 // "Surfaces"). Signed in by the board session cookie (or the synthetic admin with auth
-// off); a browser's Origin must be this server's. Frames: `{id, type: "request", action,
-// payload}` in; `{id, type: "response", action, payload}` or `{id, type: "error", action,
-// payload: {code, message, details?}}` out; pushes are `{type: "notification", action,
-// payload}`. Every action authorises the named session inside its use case, so a foreign,
-// unknown or closed session answers NOT_FOUND "Session not found" with nothing mutated or
-// published. `message.queue.subscribe` subscribes the connection to a session: after every
+// off); a browser's Origin must be one this server goes by (src/http/hosts.ts). Frames:
+// `{id, type: "request", action, payload}` in; `{id, type: "response", action, payload}`
+// or `{id, type: "error", action, payload: {code, message, details?}}` out; pushes are
+// `{type: "notification", action, payload}`. Every action authorises the named session
+// inside its use case, so a foreign, unknown or closed session answers NOT_FOUND "Session
+// not found" with nothing mutated or published. `message.queue.subscribe` subscribes the connection to a session: after every
 // successful mutation (on any instance) it receives `message.queue.status_changed`.
 
 import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { SESSION_COOKIE } from '../http/auth.js';
+import { boardCookies } from '../http/auth.js';
 import { AppError, invalidArgument, type ErrorCode } from '../domain/errors.js';
-import { nulField } from '../domain/nul.js';
+import { UNSTORABLE_MESSAGE, unstorableField } from '../domain/unstorable.js';
 import { boardSession } from '../identity/board-sessions.js';
 import type { IdentityDeps, Principal } from '../identity/principal.js';
 import type { Actor, MessageDeps } from '../messages/context.js';
 import { StatusHub, type Socket } from './ws-hub.js';
 import { WS_ACTIONS } from './ws-actions.js';
 import { actorOf } from './message-routes.js';
-import { DATABASE_UNAVAILABLE, errorBody, isDatabaseUnavailable } from '../http/errors.js';
-import { LIMITS, RateLimiter } from '../http/rate-limit.js';
+import { databaseTimeout, DATABASE_UNAVAILABLE, errorBody, isDatabaseUnavailable } from '../http/errors.js';
+import { originAllowed } from '../http/hosts.js';
+import { RateLimiter, type BucketSpec } from '../http/rate-limit.js';
 import type { Bus } from '../domain/events.js';
+import type { Tracing } from '../tracing/index.js';
 
 export interface WsDeps extends IdentityDeps {
   messages: MessageDeps;
   syntheticAdmin: Principal | null;
   bus: Bus;
+  /** Frames per connection (SWITCHBOARD_WS_RATE / SWITCHBOARD_WS_BURST). */
+  socketLimit: BucketSpec;
+  /** The Host names served (config.allowedHosts): a browser's Origin must be one of them. */
+  allowedHosts: readonly string[] | null;
+  tracing: Tracing;
 }
 
 /** The slice of a `ws` socket used here (the package ships no types of its own). */
@@ -50,26 +57,24 @@ const WIRE_CODES: Partial<Record<ErrorCode, string>> = {
 export function wireError(err: unknown): { code: string; message: string; details?: Record<string, unknown> } {
   if (!(err instanceof AppError)) {
     if (isDatabaseUnavailable(err)) return { code: 'unavailable', message: DATABASE_UNAVAILABLE };
+    const timedOut = databaseTimeout(err);
+    if (timedOut) return { code: 'unavailable', message: timedOut };
     return { code: 'INTERNAL_ERROR', message: 'internal error; the server log has the details' };
   }
   const code = WIRE_CODES[err.code] ?? err.code;
   return err.details ? { code, message: err.message, details: err.details } : { code, message: err.message };
 }
 
-/** Same-origin only: the public URL's origin or the one this request was addressed to. */
-function originAllowed(request: FastifyRequest, publicUrl: string): boolean {
-  const origin = request.headers.origin;
-  if (origin === undefined) return true;
-  const allowed = [new URL(publicUrl).origin, `${request.protocol}://${request.headers.host ?? ''}`];
-  return allowed.includes(origin);
-}
-
 async function admit(deps: WsDeps, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  if (!originAllowed(request, deps.publicUrl)) {
+  // The same allow-list as /mcp (src/http/hosts.ts): the public URL's origin, a loopback
+  // origin on a loopback bind, SWITCHBOARD_ALLOWED_HOSTS, or the origin addressed.
+  const check = { allowed: deps.allowedHosts, host: request.headers.host, protocol: request.protocol };
+  if (!originAllowed(request.headers.origin, check)) {
     await reply.status(403).send(errorBody('forbidden', 'Origin: not this server'));
     return;
   }
-  const principal = deps.syntheticAdmin ?? (await boardSession(deps, request.cookies[SESSION_COOKIE]))?.principal;
+  const principal =
+    deps.syntheticAdmin ?? (await boardSession(deps, request.cookies[boardCookies(deps.publicUrl).session]))?.principal;
   if (!principal) {
     await reply.status(401).send(errorBody('unauthenticated', 'sign in on the board first'));
     return;
@@ -77,19 +82,14 @@ async function admit(deps: WsDeps, request: FastifyRequest, reply: FastifyReply)
   request.principal = principal;
 }
 
+/** A frame as parsed: a JSON object, its fields not yet checked. */
+type Frame = { id?: unknown; type?: unknown; action?: unknown; payload?: unknown };
+type Reply = { id: string | number | null; action: string | undefined; type: 'response' | 'error'; payload: unknown };
+
 function onMessage(deps: WsDeps, hub: StatusHub, socket: Socket, actor: Actor) {
-  // The API's per-credential limit, per connection: one busy tab cannot starve the rest.
-  const limiter = new RateLimiter(LIMITS.perCredential, 1);
-  return async (raw: unknown) => {
-    let request: { id?: unknown; type?: unknown; action?: unknown; payload?: unknown };
-    try {
-      request = JSON.parse(String(raw)) as typeof request;
-    } catch {
-      socket.send(JSON.stringify({ type: 'error', payload: { code: 'VALIDATION_ERROR', message: 'not JSON' } }));
-      return;
-    }
-    // JSON that is not an object (null, a number, an array) is a frame without fields.
-    if (typeof request !== 'object' || request === null || Array.isArray(request)) request = {};
+  // A limit per connection: one busy tab cannot starve the rest.
+  const limiter = new RateLimiter(deps.socketLimit, 1);
+  const answer = async (request: Frame): Promise<Reply> => {
     // The id and action are echoed: only as scalars, because echoing a deeply nested value
     // would overflow the stack in JSON.stringify (an unhandled rejection: the process exits).
     const id = typeof request.id === 'string' || typeof request.id === 'number' ? request.id : null;
@@ -111,19 +111,62 @@ function onMessage(deps: WsDeps, hub: StatusHub, socket: Socket, actor: Actor) {
         const named = action === undefined ? 'must be a string naming an action' : `"${action}" is not a known action`;
         throw new AppError('invalid_argument', `action: ${named}`, { field: 'action' });
       }
-      const nul = nulField(request.payload);
-      if (nul !== null) throw invalidArgument(nul || 'payload', 'must not contain NUL characters');
+      const nul = unstorableField(request.payload);
+      if (nul !== null) throw invalidArgument(nul || 'payload', UNSTORABLE_MESSAGE);
       const payload = await handler({ messages: deps.messages, actor, hub, socket }, request.payload);
-      socket.send(JSON.stringify({ id, action, type: 'response', payload }));
+      return { id, action, type: 'response', payload };
     } catch (err) {
-      socket.send(JSON.stringify({ id, action, type: 'error', payload: wireError(err) }));
+      return { id, action, type: 'error', payload: wireError(err) };
     }
+  };
+  // A span per frame (docs/design/tracing.md, "/ws"), a trace of its own: the connection
+  // is long-lived, and its upgrade request's span ended when the socket opened.
+  const traced = async (request: Frame): Promise<Reply> => {
+    const { tracing } = deps;
+    const known = typeof request.action === 'string' && Object.hasOwn(WS_ACTIONS, request.action);
+    // Named by the action only when it is one: never by what a client made up.
+    const action = known ? String(request.action) : 'unknown';
+    const span = tracing.start(`ws ${action}`, {
+      kind: 'server',
+      root: true,
+      attributes: { 'switchboard.ws.action': action },
+    });
+    try {
+      const reply = await tracing.activate(span, () => answer(request));
+      const outcome = reply.type === 'error' ? (reply.payload as { code: string }).code : 'ok';
+      span.setAttribute('switchboard.outcome', outcome);
+      if (reply.type === 'error') span.fail(outcome);
+      return reply;
+    } finally {
+      span.end();
+    }
+  };
+  return async (raw: unknown) => {
+    let request: Frame;
+    try {
+      request = JSON.parse(String(raw)) as Frame;
+    } catch {
+      socket.send(JSON.stringify({ type: 'error', payload: { code: 'VALIDATION_ERROR', message: 'not JSON' } }));
+      return;
+    }
+    // JSON that is not an object (null, a number, an array) is a frame without fields.
+    if (typeof request !== 'object' || request === null || Array.isArray(request)) request = {};
+    socket.send(JSON.stringify(await (deps.tracing.enabled ? traced(request) : answer(request))));
   };
 }
 
 export function wsRoutes(app: FastifyInstance, deps: WsDeps): void {
   const hub = new StatusHub(deps.messages, deps.bus);
-  app.addHook('onClose', async () => hub.stop());
+  // Open connections by human: disabling or deleting one (on any instance) closes theirs
+  // here at once (docs/design/people.md), as it ends their board sessions.
+  const byHuman = new Map<string, Set<WsSocket>>();
+  const offDisabled = deps.bus.subscribe('human_disabled', (e) => {
+    for (const ws of byHuman.get(e.human_id) ?? []) ws.close(1008, 'signed out');
+  });
+  app.addHook('onClose', async () => {
+    offDisabled();
+    hub.stop();
+  });
   void app.register(async (scope) => {
     // The largest action (a reorder of a long queue, a 16 KiB message) is far below 1 MiB.
     await scope.register(websocket, { options: { maxPayload: 1024 * 1024 } });
@@ -132,6 +175,9 @@ export function wsRoutes(app: FastifyInstance, deps: WsDeps): void {
       { websocket: true, preValidation: (request, reply) => admit(deps, request, reply) },
       (socket: unknown, request) => {
         const ws = socket as WsSocket;
+        // The upgrade request's span ends with the upgrade: the connection may last hours.
+        request.traceSpan?.setAttribute('http.response.status_code', 101);
+        request.traceSpan?.end();
         const principal = request.principal;
         if (!principal) return ws.close(1008, 'unauthenticated');
         const handle = onMessage(deps, hub, ws, actorOf(principal));
@@ -140,7 +186,15 @@ export function wsRoutes(app: FastifyInstance, deps: WsDeps): void {
           'message',
           (data) => void handle(data).catch((err: unknown) => request.log.error({ err }, '/ws frame failed')),
         );
-        ws.on('close', () => hub.drop(ws));
+        const humanId = principal.human.id;
+        const mine = byHuman.get(humanId) ?? new Set<WsSocket>();
+        mine.add(ws);
+        byHuman.set(humanId, mine);
+        ws.on('close', () => {
+          hub.drop(ws);
+          mine.delete(ws);
+          if (mine.size === 0 && byHuman.get(humanId) === mine) byHuman.delete(humanId);
+        });
       },
     );
   });

@@ -6,7 +6,8 @@
 
 import type { AuditRow } from '../budgets/board.js';
 import type { QueueStatus } from '../admission/status.js';
-import { csrfField, errorLine, escape, isoTime } from './html.js';
+import { withError } from './field-errors.js';
+import { csrfField, escape, isoTime } from './html.js';
 
 const REASONS: Record<string, string> = {
   window_exhausted: 'window used up',
@@ -111,6 +112,22 @@ ${input('b-start', 'Window starts at (HH:MM, local)', 'start', 'pattern="[0-2][0
 <div class="actions"><button type="submit" class="primary">Save budget</button></div></form>`;
 }
 
+const shown = (v: unknown) => (v === null || v === undefined ? 'none' : typeof v === 'string' ? v : JSON.stringify(v));
+
+/** An audit row's change as "field: old → new", one line per field that changed. */
+export function auditChanges(before: unknown, after: unknown): string {
+  const b = (before ?? {}) as Record<string, unknown>;
+  const a = (after ?? {}) as Record<string, unknown>;
+  const keys = [...new Set([...Object.keys(b), ...Object.keys(a)])];
+  const lines = keys
+    .filter((k) => shown(b[k]) !== shown(a[k]))
+    .map(
+      (k) =>
+        `<li data-change="${escape(k)}"><code>${escape(k)}</code>: ${escape(shown(b[k]))} → ${escape(shown(a[k]))}</li>`,
+    );
+  return lines.length ? `<ul class="changes">${lines.join('')}</ul>` : '<span class="note">no change</span>';
+}
+
 function auditList(audit: AuditRow[], viewer: { id: string; email: string }): string {
   if (audit.length === 0) return '<p class="note">No changes yet.</p>';
   const who = (a: AuditRow) =>
@@ -118,10 +135,10 @@ function auditList(audit: AuditRow[], viewer: { id: string; email: string }): st
   const rows = audit
     .map(
       (a) =>
-        `<tr data-audit="${a.action}"><td>${isoTime(a.at)}</td><td>${escape(a.action)}</td><td>${who(a)}</td><td><code>${escape(JSON.stringify(a.after ?? null))}</code></td></tr>`,
+        `<tr data-audit="${a.action}"><td>${isoTime(a.at)}</td><td>${escape(a.action)}</td><td>${who(a)}</td><td>${auditChanges(a.before, a.after)}</td></tr>`,
     )
     .join('');
-  return `<table><caption class="note">Changes, newest first</caption><thead><tr><th scope="col">When</th><th scope="col">Action</th><th scope="col">By</th><th scope="col">Now</th></tr></thead><tbody>${rows}</tbody></table>`;
+  return `<table><caption class="note">Changes, newest first</caption><thead><tr><th scope="col">When</th><th scope="col">Action</th><th scope="col">By</th><th scope="col">Changes</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 export function budgetEditor(a: {
@@ -137,7 +154,7 @@ export function budgetEditor(a: {
   const clear = a.status
     ? `<form method="post" action="${a.base}/clear" class="inline">${csrfField(a.csrf)}<button type="submit" class="danger">Remove budget</button></form>`
     : '';
-  return `${errorLine(a.error)}<section aria-labelledby="b-now"><h2 id="b-now">Now</h2>${current}</section>
-<section aria-labelledby="b-edit"><h2 id="b-edit">${a.status ? 'Change' : 'Set'} the budget</h2>${editorForm(a.base, a.csrf, a.values)}${clear}</section>
+  return `<section aria-labelledby="b-now"><h2 id="b-now">Now</h2>${current}</section>
+<section aria-labelledby="b-edit"><h2 id="b-edit">${a.status ? 'Change' : 'Set'} the budget</h2>${withError(editorForm(a.base, a.csrf, a.values), a.error)}${clear}</section>
 <section aria-labelledby="b-audit"><h2 id="b-audit">Audit</h2>${auditList(a.audit, a.viewer)}</section>`;
 }

@@ -13,7 +13,7 @@ import type { BoardSession } from '../identity/board-sessions.js';
 import { budgetEditor, valuesOf, type BudgetValues } from './budget-html.js';
 import { chromeOf, field, html, notFoundPage, signedIn, signedInForm, type Form } from './guard.js';
 import { escape, page } from './html.js';
-import type { BoardDeps } from './queues.js';
+import type { BoardDeps } from './guard.js';
 
 type Params = { Params: { ref: string; queue: string } };
 

@@ -10,8 +10,9 @@ import { isAppError } from '../domain/errors.js';
 import type { BoardSession } from '../identity/board-sessions.js';
 import type { MessageDeps } from '../messages/context.js';
 import { field, html, signedInForm, chromeOf, type Form } from './guard.js';
+import { withError } from './field-errors.js';
 import { csrfField, errorLine, escape, page } from './html.js';
-import type { BoardDeps } from './queues.js';
+import type { BoardDeps } from './guard.js';
 
 export const ENV_VARIABLE = 'SWITCHBOARD_QUEUE_MAX_PER_SESSION';
 
@@ -28,13 +29,16 @@ export function capacitySection(c: Capacity, session: BoardSession, error?: stri
     ? '<div class="actions"><button type="submit" class="primary">Save capacity</button></div>'
     : '';
   return `<section class="slot" data-slot="message-queue-capacity" aria-labelledby="mq-cap"><h2 id="mq-cap">Message queue capacity</h2>
-${errorLine(error)}<p>Effective: <strong data-setting="capacity-effective">${c.effective === 0 ? 'unlimited' : c.effective}</strong> messages per session
+<p>Effective: <strong data-setting="capacity-effective">${c.effective === 0 ? 'unlimited' : c.effective}</strong> messages per session
 <span class="chip" data-setting="capacity-source">${c.source}</span>${c.locked ? ' <span class="chip warn">locked</span>' : ''}
 · configured: <span data-setting="capacity-configured">${c.configured ?? 'none'}</span></p>
-<form method="post" action="/settings/message-queue">${csrfField(session.csrf)}
+${withError(
+  `<form method="post" action="/settings/message-queue">${csrfField(session.csrf)}
 <label for="mq-max">Messages per session (0 means unlimited)</label>
 <input id="mq-max" name="max_per_session" inputmode="numeric" value="${escape(value)}"${editable ? '' : ' disabled aria-describedby="mq-why"'}>
-${why}${button}</form></section>`;
+${why}${button}</form>`,
+  error,
+)}</section>`;
 }
 
 export function capacityPages(

@@ -1,17 +1,18 @@
 // The endpoint card's own forms beyond revoke and delete: "Run self-test"
 // (docs/design/doorbell-acknowledgement.md), whose result page shows the verdict live
 // (htmx polls it while pending; without JavaScript the page refreshes itself) with the
-// hints, and the owner's clock in / clock out (an operator presence override,
-// docs/design/hooks-and-presence.md).
+// hints, the owner's clock in / clock out (an operator presence override,
+// docs/design/hooks-and-presence.md) and accept / refuse agent messages
+// (docs/design/message-queue.md, "Agent messages").
 
 import type { FastifyInstance } from 'fastify';
 import { isAppError } from '../domain/errors.js';
 import { getOwnedTest, startOwnedTest } from '../endpoints/doorbell-tests.js';
-import { resolveEndpoint } from '../endpoints/manage.js';
+import { resolveEndpoint, updateEndpoint } from '../endpoints/manage.js';
 import { setPresence } from '../presence/manage.js';
 import { backTo, chromeOf, field, html, notFoundPage, signedIn, signedInForm, type Form } from './guard.js';
 import { errorLine, escape, isoTime, page } from './html.js';
-import type { BoardDeps } from './queues.js';
+import type { BoardDeps } from './guard.js';
 
 type RefParams = { Params: { ref: string } };
 
@@ -94,5 +95,25 @@ export function endpointActions(app: FastifyInstance, deps: BoardDeps): void {
       throw err;
     }
     return reply.redirect(backTo(request.body, `/endpoints/${encodeURIComponent(request.params.ref)}`), 303);
+  });
+
+  app.post<RefParams & { Body: Form }>('/endpoints/:ref/agent-messages', async (request, reply) => {
+    const session = await signedInForm(deps.identity, request, reply);
+    if (!session) return reply;
+    const accept = field(request.body, 'accept') === 'on';
+    const ref = request.params.ref;
+    try {
+      await updateEndpoint(
+        deps.operator,
+        session.principal.human.id,
+        ref,
+        { accept_agent_messages: accept },
+        deps.now(),
+      );
+    } catch (err) {
+      if (isAppError(err, 'not_found') || isAppError(err, 'conflict')) return notFoundPage(reply, session, 'endpoint');
+      throw err;
+    }
+    return reply.redirect(backTo(request.body, `/endpoints/${encodeURIComponent(ref)}`), 303);
   });
 }

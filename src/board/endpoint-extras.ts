@@ -31,6 +31,19 @@ export async function cardExtras(db: Queryable, endpoint: EndpointView): Promise
   return { hooks: hooks.hooks, presence };
 }
 
+/**
+ * Whether the owner's other agents may message this endpoint's sessions
+ * (docs/design/message-queue.md, "Agent messages"), with the toggle for a live endpoint.
+ */
+export function agentMessagesField(e: EndpointView, csrf: string): string {
+  const state = e.accept_agent_messages ? 'accepted' : 'refused';
+  const toggle =
+    e.state === 'active'
+      ? ` <form method="post" action="/endpoints/${escape(e.slug)}/agent-messages" class="inline">${csrfField(csrf)}<input type="hidden" name="accept" value="${e.accept_agent_messages ? 'off' : 'on'}"><button type="submit">${e.accept_agent_messages ? 'Refuse' : 'Accept'} <span class="sr">agent messages for ${escape(e.name)}</span></button></form>`
+      : '';
+  return `<dt>Agent messages</dt><dd data-slot="agent-messages" data-accept="${e.accept_agent_messages}"><span title="messages from your other agents' sessions">${state}</span>${toggle}</dd>`;
+}
+
 export function presenceSection(e: EndpointView, p: PresenceView | null, csrf: string): string {
   if (!p) return '<div class="slot" data-slot="presence"></div>';
   const until = p.until ? ` until ${isoTime(new Date(p.until))}` : '';

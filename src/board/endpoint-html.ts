@@ -1,5 +1,5 @@
-// HTML for endpoint cards: queues, verbs by family, live sessions (client, stream,
-// last seen), last seen, and the revoke / delete forms. Slots marked data-slot="…" are
+// HTML for endpoint cards: queues, verbs by family, live sessions (id, client, stream or
+// "reconnect needed", unheard mark, last ring, claims held, last seen, message queue link), last seen, and the revoke / delete forms. Slots marked data-slot="…" are
 // where later parts land: "Run self-test" and its verdict and the unheard mark
 // (docs/design/doorbell-acknowledgement.md), the budget link (docs/design/admission.md),
 // notify hooks and presence (docs/design/hooks-and-presence.md).
@@ -7,7 +7,14 @@
 import type { SessionView } from '../endpoints/board.js';
 import type { EndpointView } from '../endpoints/manage.js';
 import { VERB_FAMILIES, type VerbFamily } from '../domain/verbs.js';
-import { budgetLinks, hooksSection, presenceSection, selfTestButton, type CardExtras } from './endpoint-extras.js';
+import {
+  agentMessagesField,
+  budgetLinks,
+  hooksSection,
+  presenceSection,
+  selfTestButton,
+  type CardExtras,
+} from './endpoint-extras.js';
 import { csrfField, escape, isoTime, roughDuration } from './html.js';
 
 /** Families wholly granted, then single verbs granted outside a whole family. */
@@ -22,16 +29,36 @@ export function verbSummary(verbs: readonly string[]): string {
   return items.length ? items.join(', ') : '<span class="note">none</span>';
 }
 
+/** The stream cell: open, or "reconnect needed" when the session holds no notification stream. */
+export function streamState(s: SessionView): string {
+  return s.stream_open
+    ? '<span class="chip open" data-slot="stream">open</span>'
+    : '<span class="chip warn" data-slot="stream" title="no notification stream: the doorbell cannot reach this session until its client reconnects">reconnect needed</span>';
+}
+
+export function lastRing(s: SessionView, now: Date): string {
+  return s.last_ring_at ? `${roughDuration(now.getTime() - s.last_ring_at.getTime())} ago` : 'never';
+}
+
+export const unheardMark = (s: SessionView) =>
+  s.unheard
+    ? '<span class="chip warn" data-slot="unheard" title="its last doorbells were delivered and none was heard">unheard</span>'
+    : '';
+
 function sessionRow(s: SessionView, now: Date): string {
-  const client = `<a href="/sessions/${escape(s.id)}">${escape(s.client_name ?? 'unknown')} ${escape(s.client_version ?? '')}</a>`;
+  const client = `${escape(s.client_name ?? 'unknown')} ${escape(s.client_version ?? '')}`;
   const seen = `${roughDuration(now.getTime() - s.last_seen_at.getTime())} ago`;
-  return `<tr data-session="${escape(s.id)}"><td>${client} ${s.unheard ? '<span class="chip warn" data-slot="unheard" title="its last doorbells were delivered and none was heard">unheard</span>' : ''}</td>
-<td>${s.stream_open ? 'open' : 'closed'}</td><td>${seen}</td></tr>`;
+  return `<tr data-session="${escape(s.id)}"><td><a href="/sessions/${escape(s.id)}"><code>${escape(s.id)}</code></a></td>
+<td>${client} ${unheardMark(s)}</td><td>${streamState(s)}</td><td data-field="last_ring">${lastRing(s, now)}</td>
+<td data-field="claims_held">${s.claims_held}</td><td>${seen}</td>
+<td><a href="/sessions/${escape(s.id)}#message-queue">Messages <span class="sr">of ${escape(s.id)}</span></a></td></tr>`;
 }
 
 function sessionsTable(sessions: SessionView[], now: Date): string {
   if (sessions.length === 0) return '<p class="note">No live sessions.</p>';
-  const head = '<th scope="col">Client</th><th scope="col">Stream</th><th scope="col">Last seen</th>';
+  const head = ['Session', 'Client', 'Stream', 'Last ring', 'Claims held', 'Last seen', 'Message queue']
+    .map((h) => `<th scope="col">${h}</th>`)
+    .join('');
   const rows = sessions.map((s) => sessionRow(s, now)).join('');
   return `<table><caption class="note">Sessions</caption><thead><tr>${head}</tr></thead><tbody>${rows}</tbody></table>`;
 }
@@ -40,21 +67,28 @@ function cardActions(e: EndpointView, csrf: string): string {
   const post = (path: string, label: string, cls: string) =>
     `<form method="post" action="/endpoints/${escape(e.slug)}/${path}" class="inline" hx-confirm="${label} ${escape(e.name)}? This cannot be undone.">${csrfField(csrf)}<button type="submit" class="${cls}">${label} <span class="sr">${escape(e.name)}</span></button></form>`;
   return `<div class="actions">${e.state === 'active' ? post('revoke', 'Revoke', 'danger') : post('delete', 'Delete', 'danger')}
-${selfTestButton(e, csrf)}${budgetLinks(e)}</div>`;
+${selfTestButton(e, csrf)}${budgetLinks(e)} <a href="/endpoints/${escape(e.slug)}/schedules">Schedules</a></div>`;
 }
 
+/**
+ * One endpoint's card. On the endpoint's own page (`own`) the page's h1 already names it,
+ * so the card's heading says "Details" instead of repeating the name.
+ */
 export function endpointCard(
   view: { endpoint: EndpointView; sessions: SessionView[]; extras?: CardExtras },
   csrf: string,
   now: Date,
+  own = false,
 ): string {
   const e = view.endpoint;
   const extras = view.extras ?? { hooks: [], presence: null };
+  const title = own ? 'Details' : `<a href="/endpoints/${escape(e.slug)}">${escape(e.name)}</a>`;
   return `<article data-endpoint="${escape(e.slug)}" aria-labelledby="ep-${escape(e.id)}">
-<h2 id="ep-${escape(e.id)}"><a href="/endpoints/${escape(e.slug)}">${escape(e.name)}</a> <span class="chip ${e.state}">${e.state}</span></h2>
+<h2 id="ep-${escape(e.id)}">${title} <span class="chip ${e.state}">${e.state}</span></h2>
 <dl><dt>Slug</dt><dd><code>${escape(e.slug)}</code></dd>
 <dt>Queues</dt><dd>${e.queues.map((q) => `<code>${escape(q)}</code>`).join(', ')}</dd>
 <dt>Verbs</dt><dd>${verbSummary(e.verbs)}</dd>
+${agentMessagesField(e, csrf)}
 <dt>Last seen</dt><dd>${e.last_seen_at ? `${roughDuration(now.getTime() - e.last_seen_at.getTime())} ago` : 'never'}</dd>
 <dt>Created</dt><dd>${isoTime(e.created_at)}</dd><dt>Expires</dt><dd>${e.expires_at ? isoTime(e.expires_at) : 'never'}</dd></dl>
 ${sessionsTable(view.sessions, now)}

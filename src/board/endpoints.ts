@@ -2,14 +2,15 @@
 // the revoke and delete forms. Another human's endpoint answers 404 like an unknown one.
 
 import type { FastifyInstance } from 'fastify';
-import { endpointCards } from '../endpoints/board.js';
-import { deleteEndpoint, revokeEndpoint, showEndpoint } from '../endpoints/manage.js';
+import { endpointCardOf, endpointCards } from '../endpoints/board.js';
+import { deleteEndpoint, revokeEndpoint } from '../endpoints/manage.js';
 import { isAppError } from '../domain/errors.js';
 import { chromeOf, html, notFoundPage, signedIn, signedInForm, type Form } from './guard.js';
 import { errorLine, page } from './html.js';
 import { withExtras } from './endpoint-extras.js';
 import { endpointCard, endpointsFragment } from './endpoint-html.js';
-import type { BoardDeps } from './queues.js';
+import { authorizedClients } from './oauth.js';
+import type { BoardDeps } from './guard.js';
 
 type RefParams = { Params: { ref: string } };
 
@@ -31,10 +32,16 @@ export function endpointPages(app: FastifyInstance, deps: BoardDeps): void {
     const session = await signedIn(deps.identity, request, reply);
     if (!session) return reply;
     try {
-      const shown = await showEndpoint(deps.operator, session.principal.human.id, request.params.ref, deps.now());
+      const shown = await endpointCardOf(deps.operator, session.principal.human.id, request.params.ref, deps.now());
       const [view] = await withExtras(deps.operator.db, [shown]);
       if (!view) return notFoundPage(reply, session, 'endpoint');
-      const body = `<p><a href="/endpoints">All endpoints</a></p>${endpointCard(view, session.csrf, deps.now())}`;
+      const clients = await authorizedClients(
+        deps.operator,
+        session.principal.human.id,
+        view.endpoint.slug,
+        session.csrf,
+      );
+      const body = `<p><a href="/endpoints">All endpoints</a></p>${endpointCard(view, session.csrf, deps.now(), true)}${clients}`;
       return html(reply, 200, page(view.endpoint.name, body, chromeOf(session, 'endpoints')));
     } catch (err) {
       if (isAppError(err, 'not_found')) return notFoundPage(reply, session, 'endpoint');

@@ -18,7 +18,7 @@ import { withExtras } from './endpoint-extras.js';
 import { endpointsFragment } from './endpoint-html.js';
 import { boardCaller } from './guard.js';
 import { lanesFragment } from './queue-html.js';
-import type { BoardDeps } from './queues.js';
+import type { BoardDeps } from './guard.js';
 import type { Bus, BusEventType } from '../domain/events.js';
 
 export interface EventDeps extends BoardDeps {

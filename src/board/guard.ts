@@ -5,18 +5,23 @@
 
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { SESSION_COOKIE } from '../http/auth.js';
+import { boardCookies } from '../http/auth.js';
 import { boardSession, type BoardSession } from '../identity/board-sessions.js';
 import type { IdentityDeps, Principal } from '../identity/principal.js';
+import type { OperatorDeps } from '../endpoints/todos.js';
 import { errorLine, page, type Chrome } from './html.js';
-
-/** With auth off there is no sign-in: the CSRF token is a double-submit cookie instead. */
-const LOCAL_CSRF_COOKIE = 'sb_local_csrf';
 
 /** What the board needs to know who is asking. */
 export interface BoardIdentity extends IdentityDeps {
   /** Set when SWITCHBOARD_AUTH=off: every request is this admin, without signing in. */
   syntheticAdmin?: Principal | null;
+}
+
+/** What every board page gets: who is asking, the operator use cases, and the clock. */
+export interface BoardDeps {
+  identity: BoardIdentity;
+  operator: OperatorDeps;
+  now: () => Date;
 }
 
 export type Form = Record<string, string | string[] | undefined>;
@@ -38,15 +43,32 @@ export async function boardCaller(
   request: FastifyRequest,
   reply?: FastifyReply,
 ): Promise<BoardSession | null> {
+  const names = boardCookies(deps.publicUrl);
   if (deps.syntheticAdmin) {
-    let csrf = request.cookies[LOCAL_CSRF_COOKIE];
+    // With auth off there is no sign-in: the CSRF token is a double-submit cookie instead.
+    let csrf = request.cookies[names.localCsrf];
     if (!csrf && reply) {
       csrf = randomBytes(18).toString('base64url');
-      void reply.setCookie(LOCAL_CSRF_COOKIE, csrf, { path: '/', httpOnly: true, sameSite: 'lax' });
+      const options = { path: '/', httpOnly: true, sameSite: 'lax' as const, secure: names.secure };
+      void reply.setCookie(names.localCsrf, csrf, options);
     }
     return { principal: deps.syntheticAdmin, csrf: csrf ?? '' };
   }
-  return boardSession(deps, request.cookies[SESSION_COOKIE]);
+  return boardSession(deps, request.cookies[names.session]);
+}
+
+/**
+ * The board session, or null after sending the browser to sign in and come back to this
+ * very URL (the OAuth consent page and the CLI's sign-in page, which are reached signed out).
+ */
+export async function signedInOrBack(
+  deps: BoardIdentity,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<BoardSession | null> {
+  const session = await boardCaller(deps, request, reply);
+  if (!session) void reply.redirect(`/login?next=${encodeURIComponent(request.url)}`, 303);
+  return session;
 }
 
 /** The board session, or null after sending a redirect to /login. */

@@ -10,13 +10,13 @@ export const escape = (text: string) =>
 export interface Chrome {
   email: string;
   csrf: string;
-  current?: 'queues' | 'endpoints' | 'settings';
+  current?: 'queues' | 'todos' | 'endpoints' | 'people' | 'settings';
 }
 
 function nav(chrome: Chrome): string {
   const item = (href: string, key: Chrome['current'], label: string) =>
     `<a href="${href}"${chrome.current === key ? ' aria-current="page"' : ''}>${label}</a>`;
-  return `<header class="top"><nav aria-label="Main">${item('/', 'queues', 'Queues')}${item('/endpoints', 'endpoints', 'Endpoints')}${item('/settings', 'settings', 'Settings')}</nav>
+  return `<header class="top"><nav aria-label="Main">${item('/', 'queues', 'Queues')}${item('/todos', 'todos', 'Todos')}${item('/endpoints', 'endpoints', 'Endpoints')}${item('/people', 'people', 'People')}${item('/settings', 'settings', 'Settings')}</nav>
 <form method="post" action="/logout" class="inline"><input type="hidden" name="csrf" value="${escape(chrome.csrf)}">
 <span class="who">${escape(chrome.email)}</span> <button type="submit">Sign out</button></form></header>`;
 }
@@ -30,6 +30,14 @@ export function page(title: string, body: string, chrome?: Chrome): string {
 <body hx-boost="true"><a class="skip" href="#main">Skip to content</a>${chrome ? nav(chrome) : ''}
 <main id="main"><h1>${escape(title)}</h1>${body}</main><div id="drawer" aria-live="polite"></div></body></html>`;
 }
+
+/**
+ * A todo's state as a chip in that state's colour (docs/board.md, "Style"); `dead` is a
+ * failed todo with no retry left. The text is the state's name, so colour is never the
+ * only sign.
+ */
+export const stateChip = (state: string, label = state) =>
+  `<span class="chip" data-state="${escape(state)}">${escape(label)}</span>`;
 
 export const errorLine = (message?: string) => (message ? `<p class="error" role="alert">${escape(message)}</p>` : '');
 

@@ -8,48 +8,29 @@ import type { Auth } from '../http/auth.js';
 import type { Services } from '../services.js';
 import { assetRoutes } from './assets.js';
 import { budgetPages } from './budgets.js';
+import { bulkPages } from './bulk.js';
+import { cliLoginPages } from './cli-login.js';
 import { docsPages } from './docs.js';
 import { endpointActions } from './endpoint-actions.js';
 import { messagePages } from './messages.js';
+import { oauthPages } from './oauth.js';
 import type { MessageDeps } from '../messages/context.js';
 import { endpointPages } from './endpoints.js';
+import { findPages } from './find.js';
 import { eventRoutes, type EventDeps } from './events.js';
+import { queueChartPages } from './queue-charts.js';
+import { peoplePages } from './people.js';
 import { queuePages } from './queues.js';
+import { schedulePages } from './schedules.js';
 import { sessionPages } from './session.js';
 import { sessionPage } from './session-page.js';
 import { setupPages } from './setup.js';
 import { settingsPage, type SettingsView } from './settings.js';
 import { wizardPages } from './wizard.js';
+import { boardHeaders } from './headers.js';
 
 export type { EventDeps as BoardDeps } from './events.js';
-
-/**
- * Only the board's own files run or style a page, nothing may frame it (its buttons
- * revoke credentials), and forms post only back here: a title an agent wrote that slipped
- * past escaping still could not run.
- */
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  // htmx writes style attributes while it swaps; style elements still come only from here.
-  "style-src-attr 'unsafe-inline'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-  "object-src 'none'",
-].join('; ');
-
-/** The security headers of every board response in this context (pages, forms, files). */
-export function boardHeaders(app: FastifyInstance): void {
-  app.addHook('onSend', async (_request, reply) => {
-    void reply.header('Content-Security-Policy', CONTENT_SECURITY_POLICY);
-    void reply.header('X-Frame-Options', 'DENY');
-    void reply.header('Referrer-Policy', 'same-origin');
-  });
-}
+export { CONTENT_SECURITY_POLICY } from './headers.js';
 
 /** Registers the board (its own context: form parsing and the board's headers) on the host. */
 export function boardRoutes(app: FastifyInstance, services: Services, auth: Auth): void {
@@ -58,13 +39,14 @@ export function boardRoutes(app: FastifyInstance, services: Services, auth: Auth
     await board.register(formbody);
     boardHeaders(board);
     setupPages(board, identity, auth);
-    sessionPages(board, identity, auth);
+    sessionPages(board, identity, auth, services.oidc);
     docsPages(board, identity.publicUrl);
-    boardPages(board, {
+    const deps = {
       identity: { ...identity, syntheticAdmin },
       operator: {
         ...identity,
         defaultLeaseSeconds: services.config.todos.defaultLeaseSeconds,
+        idempotencyWindowSeconds: services.config.todos.idempotencyWindowSeconds,
         metrics,
         credentials: services.credentials,
       },
@@ -74,15 +56,30 @@ export function boardRoutes(app: FastifyInstance, services: Services, auth: Auth
       bus: services.bus,
       settings: { retentionMs: services.config.sweeps.retentionMs },
       messages: services.messages,
+    };
+    boardPages(board, deps);
+    peoplePages(board, deps, auth);
+    cliLoginPages(board, deps);
+    const { oauth, quotas } = services.config;
+    oauthPages(board, deps, {
+      db: services.pool,
+      publicUrl: identity.publicUrl,
+      ...oauth,
+      credentials: services.credentials,
+      quotas,
     });
   });
 }
 
 function boardPages(app: FastifyInstance, deps: EventDeps & { settings: SettingsView; messages: MessageDeps }): void {
   assetRoutes(app);
+  findPages(app, deps);
   queuePages(app, deps);
+  queueChartPages(app, deps);
+  bulkPages(app, deps);
   endpointPages(app, deps);
   budgetPages(app, deps);
+  schedulePages(app, deps);
   endpointActions(app, deps);
   wizardPages(app, deps);
   sessionPage(app, deps);

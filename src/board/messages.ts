@@ -19,8 +19,9 @@ import {
   type QueueStatus,
 } from '../messages/queue.js';
 import { chromeOf, field, html, notFoundPage, signedIn, signedInForm, type Form } from './guard.js';
+import { placeError } from './field-errors.js';
 import { csrfField, errorLine, escape, isoTime, page } from './html.js';
-import type { BoardDeps } from './queues.js';
+import type { BoardDeps } from './guard.js';
 
 const PROVENANCE: Record<string, string> = {
   user: 'you (board)',
@@ -100,7 +101,8 @@ export function messagePages(app: FastifyInstance, deps: BoardDeps & { messages:
       if (isAppError(err, 'not_found')) return notFoundPage(reply, session, 'session');
       if (!isAppError(err) || !STATUS[err.code]) throw err;
       const status = await queueStatus(messages, actorOf(session), id);
-      const body = `${errorLine(err.message)}<p><a href="/sessions/${escape(id)}">Back to the session</a></p>${messagePanel(status, session, field(request.body, 'content'))}`;
+      const panel = placeError(messagePanel(status, session, field(request.body, 'content')), err.message, 'mq-add');
+      const body = `${panel.placed ? '' : errorLine(err.message)}<p><a href="/sessions/${escape(id)}">Back to the session</a></p>${panel.form}`;
       return html(reply, STATUS[err.code]!, page('Message not queued', body, chromeOf(session, 'endpoints')));
     }
     return reply.redirect(`/sessions/${encodeURIComponent(id)}`, 303);

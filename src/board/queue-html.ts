@@ -6,22 +6,26 @@
 
 import type { EndpointLanes, LaneCard, QueueLanes } from '../endpoints/board.js';
 import type { Todo, TodoAttempt } from '../domain/todo.js';
+import { describeWaiting, type Waiting } from '../domain/waiting.js';
 import { budgetKey } from '../budgets/board.js';
 import type { QueueStatus } from '../admission/status.js';
 import type { RingView } from '../doorbell/todo-rings.js';
 import { budgetStrip, deferredChip } from './budget-html.js';
-import { csrfField, escape, isoTime, roughDuration } from './html.js';
+import { bulkButtons } from './bulk-html.js';
+import { chartStrip } from './queue-charts.js';
+import { csrfField, escape, isoTime, roughDuration, stateChip } from './html.js';
 
 const LIVE_STATES = new Set(['pending', 'claimed', 'failed']);
 
 function cardMeta(
-  card: Pick<LaneCard, 'created_at' | 'attempt' | 'max_attempts' | 'lease_expires_at' | 'state'>,
+  card: Pick<LaneCard, 'created_at' | 'attempt' | 'max_attempts' | 'lease_expires_at' | 'state' | 'priority'>,
   now: Date,
 ) {
   const parts = [
     `<span>age ${roughDuration(now.getTime() - card.created_at.getTime())}</span>`,
     `<span>attempt ${card.attempt}/${card.max_attempts}</span>`,
   ];
+  if (card.priority !== 0) parts.push(`<span data-field="priority">priority ${card.priority}</span>`);
   if (card.state === 'claimed' && card.lease_expires_at) {
     const left = card.lease_expires_at.getTime() - now.getTime();
     parts.push(`<span>${left > 0 ? `lease ${roughDuration(left)} left` : 'lease lapsed'}</span>`);
@@ -30,7 +34,8 @@ function cardMeta(
 }
 
 function card(c: LaneCard, now: Date, budget?: QueueStatus): string {
-  const chip = c.state === 'canceled' ? ' <span class="chip canceled">canceled</span>' : '';
+  const dead = c.state === 'failed' && c.next_retry_at === null;
+  const chip = c.state === 'canceled' ? ` ${stateChip('canceled')}` : dead ? ` ${stateChip('dead')}` : '';
   return `<li class="card" data-todo="${escape(c.id)}" data-state="${c.state}">
 <a id="card-${escape(c.id)}" href="/todos/${escape(c.id)}" hx-get="/todos/${escape(c.id)}" hx-target="#drawer" hx-push-url="false">${escape(c.title)}</a>${chip}
 <div class="meta">${cardMeta(c, now)}</div>${deferredChip(budget, c.state)}</li>`;
@@ -50,7 +55,7 @@ function queueSection(endpoint: { id: string; slug: string }, q: QueueLanes, now
     )
     .join('');
   return `<section class="queue" data-queue="${escape(q.queue)}" id="queue-${escape(endpointId)}-${escape(q.queue)}">
-<div class="queue-head"><h3>${escape(q.queue)}</h3>${budgetStrip(budget, href)}</div>
+<div class="queue-head"><h3>${escape(q.queue)}</h3>${budgetStrip(budget, href)}${bulkButtons(endpoint.slug, q.queue)}</div>${chartStrip(endpoint.slug, q.queue, q.chart, now)}
 <div class="lanes">${lanes}</div></section>`;
 }
 
@@ -74,6 +79,8 @@ export interface PushValues {
   body?: string;
   payload?: string;
   max_attempts?: string;
+  priority?: string;
+  not_before?: string;
 }
 
 export function pushForm(endpoints: EndpointLanes[], csrf: string, values: PushValues = {}): string {
@@ -93,6 +100,8 @@ export function pushForm(endpoints: EndpointLanes[], csrf: string, values: PushV
 <label for="push-body">Body</label><textarea id="push-body" name="body" rows="3">${escape(values.body ?? '')}</textarea>
 <label for="push-payload">Payload (JSON, optional)</label><textarea id="push-payload" name="payload" rows="2">${escape(values.payload ?? '')}</textarea>
 <label for="push-max">Max attempts (optional)</label><input id="push-max" name="max_attempts" type="number" min="1" max="100" value="${escape(values.max_attempts ?? '')}">
+<label for="push-priority">Priority (−100 to 100, higher first; optional)</label><input id="push-priority" name="priority" type="number" min="-100" max="100" value="${escape(values.priority ?? '')}">
+<label for="push-not-before">Not before (RFC 3339 with a zone, e.g. 2026-12-24T09:00:00+01:00; optional)</label><input id="push-not-before" name="not_before" placeholder="2026-12-24T09:00:00Z" value="${escape(values.not_before ?? '')}">
 <div class="actions"><button type="submit" class="primary">Push</button></div></form></details>`;
 }
 
@@ -101,15 +110,32 @@ const json = (value: unknown) =>
     ? '<p class="note">none</p>'
     : `<pre>${escape(JSON.stringify(value, null, 2))}</pre>`;
 
-function attemptsTable(attempts: TodoAttempt[]): string {
+/** A session id, linked to its page while the session is live (`live` holds those ids). */
+function sessionRef(id: string | null, live: ReadonlySet<string>): string {
+  if (!id) return '—';
+  const code = `<code>${escape(id)}</code>`;
+  return live.has(id) ? `<a href="/sessions/${escape(id)}" data-session-link>${code}</a>` : code;
+}
+
+/** The attempts timeline: who claimed it, when, its lease, when and how it ended. */
+function attemptsTable(attempts: TodoAttempt[], live: ReadonlySet<string>): string {
   if (attempts.length === 0) return '<p class="note">No attempts yet.</p>';
   const rows = attempts
     .map(
       (a) =>
-        `<tr><td>${a.attempt}</td><td><code>${escape(a.session_id ?? '')}</code></td><td>${isoTime(a.claimed_at)}</td><td>${a.ended_at ? isoTime(a.ended_at) : 'open'}</td><td>${escape(a.outcome ?? '')}</td></tr>`,
+        `<tr data-attempt="${a.attempt}"><td>${a.attempt}</td><td>${sessionRef(a.session_id, live)}</td><td>${isoTime(a.claimed_at)}</td><td>${a.lease_expires_at ? isoTime(a.lease_expires_at) : '—'}</td><td>${a.ended_at ? isoTime(a.ended_at) : 'open'}</td><td>${escape(a.outcome ?? '')}</td></tr>`,
     )
     .join('');
-  return `<table><thead><tr><th scope="col">Attempt</th><th scope="col">Session</th><th scope="col">Claimed</th><th scope="col">Ended</th><th scope="col">Outcome</th></tr></thead><tbody>${rows}</tbody></table>`;
+  return `<table data-slot="attempts"><thead><tr><th scope="col">Attempt</th><th scope="col">Session</th><th scope="col">Claimed</th><th scope="col">Lease expires</th><th scope="col">Ended</th><th scope="col">Outcome</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+/** Who made the todo: a schedule, a webhook, an endpoint's agent, or a person. */
+function creatorOf(todo: Todo): string {
+  if (todo.schedule_id) return `schedule <code>${escape(todo.schedule_id)}</code>`;
+  if (todo.source === 'webhook') return 'webhook';
+  if (todo.created_by_endpoint_id) return `endpoint <code>${escape(todo.created_by_endpoint_id)}</code>`;
+  if (todo.created_by_human_id) return `human <code>${escape(todo.created_by_human_id)}</code>`;
+  return 'unknown';
 }
 
 function actions(todo: Todo, csrf: string, back: string): string {
@@ -141,23 +167,47 @@ function ringsSection(rings: RingView[] | undefined): string {
   return `<section class="slot" data-slot="rings"><h3>Rings</h3><table><thead><tr><th scope="col">Sent</th><th scope="col">Session</th><th scope="col">State</th><th scope="col">Ack via</th></tr></thead><tbody>${rows}</tbody></table></section>`;
 }
 
-type TodoView = { todo: Todo; attempts: TodoAttempt[]; rings?: RingView[] };
+type TodoView = {
+  todo: Todo & { waiting?: Waiting };
+  attempts: TodoAttempt[];
+  rings?: RingView[];
+  /** The human's live sessions: the ones a link can open. */
+  liveSessions?: ReadonlySet<string>;
+};
+
+/**
+ * Why the todo waits (docs/design/todos.md, "Why is it waiting"); nothing when it does not.
+ * The words are fixed phrases, numbers and reasons from closed sets, so only the times
+ * become markup (<time>); no text of the todo's is in them.
+ */
+function waitingRow(waiting: Waiting | undefined): string {
+  if (!waiting) return '';
+  const words = describeWaiting(waiting, (iso) => isoTime(new Date(iso)));
+  return `<dt>Waiting</dt><dd data-field="waiting" data-waiting="${escape(waiting.reason)}">${words}</dd>`;
+}
+
+/** A failed todo with no retry ahead is dead-lettered: only a human's retry revives it. */
+const deadChip = (todo: Todo) =>
+  todo.state === 'failed' && todo.next_retry_at === null ? ` ${stateChip('dead', 'dead-lettered')}` : '';
 
 /** The todo's details and actions; `back` is where an action returns to. */
 export function todoDetail(view: TodoView, csrf: string, back: string, now: Date): string {
   const { todo, attempts, rings } = view;
+  const live = view.liveSessions ?? new Set<string>();
   const when = (d: Date | null) => (d ? isoTime(d) : '—');
   return `<dl>
 <dt>Id</dt><dd><code>${escape(todo.id)}</code></dd><dt>Queue</dt><dd>${escape(todo.queue)}</dd>
-<dt>State</dt><dd data-field="state">${todo.state}</dd><dt>Attempt</dt><dd>${todo.attempt}/${todo.max_attempts}</dd>
+<dt>State</dt><dd data-field="state">${stateChip(todo.state)}${deadChip(todo)}</dd>${waitingRow(todo.waiting)}<dt>Attempt</dt><dd>${todo.attempt}/${todo.max_attempts}</dd>
+<dt>Priority</dt><dd data-field="priority">${todo.priority}</dd><dt>Not before</dt><dd>${when(todo.not_before)}</dd>
 <dt>Age</dt><dd>${roughDuration(now.getTime() - todo.created_at.getTime())}</dd><dt>Created</dt><dd>${when(todo.created_at)}</dd>
 <dt>Lease expires</dt><dd>${when(todo.lease_expires_at)}</dd><dt>Next retry</dt><dd>${when(todo.next_retry_at)}</dd>
 <dt>Completed</dt><dd>${when(todo.completed_at)}</dd><dt>Kind</dt><dd>${escape(todo.kind ?? '—')}</dd>
-<dt>Source</dt><dd>${escape(todo.source ?? '—')}</dd><dt>Error</dt><dd>${escape(todo.error ?? '—')}</dd></dl>
+<dt>Source</dt><dd>${escape(todo.source ?? '—')}</dd><dt>Created by</dt><dd data-field="creator">${creatorOf(todo)}</dd>
+<dt>Owning session</dt><dd data-field="owner">${sessionRef(todo.owner_session_id, live)}</dd><dt>Error</dt><dd>${escape(todo.error ?? '—')}</dd></dl>
 ${actions(todo, csrf, back)}
 <h3>Body</h3>${todo.body ? `<pre>${escape(todo.body)}</pre>` : '<p class="note">none</p>'}
 <h3>Payload</h3>${json(todo.payload)}<h3>Result</h3>${json(todo.result)}
-<h3>Attempts</h3>${attemptsTable(attempts)}
+<h3>Attempts</h3>${attemptsTable(attempts, live)}
 ${ringsSection(rings)}`;
 }
 

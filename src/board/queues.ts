@@ -5,14 +5,15 @@
 
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { budgetsOfHuman } from '../budgets/board.js';
-import { queueLanes } from '../endpoints/board.js';
-import { cancelTodo, pushTodo, retryTodo, showTodo, type OperatorDeps } from '../endpoints/todos.js';
+import { endpointCards, queueLanes } from '../endpoints/board.js';
+import { cancelTodo, pushTodo, retryTodo, showTodo } from '../endpoints/todos.js';
 import { isAppError } from '../domain/errors.js';
 import { todoRings } from '../doorbell/todo-rings.js';
 import type { BoardSession } from '../identity/board-sessions.js';
+import { withError } from './field-errors.js';
 import {
   backTo,
-  type BoardIdentity,
+  type BoardDeps,
   chromeOf,
   field,
   html,
@@ -22,13 +23,8 @@ import {
   type Form,
 } from './guard.js';
 import { errorLine, escape, page } from './html.js';
+import { searchBox } from './find-html.js';
 import { drawer, lanesFragment, pushForm, todoDetail, type PushValues } from './queue-html.js';
-
-export interface BoardDeps {
-  identity: BoardIdentity;
-  operator: OperatorDeps;
-  now: () => Date;
-}
 
 const STATUS: Record<string, number> = { invalid_argument: 400, not_found: 404, conflict: 409, forbidden: 403 };
 
@@ -45,7 +41,7 @@ async function home(
     queueLanes(deps.operator, session.principal.human.id, now),
     budgetsOfHuman(deps.operator, session.principal.human.id),
   ]);
-  const body = `${errorLine(error)}${pushForm(lanes, session.csrf, values)}
+  const body = `${searchBox()}${withError(pushForm(lanes, session.csrf, values), error)}
 <div data-live="/board/events?view=queues">${lanesFragment(lanes, now, budgets)}</div>`;
   return html(reply, status, page('Queues', body, chromeOf(session, 'queues')));
 }
@@ -66,6 +62,10 @@ function todoInput(form: Form | undefined): { ref: string; input: Record<string,
   }
   const max = field(form, 'max_attempts').trim();
   if (max) input.max_attempts = /^\d+$/.test(max) ? Number(max) : max;
+  const priority = field(form, 'priority').trim();
+  if (priority) input.priority = /^[+-]?\d+$/.test(priority) ? Number(priority) : priority;
+  const notBefore = field(form, 'not_before').trim();
+  if (notBefore) input.not_before = notBefore;
   return { ref, input };
 }
 
@@ -80,7 +80,10 @@ export function queuePages(app: FastifyInstance, deps: BoardDeps): void {
     if (!session) return reply;
     const parsed = todoInput(request.body);
     const values = Object.fromEntries(
-      ['target', 'title', 'body', 'payload', 'max_attempts'].map((k) => [k, field(request.body, k)]),
+      ['target', 'title', 'body', 'payload', 'max_attempts', 'priority', 'not_before'].map((k) => [
+        k,
+        field(request.body, k),
+      ]),
     ) as PushValues;
     if ('error' in parsed) return home(deps, session, reply, 400, parsed.error, values);
     try {
@@ -98,7 +101,12 @@ export function queuePages(app: FastifyInstance, deps: BoardDeps): void {
     let view;
     try {
       const shown = await showTodo(deps.operator, session.principal.human.id, request.params.id);
-      view = { ...shown, rings: await todoRings(deps.operator.db, shown.todo.endpoint_id, shown.todo.id) };
+      const [rings, cards] = await Promise.all([
+        todoRings(deps.operator.db, shown.todo.endpoint_id, shown.todo.id),
+        endpointCards(deps.operator, session.principal.human.id, deps.now()),
+      ]);
+      const liveSessions = new Set(cards.flatMap((c) => c.sessions.map((s) => s.id)));
+      view = { ...shown, rings, liveSessions };
     } catch (err) {
       if (isAppError(err, 'not_found')) return notFoundPage(reply, session, 'todo');
       throw err;

@@ -9,7 +9,7 @@ import type { MessageDeps } from '../messages/context.js';
 import { capacityPages, capacitySection } from './capacity.js';
 import { chromeOf, html, signedIn } from './guard.js';
 import { page } from './html.js';
-import type { BoardDeps } from './queues.js';
+import type { BoardDeps } from './guard.js';
 
 export interface SettingsView {
   /** How long finished todos are kept, in ms. */

@@ -1,23 +1,29 @@
-// The one-time setup page (first admin, or an invitee setting a password). Plain HTML
-// forms that work without JavaScript; the full board arrives with its own issue.
+// The one-time setup page (first admin, or an invitee or a reset link setting a password). Plain HTML
+// forms that work without JavaScript. Spending the link proves who the human is, so the
+// page ends signed in: a board session is opened and the browser goes to the queues (a
+// reset ends every earlier sign-in first, docs/design/people.md).
 
 import type { FastifyInstance } from 'fastify';
 import { isAppError } from '../domain/errors.js';
 import type { IdentityDeps } from '../identity/principal.js';
+import { openBoardSession } from '../identity/board-sessions.js';
 import { completeSetup, setupLinkLive } from '../identity/setup.js';
 import type { Auth } from '../http/auth.js';
-import { errorLine, escape, page } from './html.js';
+import { fieldError, formError, invalidAttrs } from './field-errors.js';
+import { escape, page } from './html.js';
+import { setSessionCookie } from './session.js';
 
 function form(token: string, error?: string): string {
+  const input = (name: string, label: string, attrs: string) =>
+    `<label for="${name}">${label}</label><input id="${name}" name="${name}" ${attrs}${invalidAttrs(name, name, error)}>${fieldError(name, name, error)}`;
   return page(
     'Set up Switchboard',
-    `${errorLine(error)}
-<p>This one-time link creates your account. For an invite, the email is already known and may be left empty.</p>
+    `${formError(error, ['email', 'display_name', 'password'])}
+<p>This one-time link creates your account or sets your password. For an invite or a password reset, the email is already known and may be left empty.</p>
 <form method="post" action="/setup/${escape(token)}">
-<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username">
-<label for="display_name">Name</label><input id="display_name" name="display_name" autocomplete="name">
-<label for="password">Password (at least 8 characters)</label>
-<input id="password" name="password" type="password" autocomplete="new-password" required minlength="8">
+${input('email', 'Email', 'type="email" autocomplete="username"')}
+${input('display_name', 'Name', 'autocomplete="name"')}
+${input('password', 'Password (at least 8 characters)', 'type="password" autocomplete="new-password" required minlength="8"')}
 <button type="submit">Create account</button></form>`,
   );
 }
@@ -45,11 +51,9 @@ export function setupPages(app: FastifyInstance, deps: IdentityDeps, auth: Auth)
         ...(fields.email ? { email: fields.email } : {}),
         ...(fields.display_name ? { display_name: fields.display_name } : {}),
       });
-      return page(
-        'Account ready',
-        `<p>Signed up as <strong>${escape(human.email)}</strong> (${human.role}).</p>
-<p>Sign in from a terminal with <code>switchboard login --url ${escape(deps.publicUrl)}</code>.</p>`,
-      );
+      const session = await openBoardSession(deps, human.id);
+      setSessionCookie(deps, request, reply, session.cookie);
+      return reply.redirect('/', 303);
     } catch (err) {
       if (!isAppError(err) || err.code === 'internal') throw err;
       return reply.status(err.code === 'unauthenticated' ? 404 : 400).send(form(request.params.token, err.message));

@@ -7,13 +7,15 @@
 import type { FastifyInstance } from 'fastify';
 import { vendEndpoint } from '../endpoints/manage.js';
 import { isAppError } from '../domain/errors.js';
-import { CREDENTIAL_FILE_PLACEHOLDER, type ConnectGuidance } from '../domain/guidance.js';
+import { CREDENTIAL_FILE_PLACEHOLDER, oauthClientConfig, type ConnectGuidance } from '../domain/guidance.js';
 import { QUEUE_NAME } from '../domain/todo.js';
 import { FAMILY_NOTES, VERB_FAMILIES, type VerbFamily } from '../domain/verbs.js';
 import type { BoardSession } from '../identity/board-sessions.js';
 import { chromeOf, field, fields, html, signedIn, signedInForm, type Form } from './guard.js';
-import { csrfField, errorLine, escape, page } from './html.js';
-import type { BoardDeps } from './queues.js';
+import { withError } from './field-errors.js';
+import { csrfField, escape, page } from './html.js';
+import { copyBlock } from './copy.js';
+import type { BoardDeps } from './guard.js';
 
 const STEPS = ['name', 'queues', 'verbs', 'lifetime', 'confirm'] as const;
 type Step = (typeof STEPS)[number];
@@ -100,31 +102,38 @@ function stepFields(step: Step, a: Answers): string {
 function stepPage(session: BoardSession, step: Step, a: Answers, error?: string | null): string {
   const n = STEPS.indexOf(step);
   const last = step === 'confirm';
-  const body = `<p class="note">Step ${n + 1} of ${STEPS.length}: ${step}</p>${errorLine(error ?? undefined)}
-<form method="post" action="${last ? '/endpoints' : '/endpoints/new'}">${csrfField(session.csrf)}
+  const form = `<form method="post" action="${last ? '/endpoints' : '/endpoints/new'}">${csrfField(session.csrf)}
 <input type="hidden" name="step" value="${step}">${hidden(a, step)}${stepFields(step, a)}
 <div class="actions">${n > 0 ? '<button type="submit" name="go" value="back" formnovalidate>Back</button>' : ''}
 <button type="submit" class="primary" name="go" value="next">${last ? 'Vend endpoint' : 'Next'}</button></div></form>`;
+  const body = `<p class="note">Step ${n + 1} of ${STEPS.length}: ${step}</p>${withError(form, error ?? undefined)}`;
   return page('Vend an endpoint', body, chromeOf(session, 'endpoints'));
 }
 
 /** How to hear the doorbell, under the name the blocks above registered (src/domain/guidance.ts). */
 function guidanceSection(g: ConnectGuidance): string {
-  return `<h2>Hearing the doorbell</h2><section id="guidance" data-server-name="${escape(g.server_name)}">
-<p>Claude Code hears the doorbell only with the channel flag, and a woken session needs the tools allowed:</p>
-<pre id="claude-code-command">${escape(g.claude_code.command)}</pre>
+  const name = `<code>${escape(g.server_name)}</code>`;
+  return `<section id="guidance" aria-labelledby="guidance-heading" data-server-name="${escape(g.server_name)}"><h2 id="guidance-heading">Hearing the doorbell</h2>
+<p>The blocks above register this endpoint as the MCP server ${name}. Claude Code hears its doorbell only when started
+with the channel flag for that server, <code id="channel-flag">${escape(g.claude_code.channel_flag)}</code>, and a woken
+session needs the server's tools allowed (<code>${escape(g.claude_code.allowed_tools)}</code>), or it stops at a permission prompt:</p>
+${copyBlock('claude-code-command', g.claude_code.command, 'the Claude Code command')}
 <p>For a client that only speaks stdio or does not take channel notifications, run the stdio bridge as the MCP
-server <code>${escape(g.server_name)}</code> (${escape(CREDENTIAL_FILE_PLACEHOLDER)}: a file with the credential on its first line):</p>
-<pre id="bridge-command">${escape(g.bridge.command)}</pre>
+server ${name} (${escape(CREDENTIAL_FILE_PLACEHOLDER)}: a file with the credential on its first line):</p>
+${copyBlock('bridge-command', g.bridge.command, 'the bridge command')}
 <p>Without channels at all, wait for work with <code>claim_next {wait_seconds}</code>.
 <a id="troubleshooting" href="${escape(g.troubleshooting_url)}">Troubleshooting the doorbell</a></p></section>`;
 }
 
-function reveal(session: BoardSession, vended: Awaited<ReturnType<typeof vendEndpoint>>): string {
+function reveal(session: BoardSession, vended: Awaited<ReturnType<typeof vendEndpoint>>, publicUrl: string): string {
+  const oauthJson = JSON.stringify(oauthClientConfig(publicUrl, vended.endpoint.slug), null, 2);
   const body = `<p role="status"><strong>${escape(vended.endpoint.slug)}</strong> is ready. The credential is shown <strong>only this once</strong>: copy it now.</p>
-<h2>Credential</h2><pre id="credential">${escape(vended.credential)}</pre>
-<h2><code>.mcp.json</code></h2><pre id="mcp-json">${escape(JSON.stringify(vended.mcp_json, null, 2))}</pre>
-<h2>Claude Code</h2><pre id="claude-mcp-add">${escape(vended.claude_mcp_add)}</pre>
+<h2>Credential</h2>${copyBlock('credential', vended.credential, 'the credential')}
+<h2><code>.mcp.json</code></h2>${copyBlock('mcp-json', JSON.stringify(vended.mcp_json, null, 2), 'the .mcp.json block')}
+<h2><code>.mcp.json</code> for a client that signs in with OAuth</h2>
+<p>A client that follows the MCP authorization spec needs only the URL: it opens a consent page here, where you pick this endpoint. No credential is stored in the file.</p>
+${copyBlock('mcp-json-oauth', oauthJson, 'the OAuth .mcp.json block')}
+<h2>Claude Code</h2>${copyBlock('claude-mcp-add', vended.claude_mcp_add, 'the claude mcp add line')}
 ${guidanceSection(vended.guidance)}
 <p><a href="/endpoints/${escape(vended.endpoint.slug)}">Go to the endpoint</a> · <a href="/">Queues</a></p>`;
   return page('Endpoint vended', body, chromeOf(session, 'endpoints'));
@@ -167,7 +176,7 @@ export function wizardPages(app: FastifyInstance, deps: BoardDeps): void {
     };
     try {
       const vended = await vendEndpoint(deps.operator, session.principal.human.id, input, now);
-      return html(reply, 201, reveal(session, vended));
+      return html(reply, 201, reveal(session, vended, deps.operator.publicUrl));
     } catch (err) {
       if (!isAppError(err, 'invalid_argument') && !isAppError(err, 'conflict')) throw err;
       return html(reply, 400, stepPage(session, 'confirm', answers, err.message));

@@ -5,15 +5,12 @@
 // indexed miss.
 
 import type { Queryable } from '../db/pool.js';
-import { markHeld } from '../store/admission.js';
+import { holdPolicies } from './reopen.js';
 import { deferredQueues } from './status.js';
 
 /** The endpoint's deferred queues, each marked as owing a push. */
 export async function holdDeferred(db: Queryable, endpointId: string): Promise<string[]> {
   const deferred = await deferredQueues(db, endpointId);
-  await markHeld(
-    db,
-    deferred.map((d) => d.policyId),
-  );
+  await holdPolicies(db, deferred);
   return deferred.map((d) => d.queue);
 }

@@ -8,7 +8,7 @@
 import type { Queryable } from '../db/pool.js';
 import { statusOf } from '../admission/status.js';
 import type { PolicyState } from '../domain/admission.js';
-import { heldPolicyOf, heldPolicyStates, reopenPolicy } from '../store/admission.js';
+import { heldPolicyOf, heldPolicyStates, markHeld, reopenPolicy } from '../store/admission.js';
 
 /** Policies looked at per sweep tick; the rest wait for the next tick (30 s). */
 const SWEEP_LIMIT = 500;
@@ -22,6 +22,18 @@ async function reopenIfAdmissible(db: Queryable, state: PolicyState): Promise<bo
 export async function reopenQueue(db: Queryable, endpointId: string, queue: string): Promise<boolean> {
   const state = await heldPolicyOf(db, endpointId, queue);
   return state ? reopenIfAdmissible(db, state) : false;
+}
+
+/**
+ * Marks these policies held (their work got no push), then reopens at once any newly
+ * marked queue that admits again. The caller decided "held" on an earlier read; a slot
+ * that freed between that read and the mark found no mark to clear, and the push it owed
+ * would have waited for the sweep. A settle frees first and reads the mark after; this
+ * marks first and reads the status after: each runs as its own committed statement, so
+ * one of the two sees the other's write.
+ */
+export async function holdPolicies(db: Queryable, holds: Array<{ policyId: string; until: string | null }>) {
+  for (const marked of await markHeld(db, holds)) await reopenQueue(db, marked.endpoint_id, marked.queue);
 }
 
 /** The 30 s sweep: every held policy whose queue admits again gets its one push. */

@@ -43,6 +43,6 @@ export async function withAdmission<T extends { queue: string; state: string }>(
 export async function deferredQueues(
   db: Queryable,
   endpointId: string,
-): Promise<Array<{ queue: string; policyId: string }>> {
+): Promise<Array<{ queue: string; policyId: string; until: string | null }>> {
   return deferredOf(await policyStates(db, endpointId, null));
 }

@@ -125,14 +125,21 @@ async function readAnswer<T>(
   }
   const { code, message, details } = error as { code: string; message?: unknown; details?: Record<string, unknown> };
   throw new ApiError(
-    explain(code, typeof message === 'string' ? message : code, response, request),
+    explain(code, typeof message === 'string' ? message : code, response, { ...request, reason: details?.reason }),
     code,
     response.status,
     details,
   );
 }
 
-function explain(code: string, message: string, response: Response, request: { url: string; signedIn: boolean }) {
+function explain(
+  code: string,
+  message: string,
+  response: Response,
+  request: { url: string; signedIn: boolean; reason?: unknown },
+) {
+  if (code === 'unauthenticated' && request.reason === 'token_expired')
+    return `your login expired (unused for longer than the server's SWITCHBOARD_TOKEN_TTL): run \`switchboard login --url ${request.url}\` again`;
   if (code === 'unauthenticated' && request.signedIn)
     return `${message} (unauthenticated): sign in again with \`switchboard login --url ${request.url}\``;
   if (code === 'resource_exhausted') {

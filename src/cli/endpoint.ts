@@ -1,4 +1,4 @@
-// `switchboard endpoint vend|list|show|revoke|delete|connect`: an agent's endpoints over
+// `switchboard endpoint vend|list|show|set|revoke|delete|connect`: an agent's endpoints over
 // the REST API. Vend prints the credential once, with the .mcp.json block and the
 // `claude mcp add` line; connect prints the same templates with a placeholder, because
 // the server keeps only a hash of the credential. Both add how to hear the doorbell (the
@@ -7,6 +7,7 @@
 
 import type { Command } from 'commander';
 import { signedInClient } from './client.js';
+import { CliError, EXIT } from './exit.js';
 import {
   apiCommand,
   collect,
@@ -14,6 +15,7 @@ import {
   LEASE_BOUNDS,
   listFlag,
   oneLineErrors,
+  oneOf,
   queueName,
   run,
   textFlag,
@@ -31,6 +33,8 @@ export interface Endpoint {
   verbs: string[];
   state: string;
   default_lease_seconds: number | null;
+  /** Absent from a server older than agent-message opt-in. */
+  accept_agent_messages?: boolean;
   expires_at: string | null;
   revoked_at: string | null;
   last_seen_at: string | null;
@@ -42,6 +46,11 @@ interface VendOptions extends CommonOptions {
   verbs?: string;
   expiresAt?: string;
   lease?: string;
+  acceptAgentMessages?: boolean;
+}
+
+interface SetOptions extends CommonOptions {
+  acceptAgentMessages?: string;
 }
 
 /** Stands where the credential goes in `endpoint connect`: it is not stored server-side. */
@@ -57,9 +66,14 @@ export function registerEndpoint(program: Command): void {
     .option('--verbs <LIST>', 'comma-separated verb or family names: drain, create, messages, admission, hooks')
     .option('--expires-at <T>', 'when the credential stops working, RFC 3339 (e.g. 2030-01-31T18:00:00Z)')
     .option('--lease <SECONDS>', `default lease for claims, ${LEASE_BOUNDS.min}–${LEASE_BOUNDS.max} seconds`)
+    .option('--accept-agent-messages', "let your other endpoints' agents queue messages into its sessions")
     .action(run(vend));
   apiCommand(group, 'list', 'list your endpoints').action(run(list));
   apiCommand(group, 'show', 'show an endpoint and its sessions').argument('<REF>', 'slug or id').action(run(show));
+  apiCommand(group, 'set', "change an endpoint's settings")
+    .argument('<REF>', 'slug or id')
+    .option('--accept-agent-messages <on|off>', "whether your other endpoints' agents may message its sessions")
+    .action(run(set));
   apiCommand(group, 'revoke', 'stop an endpoint at once; its live todos are dead-lettered')
     .argument('<REF>', 'slug or id')
     .action(run(revoke));
@@ -77,6 +91,7 @@ export function vendBody(name: string, opts: VendOptions): Record<string, unknow
   if (opts.expiresAt !== undefined) body.expires_at = futureTime('--expires-at', opts.expiresAt);
   if (opts.lease !== undefined)
     body.default_lease_seconds = wholeNumber('--lease', opts.lease, LEASE_BOUNDS.min, LEASE_BOUNDS.max);
+  if (opts.acceptAgentMessages === true) body.accept_agent_messages = true;
   return body;
 }
 
@@ -133,6 +148,18 @@ async function show(ref: string, opts: CommonOptions): Promise<void> {
     endpointPath(ref),
   );
   emit(opts.json, answer, (a) => describe(a.endpoint) + section('Sessions:', objectsTable(a.sessions)));
+}
+
+async function set(ref: string, opts: SetOptions): Promise<void> {
+  if (opts.acceptAgentMessages === undefined) {
+    throw new CliError('name a setting to change: --accept-agent-messages on|off', EXIT.usage);
+  }
+  const accept = oneOf('--accept-agent-messages', opts.acceptAgentMessages, ['on', 'off'] as const) === 'on';
+  const client = await signedInClient(opts.url);
+  const answer = await client.request<{ endpoint: Endpoint }>('PATCH', endpointPath(ref), {
+    accept_agent_messages: accept,
+  });
+  emit(opts.json, answer, (a) => describe(a.endpoint));
 }
 
 async function revoke(ref: string, opts: CommonOptions): Promise<void> {
@@ -193,6 +220,7 @@ function describe(e: Endpoint): string {
     ['queues', e.queues],
     ['verbs', e.verbs],
     ['default lease', e.default_lease_seconds === null ? null : `${e.default_lease_seconds}s`],
+    ['agent messages', e.accept_agent_messages === undefined ? null : e.accept_agent_messages ? 'accepted' : 'refused'],
     ['expires', e.expires_at],
     ['revoked', e.revoked_at],
     ['last seen', e.last_seen_at],

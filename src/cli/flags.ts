@@ -4,6 +4,7 @@
 // values, each naming its flag. The server validates everything again; these checks only
 // save a round trip and give a clearer message.
 
+import { parseDuration } from '../config/duration.js';
 import type { Command } from 'commander';
 import { LEASE_BOUNDS, LIMITS, QUEUE_NAME } from '../domain/todo.js';
 import { CliError, EXIT, fail } from './exit.js';
@@ -112,6 +113,28 @@ export function futureTime(flag: string, value: string, now = Date.now()): strin
   if (Number.isNaN(ms)) throw usage(`${flag}: "${value}" is not a time such as 2030-01-31T18:00:00Z`);
   if (ms <= now) throw usage(`${flag}: ${value} is in the past`);
   return new Date(ms).toISOString();
+}
+
+/** An integer, negative allowed, from min to max (e.g. --priority). */
+export function integer(flag: string, value: string, min: number, max: number): number {
+  const n = Number(value);
+  if (!/^[+-]?\d+$/.test(value.trim()) || n < min || n > max)
+    throw usage(`${flag}: must be an integer from ${min} to ${max}`);
+  return n;
+}
+
+/** Any RFC 3339 time (past ones too), as UTC. */
+export function rfc3339Time(flag: string, value: string): string {
+  const ms = RFC3339.test(value) ? Date.parse(value) : NaN;
+  if (Number.isNaN(ms)) throw usage(`${flag}: "${value}" is not a time such as 2030-01-31T18:00:00Z`);
+  return new Date(ms).toISOString();
+}
+
+/** The instant a duration from now is, as UTC (e.g. --in 2h). */
+export function timeIn(flag: string, value: string, now = Date.now()): string {
+  const ms = parseDuration(value);
+  if (ms === null) throw usage(`${flag}: "${value}" is not a duration such as 90s, 15m, 2h or 1d`);
+  return new Date(now + ms).toISOString();
 }
 
 /** Rejects two flags given together, e.g. --body and --body-file. */

@@ -46,6 +46,7 @@ export function registerHook(program: Command): void {
   apiCommand(group, 'rotate', 'new signing secret (the old one signs too for 24 h); re-enables the hook')
     .argument('<ENDPOINT>', 'endpoint slug or id')
     .argument('<ID>', 'hook id (nh_…)')
+    .option('--immediate', 'the old secret stops signing at once (a leaked secret), not after 24 h')
     .action(run(rotate));
   apiCommand(group, 'delete', 'delete a notify hook')
     .argument('<ENDPOINT>', 'endpoint slug or id')
@@ -101,13 +102,13 @@ async function list(endpoint: string, opts: CommonOptions): Promise<void> {
   );
 }
 
-async function rotate(endpoint: string, id: string, opts: CommonOptions): Promise<void> {
+async function rotate(endpoint: string, id: string, opts: CommonOptions & { immediate?: boolean }): Promise<void> {
   const client = await signedInClient(opts.url);
   const path = `${hooksPath(endpoint)}/${encodeURIComponent(id)}/rotate`;
-  const answer = await client.request<Hook & { signing_secret: string }>('POST', path);
-  emit(opts.json, answer, (a) =>
-    section('New signing secret (shown once; the old one also signs for 24 h):', `  ${a.signing_secret}\n`),
-  );
+  const body = opts.immediate ? { immediate: true } : undefined;
+  const answer = await client.request<Hook & { signing_secret: string }>('POST', path, body);
+  const old = opts.immediate ? 'the old one no longer signs' : 'the old one also signs for 24 h';
+  emit(opts.json, answer, (a) => section(`New signing secret (shown once; ${old}):`, `  ${a.signing_secret}\n`));
 }
 
 async function remove(endpoint: string, id: string, opts: CommonOptions): Promise<void> {

@@ -42,6 +42,10 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
     ],
   },
   {
+    load: async () => (await import('./human.js')).registerHuman,
+    commands: [{ term: 'human', description: 'the people who sign in (admins only)' }],
+  },
+  {
     load: async () => (await import('./endpoint.js')).registerEndpoint,
     commands: [{ term: 'endpoint', description: "vend and manage agents' endpoints" }],
   },
@@ -52,6 +56,10 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
   {
     load: async () => (await import('./queue.js')).registerQueue,
     commands: [{ term: 'queue', description: "manage an endpoint's queues" }],
+  },
+  {
+    load: async () => (await import('./schedule.js')).registerSchedule,
+    commands: [{ term: 'schedule', description: 'recurring todos: a cron expression in a zone' }],
   },
   {
     load: async () => (await import('./webhook.js')).registerWebhook,

@@ -2,7 +2,8 @@
 // database directly. serve runs until SIGINT/SIGTERM, then shuts down in order.
 
 import type { Command } from 'commander';
-import { pino } from 'pino';
+import { createLogger } from '../http/logger.js';
+import { traceLogFields } from '../tracing/index.js';
 import { migrateDatabase, startServer, type Server } from '../main.js';
 import { configOrExit } from './config.js';
 import { EXIT, fail } from './exit.js';
@@ -13,7 +14,9 @@ export function registerServe(program: Command): void {
     .description('run the server (HTTP, MCP, board, sweeps); configured by SWITCHBOARD_* variables')
     .action(async () => {
       const config = configOrExit();
-      const log = pino({ level: config.logLevel });
+      // Traced, each line inside a span names it; the mixin is loaded only then.
+      const mixin = config.tracing.enabled ? await traceLogFields() : undefined;
+      const log = createLogger(config.logLevel, undefined, mixin ? { mixin } : {});
       // Signals are handled from the first moment: a SIGTERM during a slow start (first
       // initdb, migrations) waits for the start to finish and then shuts down in order,
       // so the embedded PostgreSQL is never left running. A second signal exits at once.
@@ -35,6 +38,11 @@ export function registerServe(program: Command): void {
       process.on('SIGTERM', () => shutdown('SIGTERM'));
       try {
         server = await startServer(config, log, { signal: starting.signal });
+        // The one-time setup link is a secret: a plain stderr line for the operator, never
+        // the JSON log (which is shipped and kept).
+        if (server.setupUrl) {
+          process.stderr.write(`no humans yet: open ${server.setupUrl} within 1 hour to create the first admin\n`);
+        }
       } catch (err) {
         if (stopRequested) process.exit(EXIT.ok);
         log.error({ err }, 'start failed');
@@ -49,7 +57,7 @@ export function registerServe(program: Command): void {
     .option('--json', 'print the result as JSON')
     .action(async (opts: { json?: boolean }) => {
       const config = configOrExit();
-      const log = pino({ level: opts.json ? 'silent' : config.logLevel === 'info' ? 'warn' : config.logLevel });
+      const log = createLogger(opts.json ? 'silent' : config.logLevel === 'info' ? 'warn' : config.logLevel);
       const result = await migrateDatabase(config, log).catch(fail);
       if (opts.json) process.stdout.write(JSON.stringify(result) + '\n');
       else if (result.applied.length === 0) process.stdout.write(`schema is current (${result.current ?? 'empty'})\n`);

@@ -1,27 +1,34 @@
-// `switchboard todo push|list|show|retry|cancel`: a human's view of an endpoint's todos
-// over the REST API. Checks flag values before any request; claiming and completing are
+// `switchboard todo push (add)|list|show|retry|cancel`: a human's view of an endpoint's todos
+// over the REST API (retry and cancel with --filter: src/cli/todo-bulk.ts). Checks flag values before any request; claiming and completing are
 // the agent's verbs (MCP), not the CLI's.
 
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { TODO_STATES } from '../domain/todo.js';
+import { PRIORITY_BOUNDS, TODO_STATES } from '../domain/todo.js';
+import { describeWaiting, type Waiting } from '../domain/waiting.js';
 import { signedInClient } from './client.js';
 import { endpointPath } from './endpoint.js';
 import { CliError, EXIT } from './exit.js';
 import {
   apiCommand,
+  collect,
   exclusive,
+  integer,
   jsonValue,
   LIMITS,
   oneLineErrors,
   oneOf,
   queueName,
+  rfc3339Time,
   run,
   textFlag,
+  timeIn,
   wholeNumber,
   type CommonOptions,
 } from './flags.js';
-import { emit, keyValues, section, table } from './output.js';
+import { emit, keyValues, section, table, text } from './output.js';
+import { bulk, FILTER_KEYS, type BulkOptions } from './todo-bulk.js';
+import { pushFile } from './todo-push.js';
 
 export interface Todo {
   id: string;
@@ -46,7 +53,9 @@ interface Attempt {
 }
 
 export interface PushOptions extends CommonOptions {
-  title: string;
+  /** Required unless --file is given. */
+  title?: string;
+  file?: string;
   queue: string;
   body?: string;
   bodyFile?: string;
@@ -54,6 +63,9 @@ export interface PushOptions extends CommonOptions {
   kind?: string;
   idempotencyKey?: string;
   maxAttempts?: string;
+  priority?: string;
+  at?: string;
+  in?: string;
 }
 
 interface ListOptions extends CommonOptions {
@@ -67,16 +79,21 @@ const todoPath = (id: string) => `/api/v1/todos/${encodeURIComponent(id)}`;
 
 export function registerTodo(program: Command): void {
   const group = oneLineErrors(program.command('todo').description("push and inspect an endpoint's todos"));
-  apiCommand(group, 'push', 'put a todo on one of an endpoint’s queues')
+  apiCommand(group, 'push', 'put a todo on one of an endpoint’s queues, or many from a JSON-lines file')
+    .alias('add')
     .argument('<ENDPOINT>', 'endpoint slug or id')
-    .requiredOption('--title <T>', `what to do, at most ${LIMITS.titleChars} characters`)
-    .option('--queue <Q>', 'the queue', 'inbox')
+    .option('--title <T>', `what to do, at most ${LIMITS.titleChars} characters (required without --file)`)
+    .option('--file <F>', 'push one todo per JSON line of F (- for stdin), in batches of up to 1,000')
+    .option('--queue <Q>', 'the queue (with --file: for lines that name none)', 'inbox')
     .option('--body <B>', 'details for the agent (text)')
     .option('--body-file <F>', 'read the body from a file (- for stdin)')
     .option('--payload <JSON>', 'structured input for the agent, as JSON')
     .option('--kind <K>', 'a label agents can filter on')
     .option('--idempotency-key <K>', 'a second push with the same key answers the first todo')
     .option('--max-attempts <N>', `attempts before the todo is dead-lettered, 1–${LIMITS.maxAttempts} (default 5)`)
+    .option('--priority <N>', 'higher is claimed first, -100 to 100 (default 0)')
+    .option('--at <TIME>', 'not claimable before this RFC 3339 time, e.g. 2030-01-31T18:00:00Z')
+    .option('--in <DURATION>', 'not claimable before this long from now, e.g. 90s, 15m, 2h, 1d')
     .action(run(push));
   apiCommand(group, 'list', "list an endpoint's todos, newest first")
     .argument('<ENDPOINT>', 'endpoint slug or id')
@@ -86,15 +103,26 @@ export function registerTodo(program: Command): void {
     .option('--cursor <C>', 'continue after the previous page (printed at its end)')
     .action(run(list));
   apiCommand(group, 'show', 'show a todo and its attempts').argument('<ID>', 'todo id (td_…)').action(run(show));
-  apiCommand(group, 'retry', 'make a failed or canceled todo pending again, with fresh attempts')
-    .argument('<ID>', 'todo id (td_…)')
-    .action(run(retry));
-  apiCommand(group, 'cancel', 'cancel a todo that is not finished').argument('<ID>', 'todo id').action(run(cancel));
+  for (const [verb, what, one] of [
+    ['retry', 'make a failed or canceled todo pending again, with fresh attempts', retry],
+    ['cancel', 'cancel a todo that is not finished', cancel],
+  ] as const) {
+    apiCommand(group, verb, `${what}; with --filter, every matching todo of an endpoint`)
+      .argument('<ID>', 'todo id (td_…), or with --filter the endpoint slug or id')
+      .option('--filter <KEY=VALUE>', `bulk: only todos matching (repeatable; ${FILTER_KEYS.join(', ')})`, collect, [])
+      .option('--dry-run', 'bulk: count the matching todos, change nothing')
+      .action(
+        run((target: string, opts: BulkOptions) =>
+          opts.filter.length > 0 ? bulk(verb, target, opts) : one(target, opts),
+        ),
+      );
+  }
 }
 
 /** Checks the flags and builds the POST body; throws a usage error naming the bad flag. */
-export async function pushBody(opts: PushOptions): Promise<Record<string, unknown>> {
+export async function pushBody(opts: PushOptions, now = Date.now()): Promise<Record<string, unknown>> {
   exclusive(['--body', opts.body], ['--body-file', opts.bodyFile]);
+  if (opts.title === undefined) throw new CliError('--title: required (or push many with --file)', EXIT.usage);
   const body: Record<string, unknown> = {
     queue: queueName('--queue', opts.queue),
     title: textFlag('--title', opts.title, LIMITS.titleChars),
@@ -114,6 +142,11 @@ export async function pushBody(opts: PushOptions): Promise<Record<string, unknow
     body.idempotency_key = textFlag('--idempotency-key', opts.idempotencyKey, LIMITS.idempotencyKeyChars);
   if (opts.maxAttempts !== undefined)
     body.max_attempts = wholeNumber('--max-attempts', opts.maxAttempts, 1, LIMITS.maxAttempts);
+  if (opts.priority !== undefined)
+    body.priority = integer('--priority', opts.priority, PRIORITY_BOUNDS.min, PRIORITY_BOUNDS.max);
+  exclusive(['--at', opts.at], ['--in', opts.in]);
+  if (opts.at !== undefined) body.not_before = rfc3339Time('--at', opts.at);
+  if (opts.in !== undefined) body.not_before = timeIn('--in', opts.in, now);
   return body;
 }
 
@@ -146,7 +179,16 @@ export function listQuery(opts: ListOptions): string {
   return text === '' ? '' : `?${text}`;
 }
 
+/** The single-todo flags, which a --file push takes from each line instead. */
+const SINGLE_FLAGS = ['title', 'body', 'bodyFile', 'payload', 'kind', 'idempotencyKey', 'maxAttempts'] as const;
+const flagName = (key: string) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+
 async function push(endpoint: string, opts: PushOptions): Promise<void> {
+  if (opts.file !== undefined) {
+    const single = SINGLE_FLAGS.find((key) => opts[key] !== undefined);
+    if (single) throw new CliError(`${flagName(single)}: not with --file (each line is a whole todo)`, EXIT.usage);
+    return pushFile(endpoint, { file: opts.file, queue: opts.queue, json: opts.json, url: opts.url });
+  }
   const body = await pushBody(opts);
   const client = await signedInClient(opts.url);
   const answer = await client.request<{ todo: Todo; created: boolean }>(
@@ -175,7 +217,9 @@ async function list(endpoint: string, opts: ListOptions): Promise<void> {
         { header: 'ID', value: (t) => t.id },
         { header: 'QUEUE', value: (t) => t.queue },
         { header: 'STATE', value: (t) => t.state },
+        { header: 'PRIO', value: (t) => t.priority },
         { header: 'ATTEMPT', value: (t) => `${t.attempt}/${t.max_attempts}` },
+        { header: 'WAITING', value: (t) => waitingText(t), max: 40 },
         { header: 'CREATED', value: (t) => t.created_at },
         { header: 'TITLE', value: (t) => t.title, max: 60 },
       ],
@@ -191,16 +235,24 @@ async function show(id: string, opts: CommonOptions): Promise<void> {
   emit(opts.json, answer, (a) => describeTodo(a.todo) + section('Attempts:', attemptsTable(a.attempts)));
 }
 
-async function retry(id: string, opts: CommonOptions): Promise<void> {
+async function retry(id: string, opts: BulkOptions): Promise<void> {
+  if (opts.dryRun) throw new CliError('--dry-run: only with --filter (a bulk retry)', EXIT.usage);
   const client = await signedInClient(opts.url);
   const answer = await client.request<{ todo: Todo }>('POST', `${todoPath(id)}/retry`);
   emit(opts.json, answer, (a) => `${a.todo.id} is ${a.todo.state} again, attempts reset`);
 }
 
-async function cancel(id: string, opts: CommonOptions): Promise<void> {
+async function cancel(id: string, opts: BulkOptions): Promise<void> {
+  if (opts.dryRun) throw new CliError('--dry-run: only with --filter (a bulk cancel)', EXIT.usage);
   const client = await signedInClient(opts.url);
   const answer = await client.request<{ todo: Todo }>('POST', `${todoPath(id)}/cancel`);
   emit(opts.json, answer, (a) => `${a.todo.id} is ${a.todo.state}`);
+}
+
+/** Why the todo waits, in words (docs/design/todos.md, "Why is it waiting"); null when it does not. */
+function waitingText(t: Todo): string | null {
+  const waiting = t.waiting as Waiting | undefined;
+  return waiting ? describeWaiting(waiting, (iso) => text(iso)) : null;
 }
 
 export function describeTodo(t: Todo): string {
@@ -209,6 +261,9 @@ export function describeTodo(t: Todo): string {
     ['queue', t.queue],
     ['title', t.title],
     ['state', t.state],
+    ['priority', t.priority],
+    ['not before', t.not_before],
+    ['waiting', waitingText(t)],
     ['attempt', `${t.attempt} of ${t.max_attempts}`],
     ['error', t.error],
     ['kind', t.kind],

@@ -8,22 +8,44 @@ import { parseDuration } from './duration.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+/**
+ * `text` as milliseconds within minMs–maxMs, or an issue on ctx naming what is wrong.
+ * With `zeroOff`, a bare `0` (or `0s`) is allowed and answers 0: the setting is off.
+ */
+function checkedDuration(
+  text: string,
+  ctx: z.RefinementCtx,
+  bounds: { minMs: number; maxMs: number; range: string; zeroOff?: boolean },
+): number {
+  const ms = bounds.zeroOff && text.trim() === '0' ? 0 : parseDuration(text);
+  const off = bounds.zeroOff === true && ms === 0;
+  if (ms === null || (!off && (ms < bounds.minMs || ms > bounds.maxMs))) {
+    const example = `a duration such as 90s, 15m, 6h${bounds.zeroOff ? ' (or 0 for none)' : ''}`;
+    ctx.addIssue({
+      code: 'custom',
+      message: ms === null ? `"${text}" is not ${example}` : `"${text}" is outside the allowed range ${bounds.range}`,
+    });
+    return z.NEVER;
+  }
+  return ms;
+}
+
 export function duration(defaultText: string, minMs: number, maxMs: number, range: string) {
   return z
     .string()
     .default(defaultText)
-    .transform((text, ctx) => {
-      const ms = parseDuration(text);
-      if (ms === null) {
-        ctx.addIssue({ code: 'custom', message: `"${text}" is not a duration such as 90s, 15m, 6h` });
-        return z.NEVER;
-      }
-      if (ms < minMs || ms > maxMs) {
-        ctx.addIssue({ code: 'custom', message: `"${text}" is outside the allowed range ${range}` });
-        return z.NEVER;
-      }
-      return ms;
-    });
+    .transform((text, ctx) => checkedDuration(text, ctx, { minMs, maxMs, range }));
+}
+
+/**
+ * A timeout that `0` (or `0s`) switches off, answering 0; otherwise a duration within
+ * minMs–maxMs, like duration().
+ */
+export function timeoutDuration(defaultText: string, minMs: number, maxMs: number, range: string) {
+  return z
+    .string()
+    .default(defaultText)
+    .transform((text, ctx) => checkedDuration(text, ctx, { minMs, maxMs, range, zeroOff: true }));
 }
 
 /** Like duration() with no default: undefined when unset. */
@@ -31,21 +53,7 @@ export function optionalDuration(minMs: number, maxMs: number, range: string) {
   return z
     .string()
     .optional()
-    .transform((text, ctx) => {
-      if (text === undefined) return undefined;
-      const ms = parseDuration(text);
-      if (ms === null || ms < minMs || ms > maxMs) {
-        ctx.addIssue({
-          code: 'custom',
-          message:
-            ms === null
-              ? `"${text}" is not a duration such as 90s, 15m, 6h`
-              : `"${text}" is outside the allowed range ${range}`,
-        });
-        return z.NEVER;
-      }
-      return ms;
-    });
+    .transform((text, ctx) => (text === undefined ? undefined : checkedDuration(text, ctx, { minMs, maxMs, range })));
 }
 
 export function integer(defaultValue: number, min: number, max: number) {
@@ -74,6 +82,43 @@ export const listen = z
     }
     return { host: match[1] ?? match[2] ?? '127.0.0.1', port };
   });
+
+/**
+ * A comma-separated list, trimmed and lower-cased, empty entries dropped; an entry `valid`
+ * refuses is named in the problem with what was expected (`expected`, e.g. "a host name").
+ */
+function commaList(valid: RegExp, expected: string) {
+  return z
+    .string()
+    .default('')
+    .transform((text, ctx) => {
+      const entries = text
+        .split(',')
+        .map((e) => e.trim().toLowerCase())
+        .filter(Boolean);
+      const bad = entries.find((e) => !valid.test(e));
+      if (bad) {
+        ctx.addIssue({ code: 'custom', message: `"${bad}" is not ${expected}` });
+        return z.NEVER;
+      }
+      return entries;
+    });
+}
+
+/** A comma-separated list of host names (`switchboard.example.com`, `10.0.0.5`, `[::1]`), lower-cased. */
+export const hostList = commaList(
+  /^(?:[a-z0-9]([a-z0-9-]*[a-z0-9])?)(?:\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$|^\[[0-9a-f:.]+\]$/,
+  'a host name (e.g. switchboard.example.com or [::1], no port)',
+);
+
+/** A comma-separated list of e-mail domains (`example.com`), lower-cased, no `@`. */
+export const domainList = commaList(
+  /^(?:[a-z0-9]([a-z0-9-]*[a-z0-9])?)(?:\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/,
+  'an e-mail domain (e.g. example.com, no @)',
+);
+
+/** A comma-separated list of e-mail addresses, lower-cased. */
+export const emailList = commaList(/^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/, 'an e-mail address');
 
 export const databaseUrl = z
   .string()

@@ -2,7 +2,7 @@
 
 import { parseConfig } from './schema.js';
 
-export type { Config } from './schema.js';
+export type { Config, OidcConfig, TracingConfig } from './types.js';
 export { parseConfig, ENV_VARS, isLoopbackHost } from './schema.js';
 export { parseDuration, formatDuration } from './duration.js';
 

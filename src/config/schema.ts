@@ -1,22 +1,30 @@
-// The environment schema: every variable Switchboard reads, its default and why, in one
-// place. The README's table of variables is checked against `ENV_VARS` by a test.
-// This module is pure: `parseConfig` takes the environment as an argument.
+// The environment schema: every variable Switchboard reads, its default and why. The
+// sign-in (./oidc.ts) and tracing (./tracing.ts) variables live with the config slices
+// they make; this file composes them with the rest. The README's table of variables is
+// checked against `ENV_VARS` by a test. Pure: `parseConfig` takes the environment as an
+// argument.
 
 import { z } from 'zod';
 import {
   cidrList,
   databaseUrl,
   duration,
+  hostList,
   integer,
   isLoopbackHost,
   listen,
   LOG_LEVELS,
   optionalDuration,
+  timeoutDuration,
 } from './fields.js';
+import { oidcConfig, oidcProblems, OIDC_VARS } from './oidc.js';
+import { tracingConfig, TRACING_VARS } from './tracing.js';
+import type { Config, MessageConfig } from './types.js';
 import { minLength, zod3Messages } from '../domain/issues.js';
+import { parseEnvCapacity } from '../domain/messages.js';
+import { DEFAULT_QUOTAS } from '../domain/quotas.js';
 
 export { isLoopbackHost };
-import { parseEnvCapacity } from '../domain/messages.js';
 
 const SCHEMA = z.object({
   // Loopback by default: a fresh install must not be reachable from the network before
@@ -30,9 +38,22 @@ const SCHEMA = z.object({
   // Ten connections serve hundreds of agents: every statement is short. Raise it for
   // many instances' worth of claim traffic on one process, not for idle sessions.
   SWITCHBOARD_DB_POOL_SIZE: integer(10, 2, 500),
+  // Every statement Switchboard sends is short; 30 s stops a runaway one from holding a
+  // pooled connection (and its locks) forever while leaving room for a slow disk.
+  SWITCHBOARD_STATEMENT_TIMEOUT: timeoutDuration('30s', 100, 86_400_000, '0 (none) or 100ms–24h'),
+  // No transaction waits on anything outside the database; 60 s ends one left open by a
+  // stuck process before its locks and snapshot hold up vacuum and every other writer.
+  SWITCHBOARD_IDLE_IN_TRANSACTION_TIMEOUT: timeoutDuration('60s', 100, 86_400_000, '0 (none) or 100ms–24h'),
+  // Switchboard's transactions hold row locks for milliseconds; a wait of 5 s means a stuck
+  // or runaway holder, and answering a retryable `unavailable` then frees the request and its
+  // pooled connection instead of queueing every caller behind it until statement_timeout.
+  SWITCHBOARD_LOCK_TIMEOUT: timeoutDuration('5s', 100, 86_400_000, '0 (none) or 100ms–24h'),
   // Five minutes covers one agent step between heartbeats; shorter leases hand work to
   // another session while the first is still thinking, longer ones delay recovery.
   SWITCHBOARD_DEFAULT_LEASE: duration('5m', 5_000, 86_400_000, '5s–24h'),
+  // A day: a client that retries a create after an outage of hours gets its first todo
+  // back even when that todo already finished; zero keeps only live todos' keys.
+  SWITCHBOARD_IDEMPOTENCY_WINDOW: duration('24h', 0, 30 * 86_400_000, '0s–30d'),
   // A lapsed lease is already claimable by takeover; the reaper only tidies rows nobody
   // asked for, so 30 s is prompt without scanning constantly.
   SWITCHBOARD_REAPER_INTERVAL: duration('30s', 1_000, 600_000, '1s–10m'),
@@ -44,8 +65,9 @@ const SCHEMA = z.object({
   // interval. A closed MCP session is kept a week, as long as the ring records that name it,
   // so "which client was that" has an answer while the ring is still there.
   SWITCHBOARD_MCP_SESSION_RETENTION: duration('7d', 3_600_000, 3_650 * 86_400_000, '1h–3650d'),
-  // An expired board session or a spent/expired setup or invite link answers exactly like an
-  // unknown one; a week of them is kept only for reviewing recent sign-ins.
+  // An expired board session, a spent/expired setup or invite link or an expired CLI sign-in
+  // code answers exactly like an unknown one; a week of them is kept only for reviewing
+  // recent sign-ins.
   SWITCHBOARD_SIGNIN_RETENTION: duration('7d', 3_600_000, 3_650 * 86_400_000, '1h–3650d'),
   // A revoked or expired API token stays listed (marked) for a month, so the owner can still
   // see which token stopped working and when; it never authenticates in that time.
@@ -58,6 +80,9 @@ const SCHEMA = z.object({
   // week". The 1-day floor stays above the longest ack window (6h), so a ring is decided
   // heard or unheard long before it can be deleted.
   SWITCHBOARD_DOORBELL_RETENTION: duration('7d', 86_400_000, 3_650 * 86_400_000, '1d–3650d'),
+  // The board charts a queue's last hour and last day; two days keeps yesterday whole at
+  // any hour. Each busy queue writes one small row a minute (2,880 per queue at 2d).
+  SWITCHBOARD_ROLLUP_RETENTION: duration('2d', 86_400_000, 90 * 86_400_000, '1d–90d'),
   // A quarter hour outlasts an ordinary agent turn, so a ring is called unheard only when
   // nobody claimed or acknowledged it in that time; operators tune it
   // (docs/design/doorbell-acknowledgement.md, "The ack window").
@@ -77,6 +102,25 @@ const SCHEMA = z.object({
   // on one instance at once; past it a waiting call answers resource_exhausted. A waiter
   // holds no pool connection, only a few hundred bytes and a timer.
   SWITCHBOARD_MAX_WAITERS_PER_ENDPOINT: integer(32, 1, 10_000),
+  // Live MCP sessions one endpoint may hold at once, across every instance (counted in
+  // mcp_sessions as a session opens; docs/design/mcp-surface.md, "Limits"). One session is
+  // one client process, and a fleet of agents sharing one endpoint is a few dozen: a
+  // hundred is never met by one, while it stops a looping `initialize` from piling up
+  // rows and the work each live session costs until the 30-minute idle sweep.
+  SWITCHBOARD_MCP_SESSIONS_PER_ENDPOINT: integer(100, 1, 100_000),
+  // /mcp requests per credential (endpoint), per instance, as a token bucket. Every tool
+  // call, notification, stream open and close counts. 200/s with a burst of 400 is the
+  // operator API's limit: a hundred sessions each calling twice a second stay under it,
+  // so only a loop gone wrong meets it.
+  SWITCHBOARD_MCP_RATE: integer(200, 1, 1_000_000),
+  SWITCHBOARD_MCP_BURST: integer(400, 1, 1_000_000),
+  // /mcp requests per client address that carry no well-formed credential or fail to
+  // authenticate; when the bucket is empty even a well-formed credential is refused
+  // before it is looked up, so a flood of guesses never reaches the database. A working
+  // agent never spends from it: 10/s with a burst of 100 leaves room for clients retrying
+  // a revoked credential behind one NAT, and none for a flood.
+  SWITCHBOARD_MCP_UNAUTH_RATE_PER_IP: integer(10, 1, 1_000_000),
+  SWITCHBOARD_MCP_UNAUTH_BURST_PER_IP: integer(100, 1, 1_000_000),
   // How often an open board page re-reads its view: live enough to watch claims happen,
   // one small read per open page per second.
   SWITCHBOARD_BOARD_POLL: duration('1s', 100, 3_600_000, '100ms–1h'),
@@ -87,6 +131,52 @@ const SCHEMA = z.object({
     .optional(),
   // Sign-in is on unless explicitly turned off; off is refused on a non-loopback address.
   SWITCHBOARD_AUTH: z.enum(['on', 'off']).default('on'),
+  // A login token (`switchboard login`) dies after this long unused; each use pushes it
+  // out again (docs/design/people.md). A month: a laptop used weekly never asks twice, a
+  // lost one stops working within weeks. Workflow tokens carry their own expiry instead.
+  // The 1h floor stays well above the once-a-minute write of the sliding expiry.
+  SWITCHBOARD_TOKEN_TTL: duration('30d', 3_600_000, 3_650 * 86_400_000, '1h–3650d'),
+  // OAuth for /mcp (docs/design/oauth.md, "Tokens"): access tokens are short-lived (and
+  // never outlive their endpoint), so a leaked one is worth little; refresh tokens rotate on
+  // every use, and this bounds how long an unused one keeps a client signed in.
+  SWITCHBOARD_OAUTH_ACCESS_TOKEN_TTL: duration('1h', 60_000, 86_400_000, '1m–24h'),
+  SWITCHBOARD_OAUTH_REFRESH_TOKEN_TTL: duration('30d', 3_600_000, 365 * 86_400_000, '1h–365d'),
+  // Dynamic client registration (/oauth/register) is a public write: per client address (an
+  // IPv6 address by its /64), a bucket of this burst refilling at this rate. An MCP client
+  // registers once per server and keeps its client id, so 20 at once and then one every
+  // 6 s is never met by real clients, while a loop of registrations is stopped before it
+  // writes (docs/design/oauth.md, "Limits and retention"). The token and revocation
+  // endpoints take the operator API's per-address limit.
+  SWITCHBOARD_OAUTH_REGISTER_BURST: integer(20, 1, 1_000_000),
+  SWITCHBOARD_OAUTH_REGISTER_PER_MINUTE: integer(10, 1, 1_000_000),
+  // How long dead OAuth rows stay (src/sweeps/retention.ts): codes and tokens after they
+  // expired, grants after they were revoked or after their last refresh token expired,
+  // and registered clients left without a grant after they registered. A week, like
+  // sign-ins: long enough to read back what happened to a client that stopped working.
+  SWITCHBOARD_OAUTH_RETENTION: duration('7d', 3_600_000, 3_650 * 86_400_000, '1h–3650d'),
+  ...OIDC_VARS,
+  // Operator API limits (/api/v1), per instance, as token buckets: sustained requests per
+  // second and the burst allowed at once. Per credential, so one runaway script cannot
+  // starve the rest; 200/s with a burst of 400 is far above what automation sends (a bulk
+  // action is one request), so only a loop gone wrong meets it.
+  SWITCHBOARD_API_RATE: integer(200, 1, 1_000_000),
+  SWITCHBOARD_API_BURST: integer(400, 1, 1_000_000),
+  // Per client address, before the credential is read, so a flood of bad tokens never
+  // reaches the database. Twice the credential limit: several credentials may share an
+  // address (a CI runner, a NAT) without one address capping them first.
+  SWITCHBOARD_API_RATE_PER_IP: integer(400, 1, 1_000_000),
+  SWITCHBOARD_API_BURST_PER_IP: integer(800, 1, 1_000_000),
+  // Frames one board WebSocket (/ws) may send: 20 a second with a burst of 40 is far more
+  // than a board tab or the CLI sends, so only a runaway script meets it, and one busy tab
+  // cannot starve the rest. Per connection, per instance.
+  SWITCHBOARD_WS_RATE: integer(20, 1, 1_000_000),
+  SWITCHBOARD_WS_BURST: integer(40, 1, 1_000_000),
+  // Password sign-in and setup links, per address (an IPv6 address by its /64) and per
+  // account (the e-mail), each a bucket of this burst refilling at this rate: 10 at once
+  // and then one every 5 s makes guessing a password take years, while a human who
+  // mistypes a few times never meets it (docs/design/limits.md, "Sign-in throttle").
+  SWITCHBOARD_SIGNIN_BURST: integer(10, 1, 1_000_000),
+  SWITCHBOARD_SIGNIN_PER_MINUTE: integer(12, 1, 1_000_000),
   // Empty by default: X-Forwarded-For is believed only from proxies named here.
   SWITCHBOARD_TRUST_PROXY: cidrList,
   // Session message queue capacity (docs/design/message-queue.md): a valid value locks
@@ -105,9 +195,36 @@ const SCHEMA = z.object({
     .string()
     .refine((text) => URL.canParse(text), 'Invalid url')
     .optional(),
-  // Unset: /metrics is open (aggregates only, no ids). Set: a scraper's bearer; 32+
-  // characters so it cannot be guessed, and no endpoint, API token or cookie opens it.
+  // Host names served besides the public URL's (and the loopback names on a loopback bind),
+  // e.g. a second DNS name or the address a proxy forwards with. Empty: only those; a
+  // non-loopback bind with neither this nor a public URL serves any Host
+  // (docs/design/limits.md, "Host and Origin").
+  SWITCHBOARD_ALLOWED_HOSTS: hostList,
+  // Unset: /metrics is open, which is allowed only on a loopback bind (the series name
+  // every tenant's endpoints and queues). Set: a scraper's bearer; 32+ characters so it
+  // cannot be guessed, and no endpoint, API token or cookie opens it.
   SWITCHBOARD_METRICS_TOKEN: z.string().check(minLength(32, 'must be at least 32 characters')).optional(),
+  // Endpoints labelled on the queue series before the rest are summed into
+  // endpoint="_other": each labelled endpoint costs a series per queue and state, kept by
+  // Prometheus forever. 500 covers any team; a hosted install with more sums the tail.
+  SWITCHBOARD_METRICS_MAX_ENDPOINTS: integer(500, 1, 100_000),
+  // The queue wait the example alert SwitchboardQueueWaitHigh pages on: served as the gauge
+  // switchboard_queue_wait_alert_seconds so the rule compares the p95 with the team's own
+  // setting, not a number hard-coded in deploy/prometheus/alerts.yml. 10 minutes: agents
+  // woken by a doorbell claim in seconds, so a p95 that long means nobody is taking work.
+  SWITCHBOARD_QUEUE_WAIT_ALERT: duration('10m', 1_000, 86_400_000, '1s–24h'),
+  // Quotas per human (docs/design/limits.md, "Quotas"): far above what a team uses, so
+  // only a runaway script or an abusive tenant meets them. Each create past one answers
+  // resource_exhausted naming the setting.
+  SWITCHBOARD_QUOTA_ENDPOINTS: integer(DEFAULT_QUOTAS.endpoints, 1, 1_000_000),
+  // Live (pending, scheduled, claimed) todos per endpoint: a million is the backlog the
+  // claim path is measured at (bench/README.md, scale) and months of agent work; past it
+  // a producer is stuck in a loop, not queueing work.
+  SWITCHBOARD_QUOTA_LIVE_TODOS: integer(DEFAULT_QUOTAS.liveTodosPerEndpoint, 1, 100_000_000),
+  SWITCHBOARD_QUOTA_API_TOKENS: integer(DEFAULT_QUOTAS.apiTokens, 1, 1_000_000),
+  SWITCHBOARD_QUOTA_WEBHOOKS: integer(DEFAULT_QUOTAS.webhooks, 1, 1_000_000),
+  SWITCHBOARD_QUOTA_NOTIFY_HOOKS: integer(DEFAULT_QUOTAS.notifyHooks, 1, 1_000_000),
+  SWITCHBOARD_QUOTA_SCHEDULES: integer(DEFAULT_QUOTAS.schedules, 1, 1_000_000),
   // Off: notify hooks are HTTPS only, so a signed notification is never readable on the wire.
   SWITCHBOARD_PUSH_ALLOW_HTTP: z.enum(['on', 'off']).default('off'),
   // Empty: hooks never reach loopback/private/link-local/multicast addresses (SSRF guard);
@@ -117,56 +234,11 @@ const SCHEMA = z.object({
   // them exported can still run `serve` without an unknown-variable error.
   SWITCHBOARD_URL: z.string().optional(),
   SWITCHBOARD_TOKEN: z.string().optional(),
+  ...TRACING_VARS,
 });
 
 /** Every variable the schema reads, for the README check and the unknown-variable check. */
 export const ENV_VARS = Object.keys(SCHEMA.shape);
-
-export interface Config {
-  listen: { host: string; port: number };
-  publicUrl: string;
-  database: { url: string | null; dataDir: string; poolSize: number };
-  logLevel: (typeof LOG_LEVELS)[number];
-  /** false only with SWITCHBOARD_AUTH=off on a loopback address: every request is an admin. */
-  auth: boolean;
-  trustProxy: string[];
-  instanceId: string | null;
-  /** The bearer /metrics requires; null: /metrics is open. */
-  metricsToken: string | null;
-  todos: { defaultLeaseSeconds: number };
-  sweeps: { reaperIntervalMs: number; retentionIntervalMs: number; retentionMs: number };
-  /**
-   * How long each growing table keeps a row once it is dead (closed, expired, spent, revoked,
-   * received, sent). The admission audit follows SWITCHBOARD_RETENTION like finished todos:
-   * it explains budget decisions about work that is kept that long.
-   */
-  retention: RetentionConfig;
-  /** Notify hook targets: http allowed, and CIDRs exempt from the private-address refusal. */
-  hooks: { allowHttp: boolean; allowCidrs: string[] };
-  doorbell: { ackWindowMs: number };
-  /** Instance liveness: how often this instance beats, and how old a beat means dead. */
-  instances: { heartbeatMs: number; deadAfterMs: number };
-  messages: MessageConfig;
-  mcp: { credentialReuseMs: number; maxWaitersPerEndpoint: number };
-  board: { pollMs: number };
-}
-
-export interface RetentionConfig {
-  mcpSessionsMs: number;
-  signInMs: number;
-  apiTokensMs: number;
-  webhookDeliveriesMs: number;
-  doorbellMs: number;
-  admissionAuditMs: number;
-}
-
-export interface MessageConfig {
-  ackTimeoutMs: number;
-  /** The valid environment capacity (non-positive already 0), or null. */
-  envCapacity: number | null;
-  /** Invalid capacity variables, to be logged as warnings and otherwise ignored. */
-  warnings: string[];
-}
 
 /** SWITCHBOARD_QUEUE_MAX_PER_SESSION if valid, else KANDEV_QUEUE_MAX_PER_SESSION if valid. */
 function messageConfig(e: Record<string, string | undefined>, ackTimeoutMs: number): MessageConfig {
@@ -178,6 +250,25 @@ function messageConfig(e: Record<string, string | undefined>, ackTimeoutMs: numb
     if (parsed?.ok && envCapacity === null) envCapacity = parsed.value;
   }
   return { ackTimeoutMs, envCapacity, warnings };
+}
+
+/** The loopback names a browser on this machine uses for a loopback-bound server. */
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+
+/**
+ * The Host names served (docs/design/limits.md, "Host and Origin"): the public URL's, the
+ * loopback names when bound to loopback (and the bound name itself), the extra ones.
+ * null, any Host, only when nothing names the server: a non-loopback bind without a
+ * public URL or allowed hosts, where sign-in (auth off is refused there) is the guard.
+ */
+function allowedHosts(listenHost: string, publicUrl: string | undefined, extra: string[]): string[] | null {
+  const names = new Set(extra);
+  if (publicUrl !== undefined) names.add(new URL(publicUrl).hostname);
+  if (isLoopbackHost(listenHost)) {
+    for (const name of LOOPBACK_NAMES) names.add(name);
+    names.add(listenHost.includes(':') ? `[${listenHost}]` : listenHost.toLowerCase());
+  }
+  return names.size === 0 ? null : [...names];
 }
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
@@ -205,6 +296,15 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
   }
   if (
     parsed.success &&
+    parsed.data.SWITCHBOARD_METRICS_TOKEN === undefined &&
+    !isLoopbackHost(parsed.data.SWITCHBOARD_LISTEN.host)
+  ) {
+    problems.push(
+      `SWITCHBOARD_METRICS_TOKEN: required when listening on ${parsed.data.SWITCHBOARD_LISTEN.host}: /metrics names every tenant's endpoints and queues, so it is open only on a loopback bind; set a token of 32+ characters for the scraper, or listen on 127.0.0.1`,
+    );
+  }
+  if (
+    parsed.success &&
     parsed.data.SWITCHBOARD_INSTANCE_DEAD_AFTER !== undefined &&
     parsed.data.SWITCHBOARD_INSTANCE_DEAD_AFTER < 2 * parsed.data.SWITCHBOARD_INSTANCE_HEARTBEAT
   ) {
@@ -212,6 +312,7 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
       'SWITCHBOARD_INSTANCE_DEAD_AFTER: must be at least twice SWITCHBOARD_INSTANCE_HEARTBEAT, or one late beat would declare a live instance dead',
     );
   }
+  if (parsed.success) problems.push(...oidcProblems(parsed.data));
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
   const e = parsed.data;
   const hostForUrl = e.SWITCHBOARD_LISTEN.host.includes(':')
@@ -220,19 +321,48 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
   return {
     ok: true,
     config: {
+      tracing: tracingConfig(e),
       listen: e.SWITCHBOARD_LISTEN,
       publicUrl: (e.SWITCHBOARD_PUBLIC_URL ?? `http://${hostForUrl}:${e.SWITCHBOARD_LISTEN.port}`).replace(/\/$/, ''),
       database: {
         url: e.SWITCHBOARD_DATABASE_URL ?? null,
         dataDir: e.SWITCHBOARD_DATA_DIR,
         poolSize: e.SWITCHBOARD_DB_POOL_SIZE,
+        statementTimeoutMs: e.SWITCHBOARD_STATEMENT_TIMEOUT,
+        idleInTransactionTimeoutMs: e.SWITCHBOARD_IDLE_IN_TRANSACTION_TIMEOUT,
+        lockTimeoutMs: e.SWITCHBOARD_LOCK_TIMEOUT,
       },
       logLevel: e.SWITCHBOARD_LOG_LEVEL,
       auth: e.SWITCHBOARD_AUTH === 'on',
+      tokenTtlSeconds: Math.round(e.SWITCHBOARD_TOKEN_TTL / 1000),
+      oidc: oidcConfig(e),
+      passwordSignIn: e.SWITCHBOARD_PASSWORD_SIGNIN === 'on',
+      oauth: {
+        accessTokenTtlSeconds: Math.round(e.SWITCHBOARD_OAUTH_ACCESS_TOKEN_TTL / 1000),
+        refreshTokenTtlSeconds: Math.round(e.SWITCHBOARD_OAUTH_REFRESH_TOKEN_TTL / 1000),
+        registerLimit: {
+          perSecond: e.SWITCHBOARD_OAUTH_REGISTER_PER_MINUTE / 60,
+          burst: e.SWITCHBOARD_OAUTH_REGISTER_BURST,
+        },
+      },
       trustProxy: e.SWITCHBOARD_TRUST_PROXY,
       instanceId: e.SWITCHBOARD_INSTANCE_ID ?? null,
       metricsToken: e.SWITCHBOARD_METRICS_TOKEN ?? null,
-      todos: { defaultLeaseSeconds: Math.round(e.SWITCHBOARD_DEFAULT_LEASE / 1000) },
+      metricsMaxEndpoints: e.SWITCHBOARD_METRICS_MAX_ENDPOINTS,
+      queueWaitAlertSeconds: e.SWITCHBOARD_QUEUE_WAIT_ALERT / 1000,
+      allowedHosts: allowedHosts(e.SWITCHBOARD_LISTEN.host, e.SWITCHBOARD_PUBLIC_URL, e.SWITCHBOARD_ALLOWED_HOSTS),
+      quotas: {
+        endpoints: e.SWITCHBOARD_QUOTA_ENDPOINTS,
+        liveTodosPerEndpoint: e.SWITCHBOARD_QUOTA_LIVE_TODOS,
+        apiTokens: e.SWITCHBOARD_QUOTA_API_TOKENS,
+        webhooks: e.SWITCHBOARD_QUOTA_WEBHOOKS,
+        notifyHooks: e.SWITCHBOARD_QUOTA_NOTIFY_HOOKS,
+        schedules: e.SWITCHBOARD_QUOTA_SCHEDULES,
+      },
+      todos: {
+        defaultLeaseSeconds: Math.round(e.SWITCHBOARD_DEFAULT_LEASE / 1000),
+        idempotencyWindowSeconds: Math.round(e.SWITCHBOARD_IDEMPOTENCY_WINDOW / 1000),
+      },
       sweeps: {
         reaperIntervalMs: e.SWITCHBOARD_REAPER_INTERVAL,
         retentionIntervalMs: e.SWITCHBOARD_RETENTION_INTERVAL,
@@ -245,6 +375,9 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
         webhookDeliveriesMs: e.SWITCHBOARD_WEBHOOK_DEDUP_RETENTION,
         doorbellMs: e.SWITCHBOARD_DOORBELL_RETENTION,
         admissionAuditMs: e.SWITCHBOARD_RETENTION,
+        rollupsMs: e.SWITCHBOARD_ROLLUP_RETENTION,
+        oauthMs: e.SWITCHBOARD_OAUTH_RETENTION,
+        oauthTokenLifeMs: Math.max(e.SWITCHBOARD_OAUTH_REFRESH_TOKEN_TTL, e.SWITCHBOARD_OAUTH_ACCESS_TOKEN_TTL),
       },
       doorbell: { ackWindowMs: e.SWITCHBOARD_DOORBELL_ACK_WINDOW },
       instances: {
@@ -262,8 +395,20 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
       mcp: {
         credentialReuseMs: e.SWITCHBOARD_MCP_CREDENTIAL_REUSE,
         maxWaitersPerEndpoint: e.SWITCHBOARD_MAX_WAITERS_PER_ENDPOINT,
+        sessionsPerEndpoint: e.SWITCHBOARD_MCP_SESSIONS_PER_ENDPOINT,
+        perCredential: { perSecond: e.SWITCHBOARD_MCP_RATE, burst: e.SWITCHBOARD_MCP_BURST },
+        unauthenticatedPerIp: {
+          perSecond: e.SWITCHBOARD_MCP_UNAUTH_RATE_PER_IP,
+          burst: e.SWITCHBOARD_MCP_UNAUTH_BURST_PER_IP,
+        },
       },
       board: { pollMs: e.SWITCHBOARD_BOARD_POLL },
+      api: {
+        perCredential: { perSecond: e.SWITCHBOARD_API_RATE, burst: e.SWITCHBOARD_API_BURST },
+        perIp: { perSecond: e.SWITCHBOARD_API_RATE_PER_IP, burst: e.SWITCHBOARD_API_BURST_PER_IP },
+        perSocket: { perSecond: e.SWITCHBOARD_WS_RATE, burst: e.SWITCHBOARD_WS_BURST },
+        signIn: { perSecond: e.SWITCHBOARD_SIGNIN_PER_MINUTE / 60, burst: e.SWITCHBOARD_SIGNIN_BURST },
+      },
     },
   };
 }

@@ -15,11 +15,13 @@ export type { Bus, BusEvent, BusEvents, BusEventType } from '../domain/events.js
 /** The fields each event must carry as strings; a payload without them is dropped, never handed on. */
 const REQUIRED: { [K in BusEventType]: Array<keyof BusEvents[K] & string> } = {
   todo_ready: ['endpoint_id', 'queue'],
+  todo_scheduled: ['endpoint_id', 'not_before'],
   board_changed: ['endpoint_id'],
   ring: ['instance', 'endpoint_id', 'session_id'],
   message_ready: ['endpoint_id', 'session_id'],
   session_closed: ['endpoint_id', 'session_id'],
   endpoint_revoked: ['endpoint_id'],
+  human_disabled: ['human_id'],
   settings_changed: ['key'],
   doorbell_test: ['endpoint_id', 'test_id'],
   presence_in: ['endpoint_id'],

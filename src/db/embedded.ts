@@ -11,13 +11,14 @@
 // PostgreSQL runs in its own process group, so a terminal's Ctrl-C reaches only us; if
 // Switchboard dies hard, the next start stops the orphaned server and starts afresh.
 
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, openSync, closeSync } from 'node:fs';
 import { chmod, chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { acquireDataDirLock, processAlive as isAlive, type DataDirLock } from './datadir-lock.js';
 
@@ -36,6 +37,11 @@ export interface EmbeddedOptions {
 }
 
 const DATABASE = 'switchboard';
+/**
+ * initdb takes a few seconds; past this it is stuck (it once held a CI run for over an
+ * hour), so it is killed and the start fails naming the data dir.
+ */
+const INITDB_TIMEOUT_MS = 120_000;
 const OS_USER = 'postgres';
 
 async function binaries(): Promise<{ initdb: string; postgres: string }> {
@@ -128,7 +134,8 @@ async function initialise(
     await chown(pwFile, owner.uid, owner.gid);
   }
   try {
-    execFileSync(
+    // Asynchronous, so a stuck initdb cannot block the event loop (and every timer with it).
+    await promisify(execFile)(
       initdb,
       [
         `--pgdata=${pgData}`,
@@ -138,15 +145,22 @@ async function initialise(
         '--encoding=UTF8',
         '--locale=C',
       ],
-      { stdio: 'pipe', ...(owner ?? {}) },
+      { timeout: INITDB_TIMEOUT_MS, killSignal: 'SIGKILL', ...(owner ?? {}) },
     );
   } catch (err) {
-    const stderr = (err as { stderr?: Buffer }).stderr?.toString() ?? '';
-    await rm(pgData, { recursive: true, force: true });
+    const { stderr, killed } = err as { stderr?: string; killed?: boolean };
+    const why = killed
+      ? `did not finish within ${INITDB_TIMEOUT_MS / 1000} s`
+      : stderr?.trim() || (err as Error).message;
+    // Leave no half-made cluster behind, but never let a failed clean-up hide initdb's error.
+    const leftover = await rm(pgData, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }).then(
+      () => '',
+      (rmErr: Error) => `; removing the half-made cluster failed too: ${rmErr.message}`,
+    );
     const hint = owner
       ? ` (as root, PostgreSQL runs as the "${OS_USER}" user, which must be able to enter every parent directory of ${pgData})`
       : '';
-    throw new Error(`initdb failed in ${pgData}: ${stderr.trim() || (err as Error).message}${hint}`, { cause: err });
+    throw new Error(`initdb failed in ${pgData}: ${why}${hint}${leftover}`, { cause: err });
   } finally {
     await rm(pwFile, { force: true });
   }

@@ -90,6 +90,12 @@ export async function migrate(url: string, migrations?: Migration[]): Promise<Mi
   client.on('error', () => undefined);
   await client.connect();
   try {
+    // A migration may rewrite a large table: no statement_timeout a role or database
+    // default (or an operator's PGOPTIONS) sets may cancel it halfway. Nor a lock_timeout:
+    // its ALTERs wait for the running instances' transactions, and the other starting
+    // instances wait on the advisory lock below for as long as the migration takes.
+    await client.query('SET statement_timeout = 0');
+    await client.query('SET lock_timeout = 0');
     await client.query('SELECT pg_advisory_lock($1::bigint)', [LOCK_KEY]);
     await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version integer PRIMARY KEY,

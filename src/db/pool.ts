@@ -14,6 +14,35 @@ export interface PoolOptions {
   url: string;
   max: number;
   applicationName?: string;
+  /**
+   * statement_timeout of every connection, in ms; 0 or unset: none set here. Each
+   * connection is opened with it, so it holds for every statement the pool runs.
+   * Migrations and the embedded bootstrap use their own clients and are not limited.
+   */
+  statementTimeoutMs?: number;
+  /** idle_in_transaction_session_timeout of every connection, in ms; 0 or unset: none set here. */
+  idleInTransactionTimeoutMs?: number;
+  /**
+   * lock_timeout of every connection, in ms; 0 or unset: none set here. A statement waiting
+   * longer for a row or table lock fails with 55P03 (answered `unavailable`, retryable)
+   * instead of holding its request and its pooled connection behind a slow transaction.
+   * The sweeps share the pool and so the limit: a sweep that loses a lock wait loses its
+   * tick and runs again on the next. Migrations (their own client) wait as long as needed.
+   */
+  lockTimeoutMs?: number;
+  /**
+   * Tracing on: a span per statement run while a span is active (docs/design/tracing.md,
+   * "SQL"). Absent: the pool and its clients are left exactly as pg made them.
+   */
+  queries?: QueryObserver | null;
+}
+
+/** What the pool tells about each statement (src/tracing/ implements it; db/ knows no tracing). */
+export interface QueryObserver {
+  /** Called as a statement is sent; null: nothing to tell when it ends (no active span). */
+  start(text: string): { end(error?: unknown): void } | null;
+  /** Binds a checkout callback to the caller's context. */
+  bind<F extends (...args: never[]) => unknown>(fn: F): F;
 }
 
 export function createPool(options: PoolOptions): pg.Pool {
@@ -25,11 +54,68 @@ export function createPool(options: PoolOptions): pg.Pool {
     // failing lets the caller answer `unavailable` instead of hanging a request.
     connectionTimeoutMillis: 10_000,
     idleTimeoutMillis: 30_000,
+    // Sent in the startup packet, so the server applies them before the first statement
+    // with no extra round trip; 0 sends nothing and the database's own default holds.
+    // (Not `options: '-c …'`: an `options` in the database URL would replace it.)
+    statement_timeout: options.statementTimeoutMs || undefined,
+    idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs || undefined,
+    lock_timeout: options.lockTimeoutMs || undefined,
   });
   // An idle client losing its connection (PostgreSQL restart) must not crash the
   // process; the pool discards it and the next checkout connects afresh.
   pool.on('error', () => undefined);
+  if (options.queries) observeQueries(pool, options.queries);
   return pool;
+}
+
+type QueryFn = (...args: unknown[]) => unknown;
+
+/**
+ * Wraps each new client's query (pool.query goes through a checked-out client too, so
+ * this sees every pooled statement, inside transactions included) and binds checkout
+ * callbacks to the caller: pg-pool hands a released client straight to a waiting
+ * checkout from inside the releaser's call, which would otherwise hang the waiter's
+ * statements under the releaser's span.
+ */
+function observeQueries(pool: pg.Pool, observer: QueryObserver): void {
+  const connect = pool.connect.bind(pool) as QueryFn;
+  (pool as { connect: QueryFn }).connect = (...args: unknown[]) => {
+    const last = args.length - 1;
+    if (typeof args[last] === 'function') args[last] = observer.bind(args[last] as QueryFn);
+    return connect(...args);
+  };
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as QueryFn;
+    (client as { query: QueryFn }).query = (...args: unknown[]) => {
+      const first = args[0] as string | { text?: unknown; submit?: unknown } | undefined;
+      const text = typeof first === 'string' ? first : first?.text;
+      // A Submittable (a cursor, a stream) manages its own life: left untraced.
+      if (typeof text !== 'string' || (typeof first === 'object' && typeof first.submit === 'function')) {
+        return query(...args);
+      }
+      const span = observer.start(text);
+      if (!span) return query(...args);
+      const last = args.length - 1;
+      const callback = args[last];
+      if (typeof callback === 'function') {
+        args[last] = (err: unknown, res: unknown) => {
+          span.end(err ?? undefined);
+          (callback as QueryFn)(err, res);
+        };
+        return query(...args);
+      }
+      return (query(...args) as Promise<unknown>).then(
+        (res) => {
+          span.end();
+          return res;
+        },
+        (err: unknown) => {
+          span.end(err);
+          throw err;
+        },
+      );
+    };
+  });
 }
 
 /**

@@ -68,3 +68,24 @@ export function problemDetail(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
   return message.replace(/postgres(ql)?:\/\/[^\s]*/g, '<database url>').slice(0, 300);
 }
+
+/** The message of `unavailable` when a lock wait passed lock_timeout (the same text on every edge). */
+export const LOCK_TIMEOUT_MESSAGE = 'a row this request needs is locked by another operation; retry shortly';
+
+/** The message of `unavailable` when a statement was cancelled (statement_timeout, or by an operator). */
+export const STATEMENT_TIMEOUT_MESSAGE =
+  'the database cancelled a statement of this request (it ran past SWITCHBOARD_STATEMENT_TIMEOUT, or an operator cancelled it); retry, or narrow the request';
+
+/**
+ * A statement that the database gave up on while it is up, so the caller may retry:
+ * lock_not_available (55P03, a lock wait past lock_timeout — the holder will finish) or
+ * query_canceled (57014, statement_timeout or pg_cancel_backend). Answers the message every
+ * edge sends with `unavailable`, or null for any other error (docs/design/scale.md).
+ */
+export function databaseTimeout(err: unknown): string | null {
+  const code = codeOf(err);
+  if (code === '55P03') return LOCK_TIMEOUT_MESSAGE;
+  if (code === '57014') return STATEMENT_TIMEOUT_MESSAGE;
+  const cause = (err as { cause?: unknown } | null)?.cause;
+  return cause !== undefined && cause !== err ? databaseTimeout(cause) : null;
+}

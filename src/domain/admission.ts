@@ -64,3 +64,15 @@ export function countersOf(row: {
     latestWindow: row.latest_start ? { start: row.latest_start, used: row.latest_used ?? 0 } : null,
   };
 }
+
+/** Why a budget holds work back (docs/design/admission.md). */
+export type DeferReason = 'window_exhausted' | 'in_flight_full' | 'paused' | 'admission_unavailable';
+
+export interface Usage {
+  max_in_flight: number | null;
+  in_flight: number;
+  max_claims_per_window: number | null;
+  used: number;
+  remaining: number | null;
+  window_resets_at: string | null;
+}

@@ -37,5 +37,15 @@ export const vendInput = z.strictObject({
     .optional(),
   expires_at: dateTime('must be an RFC 3339 time').optional(),
   default_lease_seconds: z.number().int().min(LEASE_BOUNDS.min).max(LEASE_BOUNDS.max).optional(),
+  accept_agent_messages: z.boolean().optional(),
 });
 export type VendInput = z.infer<typeof vendInput>;
+
+/**
+ * PATCH of an endpoint's settings. `accept_agent_messages`: whether other endpoints'
+ * agents may queue messages into its sessions (docs/design/message-queue.md, "Agent
+ * messages"); off unless the owner turns it on.
+ */
+export const endpointSettingsInput = z.strictObject({
+  accept_agent_messages: z.boolean().optional(),
+});

@@ -9,6 +9,11 @@ export type ErrorCode =
   | 'not_found'
   /** It exists but is in the wrong state or held by someone else (e.g. a lost lease). */
   | 'conflict'
+  /**
+   * The change is refused because of the state of something else, which must change
+   * first (e.g. disabling, demoting or deleting the last active admin).
+   */
+  | 'failed_precondition'
   /** The caller is authenticated but not allowed (ungranted verb, queue outside the grant). */
   | 'forbidden'
   /** The caller is not authenticated (missing, bad, revoked or expired credential). */

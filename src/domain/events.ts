@@ -12,6 +12,12 @@
 export interface BusEvents {
   /** Work became ready on a queue (created, requeued), or its budget admits again (`reopen`). */
   todo_ready: { endpoint_id: string; queue: string; reopen?: boolean };
+  /**
+   * A todo was created scheduled: it becomes ready at `not_before` (RFC 3339), when one
+   * instance's promotion pass announces it with todo_ready. Every instance re-arms its
+   * promotion timer for the instant.
+   */
+  todo_scheduled: { endpoint_id: string; not_before: string };
   /** A todo of the endpoint changed without becoming ready (boards re-render). */
   board_changed: { endpoint_id: string };
   /** A ring for a stream on `instance`: that instance writes it. */
@@ -20,8 +26,13 @@ export interface BusEvents {
   message_ready: { endpoint_id: string; session_id: string; deliver?: boolean };
   /** A session ended (DELETE, idle expiry): its streams and transports go. */
   session_closed: { endpoint_id: string; session_id: string };
-  /** An endpoint was revoked: its credential, sessions and streams go at once. */
+  /**
+   * An endpoint was revoked, or its owner disabled (docs/design/people.md): its
+   * credential answers, sessions, streams and waits go at once.
+   */
   endpoint_revoked: { endpoint_id: string };
+  /** A human was disabled or deleted: every instance closes the board connections (/ws) it holds for them. */
+  human_disabled: { human_id: string };
   /** An install-wide setting was saved (persist before apply, on every instance). */
   settings_changed: { key: string; version: number };
   /** A doorbell self-test started: the instance holding the stream rings it. */

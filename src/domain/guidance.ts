@@ -40,6 +40,15 @@ export function clientConfig(publicUrl: string, slug: string, credential: string
   };
 }
 
+/**
+ * The URL-only `.mcp.json` block for a client that signs in through OAuth (docs/design/
+ * oauth.md): no credential in it; the client finds the authorization server from /mcp's
+ * 401 and the person picks this endpoint on the consent page.
+ */
+export function oauthClientConfig(publicUrl: string, slug: string) {
+  return { mcpServers: { [mcpServerName(slug)]: { type: 'http', url: `${publicUrl}/mcp` } } };
+}
+
 /** Doorbell guidance for an endpoint: the same in vend, connect, the hints and /docs/doorbell. */
 export function connectGuidance(publicUrl: string, slug: string) {
   const name = mcpServerName(slug);

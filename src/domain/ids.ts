@@ -1,19 +1,43 @@
 // Identifiers: a short type prefix and a ULID, so ids sort by creation time, are safe in
 // URLs, and say what they name in a log line (td_ todo, ep_ endpoint, hu_ human,
-// tk_ API token, wh_ webhook, ms_ MCP session, rg_ doorbell ring, dt_ doorbell test).
+// tk_ API token, wh_ webhook, rg_ doorbell ring, dt_ doorbell test, sc_ schedule, oc_ OAuth
+// client, og_ OAuth grant).
+// MCP session ids (ms_) are the exception: a session id is what a client presents on every
+// request after initialize, so it comes from a CSPRNG and says nothing about when it was
+// made or which ids came before it (docs/design/mcp-surface.md, "Sessions"). Nothing may
+// order sessions by id: their order is created_at.
 
+import { randomBytes } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 
 const ulid = monotonicFactory();
 
-export type IdPrefix = 'td' | 'ep' | 'hu' | 'tk' | 'wh' | 'ms' | 'rg' | 'dt';
+export type IdPrefix = 'td' | 'ep' | 'hu' | 'tk' | 'wh' | 'rg' | 'dt' | 'sc' | 'oc' | 'og';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${ulid()}`;
 }
 
+/** Crockford's base32, the alphabet of the other ids, so every id matches one pattern. */
+const BASE32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/**
+ * `ms_` and 26 base32 characters of 128 random bits (the first character carries the top
+ * 3 bits): unguessable and in no order.
+ */
+export function newSessionId(): string {
+  let bits = 0n;
+  for (const byte of randomBytes(16)) bits = (bits << 8n) | BigInt(byte);
+  let text = '';
+  for (let i = 0; i < 26; i++) {
+    text = (BASE32[Number(bits & 31n)] as string) + text;
+    bits >>= 5n;
+  }
+  return `ms_${text}`;
+}
+
 const ID_PATTERN = /^[a-z]{2}_[0-9A-HJKMNP-TV-Z]{26}$/;
 
-export function isId(prefix: IdPrefix, text: string): boolean {
+export function isId(prefix: IdPrefix | 'ms', text: string): boolean {
   return ID_PATTERN.test(text) && text.startsWith(`${prefix}_`);
 }

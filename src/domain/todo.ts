@@ -17,9 +17,19 @@
 import { z } from 'zod';
 import { invalidArgument } from './errors.js';
 import { firstIssue, maxLength, zod3Messages } from './issues.js';
+import { BACKOFF_BOUNDS } from './backoff.js';
+import { UNSTORABLE_MESSAGE, unstorable } from './unstorable.js';
 
 export const TODO_STATES = ['pending', 'claimed', 'done', 'failed', 'canceled'] as const;
 export type TodoState = (typeof TODO_STATES)[number];
+
+/**
+ * The states the maintained counters (0012, 0014) count by: a todo's state, except that a
+ * scheduled one (pending, not ready before its not_before) counts as 'scheduled', so the
+ * pending count is the ready work alone.
+ */
+export const COUNTED_STATES = [...TODO_STATES, 'scheduled'] as const;
+export type CountedState = (typeof COUNTED_STATES)[number];
 
 export const ATTEMPT_OUTCOMES = [
   'completed',
@@ -51,17 +61,8 @@ export const LIMITS = {
 /** Lease bounds in seconds: below 5 s a heartbeat cannot keep up, above a day is a leak. */
 export const LEASE_BOUNDS = { min: 5, max: 86_400 } as const;
 
-/** Retry delay after a failed attempt: 30 s doubling, capped at 15 min. */
-export function retryDelaySeconds(attempt: number): number {
-  return Math.min(900, 30 * 2 ** Math.max(0, attempt - 1));
-}
-
-/** The whole schedule, indexed by attempt - 1, for SQL to pick from (one source of truth). */
-export function retrySchedule(): number[] {
-  const schedule: number[] = [];
-  for (let attempt = 1; schedule.at(-1) !== 900; attempt++) schedule.push(retryDelaySeconds(attempt));
-  return schedule;
-}
+/** Priority bounds: higher is more urgent; claims take the highest first (0014_work_model.sql). */
+export const PRIORITY_BOUNDS = { min: -100, max: 100, default: 0 } as const;
 
 /** Per call > endpoint default > server default. */
 export function resolveLeaseSeconds(
@@ -74,15 +75,15 @@ export function resolveLeaseSeconds(
 
 const jsonText = (value: unknown) => JSON.stringify(value) ?? '';
 const jsonBytes = (value: unknown) => Buffer.byteLength(jsonText(value), 'utf8');
-const NUL = '\u0000';
 
 /** How deep JSON may nest: far beyond any real payload, far below what would exhaust a stack. */
 export const MAX_JSON_DEPTH = 100;
 
 /**
- * Whether a JSON value nests deeper than MAX_JSON_DEPTH, or holds a NUL in a string or a
- * key. Iterative: a hostile value thousands of levels deep cannot overflow the stack
- * (which JSON.stringify and PostgreSQL's jsonb parser would do with it).
+ * Whether a JSON value nests deeper than MAX_JSON_DEPTH, or holds a character PostgreSQL
+ * cannot store (a NUL, an unpaired surrogate) in a string or a key. Iterative: a hostile
+ * value thousands of levels deep cannot overflow the stack (which JSON.stringify and
+ * PostgreSQL's jsonb parser would do with it).
  */
 function inspectJson(value: unknown): { tooDeep: boolean; nul: boolean } {
   const stack: [unknown, number][] = [[value, 1]];
@@ -90,7 +91,7 @@ function inspectJson(value: unknown): { tooDeep: boolean; nul: boolean } {
   while (stack.length > 0) {
     const [item, depth] = stack.pop() as [unknown, number];
     if (typeof item === 'string') {
-      nul ||= item.includes(NUL);
+      nul ||= unstorable(item);
       continue;
     }
     if (typeof item !== 'object' || item === null) continue;
@@ -100,7 +101,7 @@ function inspectJson(value: unknown): { tooDeep: boolean; nul: boolean } {
       continue;
     }
     for (const [key, nested] of Object.entries(item)) {
-      nul ||= key.includes(NUL);
+      nul ||= unstorable(key);
       stack.push([nested, depth + 1]);
     }
   }
@@ -111,10 +112,10 @@ function inspectJson(value: unknown): { tooDeep: boolean; nul: boolean } {
 const text = (max: number) =>
   z
     .string()
-    .refine((s) => !s.includes(NUL), 'must not contain NUL characters')
+    .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters')
     .refine((s) => [...s].length <= max, `must be at most ${max} characters`);
 
-/** Any JSON value under a byte cap, without the \u0000 escape jsonb refuses. */
+/** Any JSON value under a byte cap, without the escapes jsonb refuses (\u0000, unpaired surrogates). */
 const json = (maxBytes: number) =>
   z.unknown().check((ctx) => {
     // One check at a time, in order: the size is measured only on a value known to be shallow.
@@ -123,7 +124,7 @@ const json = (maxBytes: number) =>
     if (v === undefined) return fail('must be JSON');
     const { tooDeep, nul } = inspectJson(v);
     if (tooDeep) return fail(`must be nested at most ${MAX_JSON_DEPTH} levels deep`);
-    if (nul) return fail('must not contain NUL characters');
+    if (nul) return fail(UNSTORABLE_MESSAGE);
     if (jsonBytes(v) > maxBytes) fail(`must be at most ${maxBytes} bytes as JSON`);
   });
 
@@ -131,6 +132,16 @@ const json = (maxBytes: number) =>
 export const QUEUE_DESCRIPTION = 'A queue name granted to this endpoint, e.g. `inbox`.';
 
 const queue = z.string().regex(QUEUE_NAME, 'must match [a-z0-9][a-z0-9_-]{0,62}');
+
+const retryBackoff = z
+  .strictObject({
+    base_seconds: z.number().int().min(1).max(BACKOFF_BOUNDS.baseMax),
+    max_seconds: z.number().int().min(1).max(BACKOFF_BOUNDS.maxMax),
+  })
+  .refine((b) => b.max_seconds >= b.base_seconds, {
+    message: 'max_seconds must be at least base_seconds',
+    path: ['max_seconds'],
+  });
 
 /**
  * A todo as its creator sends it. The descriptions are what create_todo shows an agent
@@ -154,7 +165,29 @@ export const createTodoInput = z.strictObject({
   idempotency_key: text(LIMITS.idempotencyKeyChars)
     .pipe(z.string().min(1))
     .optional()
-    .describe('Makes a repeated create return the same live todo.'),
+    .describe(
+      'Makes a repeated create return the same todo: the live one, or one finished within the idempotency window (24 h by default).',
+    ),
+  priority: z
+    .number()
+    .int()
+    .min(PRIORITY_BOUNDS.min)
+    .max(PRIORITY_BOUNDS.max)
+    .optional()
+    .describe(
+      'Higher is more urgent (-100 to 100, default 0): claims take the highest first, oldest first within one.',
+    ),
+  not_before: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .describe(
+      'RFC 3339 time before which nobody may claim it; it rings when it becomes ready. Past or now: ready at once.',
+    ),
+  retry_backoff: retryBackoff
+    .optional()
+    .describe(
+      'This todo’s retry delays: base_seconds doubling per failed attempt up to max_seconds (default 30 and 900).',
+    ),
   max_attempts: z
     .number()
     .int()
@@ -223,10 +256,16 @@ export interface Todo {
   source: string | null;
   created_by_human_id: string | null;
   created_by_endpoint_id: string | null;
+  /** The schedule that made it (source "schedule"), else null. */
+  schedule_id: string | null;
   idempotency_key: string | null;
   state: TodoState;
   attempt: number;
   max_attempts: number;
+  /** -100..100, higher first (PRIORITY_BOUNDS). */
+  priority: number;
+  /** Unclaimable before this instant; a pending todo with it ahead is scheduled. */
+  not_before: Date | null;
   claims: number;
   owner_session_id: string | null;
   lease_expires_at: Date | null;

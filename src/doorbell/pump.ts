@@ -16,6 +16,7 @@ import { holdDeferred } from '../budgets/gate.js';
 import { ringParams, type ChannelParams } from './content.js';
 import type { DeliveredRing, RingRecorder } from './ring-writer.js';
 import type { Bus } from '../domain/events.js';
+import { NO_TRACING, type Tracing } from '../tracing/index.js';
 
 /** A creation ring plus at most five more per todo (docs/design/doorbell-acknowledgement.md, "Rings"). */
 export const MAX_RINGS = 6;
@@ -44,6 +45,11 @@ export interface DoorbellDeps {
    * docs/design/doorbell-acknowledgement.md); optional in unit tests.
    */
   recorder?: RingRecorder;
+  /**
+   * A span per ring, linked to the rung todo's trace (docs/design/tracing.md, "A todo's
+   * trace"); absent: untraced.
+   */
+  tracing?: Tracing;
 }
 
 export class Doorbell {
@@ -128,7 +134,23 @@ export class Doorbell {
       claimsBefore: todo.claims,
     };
     this.claimed += 1;
-    await this.send(ring, ringParams(todo, ring.id), todo.instance);
+    const tracing = this.deps.tracing ?? NO_TRACING;
+    if (!tracing.enabled) return this.send(ring, ringParams(todo, ring.id), todo.instance);
+    // Its own trace (a ring follows a notification, not a request), linked to the todo's.
+    await tracing.run(
+      'doorbell ring',
+      {
+        root: true,
+        links: [todo.traceparent],
+        attributes: {
+          'switchboard.todo': todo.id,
+          'switchboard.queue': todo.queue,
+          'switchboard.ring': ring.id,
+          'switchboard.forwarded': todo.instance !== this.deps.instanceId,
+        },
+      },
+      () => this.send(ring, ringParams(todo, ring.id), todo.instance),
+    );
   }
 
   /** Writes a ring here when this instance holds the stream, else hands it to `instance`. */

@@ -10,6 +10,7 @@
 import type { Logger } from 'pino';
 import type { Queryable } from '../db/pool.js';
 import type { DoorbellCounters } from '../metrics/doorbell.js';
+import type { Metrics } from '../metrics/index.js';
 import { insertRings, type RingKind, type RingRecord } from '../store/doorbell-rings.js';
 
 /** A ring as the pump delivered it: ring_id was minted before the write and is in meta. */
@@ -48,6 +49,12 @@ export interface RingWriterDeps {
   db: Queryable;
   log: Logger;
   metrics?: DoorbellCounters;
+  /**
+   * switchboard_doorbell_delivery_seconds for a ring whose claim came before its record:
+   * that claim found no row to acknowledge, so the insert that records it acknowledged is
+   * the one place that sees both instants (Metrics.doorbellDelivered).
+   */
+  deliveries?: Pick<Metrics, 'doorbellDelivered'>;
   capacity?: number;
 }
 
@@ -99,6 +106,11 @@ export class RingRowWriter {
           rows.filter((r) => r.acked),
           'claim',
         );
+        for (const { delivery, synthetic } of rows) {
+          if (delivery && !synthetic) {
+            this.deps.deliveries?.doorbellDelivered(delivery.endpoint_slug, delivery.queue, delivery.delivery_seconds);
+          }
+        }
       } catch (err) {
         this.drop('error', batch.length, err);
       }

@@ -4,8 +4,10 @@
 
 import { notFound } from '../domain/errors.js';
 import { LANES, laneCards, laneCounts, liveFingerprint, type Lane, type LaneCard } from '../store/board-lanes.js';
+import { sessionActivity } from '../store/session-activity.js';
 import { listLiveSessions, type McpSession } from '../store/sessions.js';
-import { listEndpoints, type EndpointDeps, type EndpointView } from './manage.js';
+import { chartKey, LAST_HOUR, queueCharts, type QueueChart } from './charts.js';
+import { listEndpoints, showEndpoint, type EndpointDeps, type EndpointView } from './manage.js';
 
 export { LANES, type Lane, type LaneCard };
 
@@ -15,6 +17,8 @@ export const CARDS_PER_LANE = 20;
 export interface QueueLanes {
   queue: string;
   lanes: Array<{ lane: Lane; count: number; cards: LaneCard[] }>;
+  /** The last hour of its rollups (docs/design/queue-rollups.md). */
+  chart?: QueueChart;
 }
 
 export interface EndpointLanes {
@@ -22,18 +26,16 @@ export interface EndpointLanes {
   queues: QueueLanes[];
 }
 
-/** Active endpoints of this human, each granted queue with its four lanes. */
+/** Active endpoints of this human, each granted queue with its four lanes and its last hour's chart. */
 export async function queueLanes(deps: EndpointDeps, humanId: string, now: Date): Promise<EndpointLanes[]> {
   const endpoints = (await listEndpoints(deps, humanId, now)).filter((e) => e.state === 'active');
   const ids = endpoints.map((e) => e.id);
   if (ids.length === 0) return [];
-  const [counts, cards] = await Promise.all([
+  const queues = endpoints.flatMap((e) => e.queues.map((queue) => ({ endpointId: e.id, queue })));
+  const [counts, cards, charts] = await Promise.all([
     laneCounts(deps.db, ids),
-    laneCards(
-      deps.db,
-      endpoints.flatMap((e) => e.queues.map((queue) => ({ endpointId: e.id, queue }))),
-      CARDS_PER_LANE,
-    ),
+    laneCards(deps.db, queues, CARDS_PER_LANE),
+    queueCharts(deps, queues, LAST_HOUR, now),
   ]);
   return endpoints.map((endpoint) => ({
     endpoint,
@@ -44,11 +46,26 @@ export async function queueLanes(deps: EndpointDeps, humanId: string, now: Date)
         count: counts.find((c) => c.endpoint_id === endpoint.id && c.queue === queue && c.lane === lane)?.count ?? 0,
         cards: cards.filter((c) => c.endpoint_id === endpoint.id && c.queue === queue && c.lane === lane),
       })),
+      chart: charts.get(chartKey(endpoint.id, queue)),
     })),
   }));
 }
 
-export type SessionView = Omit<McpSession, 'endpoint_id'>;
+/** A live session as the board shows it: its row, its last ring and the claims it holds. */
+export type SessionView = Omit<McpSession, 'endpoint_id'> & { last_ring_at: Date | null; claims_held: number };
+
+async function liveSessionViews(deps: EndpointDeps, endpointId: string): Promise<SessionView[]> {
+  const sessions = await listLiveSessions(deps.db, endpointId);
+  const activity = await sessionActivity(
+    deps.db,
+    endpointId,
+    sessions.map((s) => s.id),
+  );
+  return sessions.map(({ endpoint_id: _e, ...s }) => {
+    const a = activity.find((x) => x.session_id === s.id);
+    return { ...s, last_ring_at: a?.last_ring_at ?? null, claims_held: a?.claims_held ?? 0 };
+  });
+}
 
 /** Every endpoint of this human (revoked ones too, so they can be deleted) with live sessions. */
 export async function endpointCards(
@@ -60,9 +77,20 @@ export async function endpointCards(
   return Promise.all(
     endpoints.map(async (endpoint) => ({
       endpoint,
-      sessions: (await listLiveSessions(deps.db, endpoint.id)).map(({ endpoint_id: _e, ...s }) => s),
+      sessions: await liveSessionViews(deps, endpoint.id),
     })),
   );
+}
+
+/** One endpoint of this human (by id or slug) with its live sessions as the board shows them. */
+export async function endpointCardOf(
+  deps: EndpointDeps,
+  humanId: string,
+  ref: string,
+  now: Date,
+): Promise<{ endpoint: EndpointView; sessions: SessionView[] }> {
+  const { endpoint } = await showEndpoint(deps, humanId, ref, now);
+  return { endpoint, sessions: await liveSessionViews(deps, endpoint.id) };
 }
 
 /** Changes whenever a lane of these endpoints could have changed; see liveFingerprint. */

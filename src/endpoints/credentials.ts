@@ -1,20 +1,32 @@
-// The endpoint behind an `sbk_…` bearer credential, for /mcp. Only live endpoints
-// (not revoked, not expired) match; anything else is simply no endpoint, and the
-// surface answers 401 without saying which of the reasons applied.
+// The endpoint behind an `sbk_…` bearer credential, or an `sbo_…` OAuth access token
+// (docs/design/oauth.md, "Tokens at /mcp"), for /mcp. Only live endpoints (not revoked,
+// not expired) match; anything else is simply no endpoint, and the surface answers 401
+// without saying which of the reasons applied. Both kinds resolve to the same endpoint
+// record, so every verb, tenancy rule, limit and doorbell behaves the same for either.
 
 import type { Queryable } from '../db/pool.js';
 import { hashSecret } from '../identity/secrets.js';
 import { authenticateEndpoint, authenticateEndpointSession, type Endpoint } from '../store/endpoints.js';
+import { authenticateOAuthAccess } from '../store/oauth.js';
 
 export type { Endpoint } from '../store/endpoints.js';
 
-/** A credential looks like `sbk_` and 43 base64url characters; others are not looked up. */
-const CREDENTIAL = /^sbk_[A-Za-z0-9_-]{20,100}$/;
+/** A credential looks like `sbk_` (or an OAuth access token `sbo_`) and 43 base64url characters; others are not looked up. */
+const CREDENTIAL = /^sb[ko]_[A-Za-z0-9_-]{20,100}$/;
+/** The prefix of an OAuth access token (src/oauth/tokens.ts). */
+export const OAUTH_ACCESS_PREFIX = 'sbo_';
+
+/** Whether a bearer could be a credential at all: one that is not is refused without a database read. */
+export function isCredentialShaped(bearer: string): boolean {
+  return CREDENTIAL.test(bearer);
+}
 
 export interface Credentialed {
   endpoint: Endpoint;
   /** When a session id was given: whether it names a live session of this endpoint (stamped as seen). */
   sessionLive: boolean | null;
+  /** For an OAuth access token: its grant, which a session it opens is bound to. */
+  grantId?: string;
 }
 
 /**
@@ -36,6 +48,8 @@ interface Remembered {
   endpoint: Endpoint;
   sessionId: string;
   until: number;
+  /** An OAuth access token's grant and expiry (ms), checked on every use like the endpoint's. */
+  grant?: { id: string; expiresAt: number };
 }
 
 /** What a use case that revokes an endpoint or closes a session needs of the cache. */
@@ -76,6 +90,7 @@ export class CredentialCache implements CredentialForgetting {
   async endpointFor(db: Queryable, bearer: string, sessionId: string | null = null): Promise<Credentialed | null> {
     if (!CREDENTIAL.test(bearer)) return null;
     const hash = hashSecret(bearer);
+    if (bearer.startsWith(OAUTH_ACCESS_PREFIX)) return this.#oauth(db, hash, sessionId);
     if (sessionId === null) {
       const endpoint = await authenticateEndpoint(db, hash);
       return endpoint && { endpoint, sessionLive: null };
@@ -91,6 +106,23 @@ export class CredentialCache implements CredentialForgetting {
     return { endpoint, sessionLive };
   }
 
+  async #oauth(db: Queryable, hash: Buffer, sessionId: string | null): Promise<Credentialed | null> {
+    const key = `${hash.toString('base64')} ${sessionId}`;
+    const now = Date.now();
+    if (sessionId !== null) {
+      const known = this.#recall(key, now);
+      if (known) return known;
+    }
+    const row = await authenticateOAuthAccess(db, hash, sessionId);
+    if (!row) return null;
+    const { session_live: sessionLive, grant_id: grantId, token_expires_at: tokenExpiresAt, ...endpoint } = row;
+    if (sessionId !== null && sessionLive) {
+      const grant = { id: grantId, expiresAt: tokenExpiresAt.getTime() };
+      this.#remember(key, endpoint, sessionId, now + this.reuseMs, grant);
+    }
+    return { endpoint, sessionLive, grantId };
+  }
+
   /** Drops what this cache holds of an endpoint's credential, or of one of its sessions. */
   forget(endpointId: string, sessionId?: string): void {
     const keys = this.#byEndpoint.get(endpointId);
@@ -104,16 +136,27 @@ export class CredentialCache implements CredentialForgetting {
     const entry = this.#entries.get(key);
     if (!entry) return null;
     const expiresAt = entry.endpoint.expires_at;
-    if (entry.until <= now || (expiresAt !== null && expiresAt.getTime() <= now)) {
+    const tokenEnded = entry.grant !== undefined && entry.grant.expiresAt <= now;
+    if (entry.until <= now || (expiresAt !== null && expiresAt.getTime() <= now) || tokenEnded) {
       this.#drop(key);
       return null;
     }
-    return { endpoint: entry.endpoint, sessionLive: true };
+    return {
+      endpoint: entry.endpoint,
+      sessionLive: true,
+      ...(entry.grant ? { grantId: entry.grant.id } : {}),
+    };
   }
 
-  #remember(key: string, endpoint: Endpoint, sessionId: string, until: number): void {
+  #remember(
+    key: string,
+    endpoint: Endpoint,
+    sessionId: string,
+    until: number,
+    grant?: { id: string; expiresAt: number },
+  ): void {
     this.#drop(key);
-    this.#entries.set(key, { endpoint, sessionId, until });
+    this.#entries.set(key, { endpoint, sessionId, until, ...(grant ? { grant } : {}) });
     const keys = this.#byEndpoint.get(endpoint.id);
     if (keys) keys.add(key);
     else this.#byEndpoint.set(endpoint.id, new Set([key]));

@@ -1,11 +1,12 @@
 // Endpoints as their owner manages them: vend (credential shown once, with ready-made
-// client configuration and the doorbell guidance of src/domain/guidance.ts), list, show, revoke (instant; live todos dead-lettered) and
+// client configuration and the doorbell guidance of src/domain/guidance.ts), list, show,
+// change settings (accept_agent_messages), revoke (instant; live todos dead-lettered) and
 // delete (only once revoked). Every lookup is scoped by the owning human, so another
 // human's endpoint answers exactly like an unknown one.
 
 import { randomBytes } from 'node:crypto';
 import type { Queryable } from '../db/pool.js';
-import { endpointState, slugFor, vendInput, type EndpointState } from '../domain/endpoint.js';
+import { endpointSettingsInput, endpointState, slugFor, vendInput, type EndpointState } from '../domain/endpoint.js';
 import { AppError, invalidArgument, notFound } from '../domain/errors.js';
 import { clientConfig, connectGuidance } from '../domain/guidance.js';
 import { newId } from '../domain/ids.js';
@@ -19,11 +20,13 @@ import {
   insertEndpoint,
   listEndpoints as listRows,
   revokeEndpoint as revokeRow,
+  updateEndpointSettings,
   type Endpoint,
 } from '../store/endpoints.js';
 import { listLiveSessions } from '../store/sessions.js';
+import { withQuota, type QuotaDeps } from '../quotas/check.js';
 
-export interface EndpointDeps {
+export interface EndpointDeps extends QuotaDeps {
   db: Queryable;
   publicUrl: string;
   /** The credential answers this process reuses: a revoke drops the endpoint's at once. */
@@ -57,18 +60,21 @@ export async function vendEndpoint(deps: EndpointDeps, humanId: string, input: u
   const expiresAt = data.expires_at ? new Date(data.expires_at) : null;
   if (expiresAt && expiresAt <= now) throw invalidArgument('expires_at', 'must be in the future');
   const { secret, hash } = newSecret('sbk');
-  const endpoint = await insertEndpoint(deps.db, {
-    id: newId('ep'),
-    humanId,
-    name: data.name,
-    slug: slugFor(data.name, randomBase36(8)),
-    queues: [...new Set(data.queues ?? ['inbox'])],
-    verbs: verbs.verbs,
-    defaultLeaseSeconds: data.default_lease_seconds ?? null,
-    expiresAt,
-    credentialHash: hash,
-    credentialPrefix: secretPrefix(secret),
-  });
+  const endpoint = await withQuota(deps.db, deps, 'endpoints', { humanId }, (tx) =>
+    insertEndpoint(tx, {
+      id: newId('ep'),
+      humanId,
+      name: data.name,
+      slug: slugFor(data.name, randomBase36(8)),
+      queues: [...new Set(data.queues ?? ['inbox'])],
+      verbs: verbs.verbs,
+      defaultLeaseSeconds: data.default_lease_seconds ?? null,
+      acceptAgentMessages: data.accept_agent_messages ?? false,
+      expiresAt,
+      credentialHash: hash,
+      credentialPrefix: secretPrefix(secret),
+    }),
+  );
   return {
     endpoint: endpointView(endpoint, now),
     credential: secret,
@@ -89,6 +95,20 @@ export async function showEndpoint(deps: EndpointDeps, humanId: string, ref: str
     sessions: sessions.map(({ endpoint_id: _endpoint, ...session }) => session),
     guidance: connectGuidance(deps.publicUrl, endpoint.slug),
   };
+}
+
+/** Changes the owner's settings of a live endpoint; a revoked one is `conflict`. */
+export async function updateEndpoint(deps: EndpointDeps, humanId: string, ref: string, input: unknown, now: Date) {
+  const data = parseInput(endpointSettingsInput, input ?? {});
+  if (data.accept_agent_messages === undefined) {
+    throw invalidArgument('body', 'name a setting to change: accept_agent_messages');
+  }
+  const endpoint = await resolveEndpoint(deps, humanId, ref);
+  const updated = await updateEndpointSettings(deps.db, humanId, endpoint.id, {
+    acceptAgentMessages: data.accept_agent_messages,
+  });
+  if (!updated) throw new AppError('conflict', `endpoint ${endpoint.slug} is revoked`, { id: endpoint.id });
+  return { endpoint: endpointView(updated, now) };
 }
 
 export async function revokeEndpoint(deps: EndpointDeps, humanId: string, ref: string, now: Date) {

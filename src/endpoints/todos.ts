@@ -4,11 +4,23 @@
 
 import { AppError, invalidArgument, notFound } from '../domain/errors.js';
 import type { Todo, TodoAttempt } from '../domain/todo.js';
+import type { Endpoint } from '../store/endpoints.js';
 import { findTodoEndpoint } from '../store/todos.js';
 import { cancel, createTodo, getTodoWithAttempts, listTodos, retryNow, type TodoDeps } from '../todos/index.js';
 import { resolveEndpoint, type EndpointDeps } from './manage.js';
 
 export type OperatorDeps = EndpointDeps & TodoDeps;
+
+/** The human's endpoint named by `ref`, when it still takes work; else not_found or conflict. */
+export async function workingEndpoint(deps: OperatorDeps, humanId: string, ref: string, now: Date): Promise<Endpoint> {
+  const endpoint = await resolveEndpoint(deps, humanId, ref);
+  if (endpoint.revoked_at || (endpoint.expires_at && endpoint.expires_at <= now)) {
+    throw new AppError('conflict', `endpoint ${endpoint.slug} is revoked or expired: it takes no new work`, {
+      id: endpoint.id,
+    });
+  }
+  return endpoint;
+}
 
 export async function pushTodo(
   deps: OperatorDeps,
@@ -17,12 +29,7 @@ export async function pushTodo(
   input: unknown,
   now: Date,
 ): Promise<{ todo: Todo; created: boolean }> {
-  const endpoint = await resolveEndpoint(deps, humanId, ref);
-  if (endpoint.revoked_at || (endpoint.expires_at && endpoint.expires_at <= now)) {
-    throw new AppError('conflict', `endpoint ${endpoint.slug} is revoked or expired: it takes no new work`, {
-      id: endpoint.id,
-    });
-  }
+  const endpoint = await workingEndpoint(deps, humanId, ref, now);
   const queue = (input as { queue?: unknown } | null)?.queue;
   if (typeof queue === 'string' && !endpoint.queues.includes(queue)) {
     throw invalidArgument(

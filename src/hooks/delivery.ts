@@ -4,13 +4,16 @@
 // only on network errors, timeouts, 408, 429 and 5xx. Before every attempt the hook is
 // re-read (deleted or disabled hooks stop) and its URL re-checked by the SSRF guard. The
 // webhook-id is constant across the attempts; the body's `attempt` counts them.
-// Nothing is persisted: a restart loses what was in flight.
+// Nothing is persisted: a restart loses what was in flight. With tracing on, each attempt
+// is a client span linked to the todo's trace, and the receiver gets its `traceparent`
+// (docs/design/tracing.md, "Notify hooks").
 
 import type { Logger } from 'pino';
 import type { Pool } from '../db/pool.js';
 import { isAppError } from '../domain/errors.js';
 import { hookForAttempt, recordDelivery } from '../store/notify-hooks.js';
 import type { HookCounters } from '../metrics/hooks.js';
+import { NO_TRACING, type Tracing } from '../tracing/index.js';
 import type { HookGuard } from './guard.js';
 import { send, type SendResult } from './send.js';
 import { signedHeaders } from './sign.js';
@@ -35,6 +38,8 @@ export interface HookJob {
   type: 'todo.ready' | 'todos.backlog';
   /** The body without `attempt`, which each attempt sets. */
   body: Record<string, unknown>;
+  /** The todo's stored trace context (todo.ready); the attempts' spans link to it. */
+  traceparent?: string | null;
 }
 
 export interface DeliveryDeps {
@@ -50,6 +55,7 @@ export interface DeliveryDeps {
   queueMax?: number;
   /** The server version, for the user-agent. */
   version?: string;
+  tracing?: Tracing;
 }
 
 /** A refusal by the SSRF guard: retrying within seconds would only be refused again. */
@@ -57,6 +63,7 @@ type Attempted = SendResult | { error: string; refused: true };
 
 const retryable = (r: Attempted) =>
   ('error' in r && !('refused' in r)) || ('status' in r && (r.status === 408 || r.status === 429 || r.status >= 500));
+const traceHeader = (traceparent: string | null): Record<string, string> => (traceparent ? { traceparent } : {});
 const delivered = (r: Attempted) => 'status' in r && r.status >= 200 && r.status < 300;
 
 export class HookDelivery {
@@ -138,8 +145,34 @@ export class HookDelivery {
     }
   }
 
-  /** One attempt; null when the hook is gone or disabled (nothing to record). */
+  /** One attempt, in a span of its own when tracing is on. */
   private async attempt(job: HookJob, attempt: number): Promise<Attempted | null> {
+    const tracing = this.deps.tracing ?? NO_TRACING;
+    if (!tracing.enabled) return this.post(job, attempt, tracing);
+    const span = tracing.start('hook POST', {
+      kind: 'client',
+      root: true,
+      links: [job.traceparent],
+      attributes: {
+        'http.request.method': 'POST',
+        'switchboard.hook': job.hookId,
+        'switchboard.hook.type': job.type,
+        'switchboard.attempt': attempt,
+      },
+    });
+    try {
+      const result = await tracing.activate(span, () => this.post(job, attempt, tracing));
+      if (result === null) span.setAttribute('switchboard.outcome', 'hook_gone');
+      else if ('status' in result) span.setAttribute('http.response.status_code', result.status);
+      if (result !== null && !delivered(result)) span.fail('error' in result ? result.error : `HTTP ${result.status}`);
+      return result;
+    } finally {
+      span.end();
+    }
+  }
+
+  /** One POST; null when the hook is gone or disabled (nothing to record). */
+  private async post(job: HookJob, attempt: number, tracing: Tracing): Promise<Attempted | null> {
     const hook = await hookForAttempt(this.deps.db, job.endpointId, job.hookId);
     if (!hook || !hook.enabled) return null;
     let target;
@@ -154,6 +187,8 @@ export class HookDelivery {
       ...signedHeaders(hook.secrets, job.messageId, Math.floor(Date.now() / 1000), body),
       'content-type': 'application/json',
       'user-agent': this.deps.version ? `switchboard/${this.deps.version}` : 'switchboard',
+      // The attempt's span, so a traced receiver continues the trace (W3C Trace Context).
+      ...(tracing.enabled ? traceHeader(tracing.traceparent()) : {}),
     };
     const result = await send(target, headers, body, {
       timeoutMs: this.deps.timeoutMs ?? ATTEMPT_TIMEOUT_MS,

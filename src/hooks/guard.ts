@@ -5,6 +5,7 @@
 // checked address itself, never re-resolving — a rebinding name cannot slip through.
 // Refused: anything but https (http only when the operator allows it), credentials in the
 // URL, and loopback, private, CGNAT, link-local, ULA, multicast and reserved addresses,
+// including the IPv6 ranges that embed or translate to IPv4 (IPv4-compatible, NAT64, 6to4),
 // unless an operator CIDR allow-list names them.
 
 import { lookup } from 'node:dns/promises';
@@ -57,9 +58,19 @@ const BLOCKED_V4 = [
 const BLOCKED_V6 = [
   '::/128',
   '::1/128',
+  // IPv4-compatible addresses (::a.b.c.d, deprecated by RFC 4291): a stack that still
+  // routes them reaches the embedded IPv4 address, so the whole range is refused.
+  '::/96',
   '64:ff9b::/96',
+  // Local-use NAT64 (RFC 8215): translates to whatever IPv4 the operator's network maps,
+  // private ranges included.
+  '64:ff9b:1::/48',
   '100::/64',
   '2001:db8::/32',
+  // 6to4 (2002:AABB:CCDD::/48 carries IPv4 A.B.C.D): the whole range is refused rather than
+  // judging the embedded address, because 6to4 is deprecated (RFC 7526), no real receiver
+  // needs it, and a relay or local 6to4 interface decides where the packet really goes.
+  '2002::/16',
   'fc00::/7',
   'fe80::/10',
   'ff00::/8',

@@ -1,7 +1,7 @@
 // Notify hooks as their endpoint manages them (MCP verbs) or its owner does (API, CLI):
 // create (URL checked by the SSRF guard, signing secret shown once), list (health, no
-// secrets), rotate (new secret, the old one signs alongside for 24 h, re-enables),
-// delete. Another endpoint's hook id answers exactly like an unknown one.
+// secrets), rotate (new secret, the old one signs alongside for 24 h unless `immediate`,
+// re-enables), delete. Another endpoint's hook id answers exactly like an unknown one.
 
 import { ulid } from 'ulid';
 import { z } from 'zod';
@@ -9,6 +9,7 @@ import type { Queryable } from '../db/pool.js';
 import { AppError, invalidArgument, notFound } from '../domain/errors.js';
 import { maxLength } from '../domain/issues.js';
 import { parseInput, QUEUE_NAME } from '../domain/todo.js';
+import { withQuota, type QuotaDeps } from '../quotas/check.js';
 import {
   deleteNotifyHook,
   insertNotifyHook,
@@ -24,7 +25,7 @@ export const MAX_HOOKS = 5;
 /** How long the previous secret keeps signing after a rotation: a day to roll receivers. */
 export const ROTATION_GRACE_SECONDS = 24 * 3600;
 
-export interface HookDeps {
+export interface HookDeps extends QuotaDeps {
   db: Queryable;
   guard: HookGuard;
 }
@@ -83,6 +84,17 @@ export const createHookInput = z.strictObject({
 export const hookIdInput = z.strictObject({
   hook_id: z.string().min(1).check(maxLength(64)).describe('The hook id, `nh_…`.'),
 });
+/** rotate_notify_hook's arguments. */
+export const rotateHookInput = z.strictObject({
+  hook_id: hookIdInput.shape.hook_id,
+  immediate: z
+    .boolean()
+    .optional()
+    .describe(
+      'Drop the previous secret(s) at once instead of letting the old one sign for 24 h: for a leaked ' +
+        'secret, when receivers can take the new one now.',
+    ),
+});
 /** list_notify_hooks' arguments: none. */
 export const listHooksInput = z.strictObject({});
 
@@ -96,15 +108,17 @@ export async function createHook(
   if (outside) throw invalidArgument('queues', `"${outside}" is not one of this endpoint's queues`);
   await deps.guard.resolve(data.url);
   const secret = newHookSecret();
-  const hook = await insertNotifyHook(deps.db, {
-    endpointId: owner.id,
-    id: `nh_${ulid()}`,
-    url: data.url,
-    queues: [...new Set(data.queues ?? [])].sort(),
-    ignorePresence: data.ignore_presence ?? false,
-    secret,
-    max: MAX_HOOKS,
-  });
+  const hook = await withQuota(deps.db, deps, 'notifyHooks', { endpointId: owner.id }, (tx) =>
+    insertNotifyHook(tx, {
+      endpointId: owner.id,
+      id: `nh_${ulid()}`,
+      url: data.url,
+      queues: [...new Set(data.queues ?? [])].sort(),
+      ignorePresence: data.ignore_presence ?? false,
+      secret,
+      max: MAX_HOOKS,
+    }),
+  );
   if (!hook) {
     throw new AppError('resource_exhausted', `this endpoint already has ${MAX_HOOKS} notify hooks; delete one first`, {
       max: MAX_HOOKS,
@@ -128,13 +142,15 @@ export async function rotateHook(
   owner: HookOwner,
   input: unknown,
 ): Promise<HookView & { signing_secret: string }> {
-  const { hook_id } = parseInput(hookIdInput, input);
+  const { hook_id, immediate } = parseInput(rotateHookInput, input);
   const secret = newHookSecret();
   const hook = await rotateNotifyHook(deps.db, {
     endpointId: owner.id,
     id: hook_id,
     secret,
-    graceSeconds: ROTATION_GRACE_SECONDS,
+    // Every delivery attempt reads the live secrets afresh (hookForAttempt), so with no grace
+    // the next attempt, a retry of an older event included, carries only the new signature.
+    graceSeconds: immediate === true ? 0 : ROTATION_GRACE_SECONDS,
   });
   if (!hook) throw notFound('notify hook', hook_id);
   return { ...hookView(hook), signing_secret: secret };

@@ -124,7 +124,13 @@ export class NotifyHooks {
       if (hook.queues.length > 0 && !hook.queues.includes(todo.queue)) continue;
       if (hook.created_at > todo.updated_at) continue;
       if (hook.presence_seen === 'out' && !hook.ignore_presence) continue;
-      const job = { endpointId, hookId: hook.id, messageId: `msg_${ulid()}`, type: 'todo.ready' as const };
+      const job = {
+        endpointId,
+        hookId: hook.id,
+        messageId: `msg_${ulid()}`,
+        type: 'todo.ready' as const,
+        traceparent: todo.traceparent,
+      };
       if (this.deps.delivery.enqueue({ ...job, body: readyBody(todo, hook.slug) })) queued += 1;
     }
     return queued;

@@ -1,7 +1,8 @@
 // The HTTP host: the one Fastify app every surface registers its routes on (from
 // src/main.ts). It owns what they share: the limits, the error mapping, the security
-// headers, the NUL guard, the request log, cookies, and the operator routes (health,
-// readiness, /metrics). The surfaces (api/, mcp/, board/) are siblings on it.
+// headers (HSTS when the public URL is https), the guard against characters PostgreSQL
+// cannot store, the request log, cookies, and the operator routes (health, readiness,
+// /metrics). The surfaces (api/, mcp/, board/) are siblings on it.
 
 import cookie from '@fastify/cookie';
 import Fastify, {
@@ -11,15 +12,26 @@ import Fastify, {
   type FastifyServerFactory,
 } from 'fastify';
 import { invalidArgument } from '../domain/errors.js';
-import { nulField } from '../domain/nul.js';
+import { UNSTORABLE_MESSAGE, unstorableField } from '../domain/unstorable.js';
 import type { Metrics } from '../metrics/index.js';
+import type { LatencyHistograms } from '../metrics/latency.js';
 import { errorBody, handleError, routerError } from './errors.js';
+import { hostAllowed, hostExempt } from './hosts.js';
 import { healthRoutes, type HealthDeps } from './health.js';
 import { metricsRoute } from './metrics-route.js';
 import { requestId, requestLog } from './request-log.js';
+import { traceRequests } from './tracing.js';
+import { NO_TRACING, type Tracing } from '../tracing/index.js';
 
 /** 1 MiB: the largest todo (64 KiB body + 256 KiB payload) with room for JSON overhead. */
 export const BODY_LIMIT = 1024 * 1024;
+
+/**
+ * 8 MiB on the one route that takes a bulk create (POST /api/v1/endpoints/{ref}/todos):
+ * its 1,000 items at 8 KiB each on average. A bulk of full-size todos does not fit and is
+ * sent in smaller batches; more would let one request hold tens of MiB of parsed JSON.
+ */
+export const BULK_BODY_LIMIT = 8 * 1024 * 1024;
 
 export interface HostOptions {
   log: FastifyBaseLogger;
@@ -27,6 +39,16 @@ export interface HostOptions {
   trustProxy: string[];
   /** serve: the app runs on the HTTP server that listened while the start waited (http/early.ts). */
   serverFactory?: FastifyServerFactory;
+  /** SWITCHBOARD_PUBLIC_URL: when it is https, every answer carries Strict-Transport-Security. */
+  publicUrl?: string;
+  /** The Host names served (config.allowedHosts); null: any. */
+  allowedHosts: readonly string[] | null;
+  /** SWITCHBOARD_METRICS_TOKEN is set: /metrics is exempt from the Host check (its bearer guards it). */
+  metricsTokenSet?: boolean;
+  /** The process's latency histograms: every answer is timed into them (request-log.ts). */
+  latency?: LatencyHistograms;
+  /** The instance's traces: a span per request (http/tracing.ts); absent: off. */
+  tracing?: Tracing;
 }
 
 /** The Fastify app with the shared limits, error mapping and hooks; no routes yet. */
@@ -51,15 +73,34 @@ export function createHost(deps: HostOptions): FastifyInstance {
     frameworkErrors: routerError,
   });
   app.setErrorHandler(handleError);
+  // First of the hooks, so the Host check, the guards and the handler all run in the span.
+  const tracing = deps.tracing ?? NO_TRACING;
+  traceRequests(app, tracing);
+  // DNS rebinding (docs/design/limits.md, "Host and Origin"): a Host this server does not
+  // go by is refused before any handler, body parser or authentication runs. Health
+  // probes are exempt: they carry nothing, and a prober addresses the pod, not the name;
+  // so is a token-guarded /metrics, for the same scraper.
+  const metricsTokenSet = deps.metricsTokenSet ?? false;
+  app.addHook('onRequest', async (request, reply) => {
+    if (hostAllowed(deps.allowedHosts, request.headers.host) || hostExempt(request.url, metricsTokenSet)) return;
+    return reply
+      .status(421)
+      .send(errorBody('forbidden', `Host: this server does not answer for "${request.headers.host ?? ''}"`));
+  });
   app.setNotFoundHandler((request, reply) =>
     reply.status(404).send(errorBody('not_found', `no route ${request.method} ${request.url.split('?')[0]}`)),
   );
+  // An https public URL means browsers only ever reach this server over TLS (directly or
+  // through a proxy): HSTS tells them never to try plain http, for a year.
+  const hsts = deps.publicUrl?.startsWith('https:') ?? false;
   app.addHook('onSend', async (_request, reply) => {
     void reply.header('X-Content-Type-Options', 'nosniff');
     void reply.header('Cache-Control', 'no-store');
+    if (hsts) void reply.header('Strict-Transport-Security', 'max-age=31536000');
   });
-  // U+0000 can never be stored (PostgreSQL text and jsonb refuse it): the API refuses it in
-  // path parameters, query strings and JSON bodies before any use case passes it to a query.
+  // U+0000 and unpaired surrogates can never be stored (src/domain/unstorable.ts): the API
+  // refuses them in path parameters, query strings and JSON bodies before any use case
+  // passes them to a query.
   app.addHook('preHandler', async (request) => {
     if (!request.url.startsWith('/api/') && !request.url.startsWith('/webhooks/')) return;
     const inputs: [string, unknown][] = [
@@ -68,11 +109,11 @@ export function createHost(deps: HostOptions): FastifyInstance {
       ...(request.url.startsWith('/api/') ? [['body', request.body] as [string, unknown]] : []),
     ];
     for (const [whole, input] of inputs) {
-      const field = nulField(input);
-      if (field !== null) throw invalidArgument(field || whole, 'must not contain NUL characters');
+      const field = unstorableField(input);
+      if (field !== null) throw invalidArgument(field || whole, UNSTORABLE_MESSAGE);
     }
   });
-  requestLog(app);
+  requestLog(app, deps.latency, tracing);
   void app.register(cookie);
   return app;
 }

@@ -5,24 +5,66 @@
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../domain/errors.js';
-import { principalForToken, type IdentityDeps, type Principal } from '../identity/principal.js';
-import { LIMITS, RateLimiter } from './rate-limit.js';
+import { principalForToken, type Principal, type TokenDeps } from '../identity/principal.js';
+import {
+  accountKey,
+  addressKey,
+  RateLimiter,
+  rateLimitFields,
+  type BucketSpec,
+  type NamedState,
+} from './rate-limit.js';
 
-/** The board's session cookie (HttpOnly, SameSite=Lax): the board signs in with it, /ws reads it. */
-export const SESSION_COOKIE = 'sb_session';
+/**
+ * The board's cookie names. The session cookie (HttpOnly, SameSite=Lax): the board signs
+ * in with it, /ws reads it; the login form's CSRF cookie; with auth off, the synthetic
+ * admin's CSRF cookie. When SWITCHBOARD_PUBLIC_URL is https every one is Secure, Path=/
+ * and has no Domain, so each carries the `__Host-` prefix: a browser then refuses the
+ * name from a plain-http page or a sibling subdomain, which cannot plant or shadow it
+ * (docs/board.md). A plain-http public URL keeps the unprefixed names, which a browser
+ * would not accept with the prefix. Writers and readers take the names from here, from
+ * the public URL alone, so they always agree.
+ */
+export function boardCookies(publicUrl: string): {
+  secure: boolean;
+  session: string;
+  loginCsrf: string;
+  localCsrf: string;
+  /** A started OIDC sign-in (docs/design/oauth.md, "Human sign-in through OIDC"). */
+  oidc: string;
+} {
+  const secure = publicUrl.startsWith('https:');
+  const prefix = secure ? '__Host-' : '';
+  return {
+    secure,
+    session: `${prefix}sb_session`,
+    loginCsrf: `${prefix}sb_login_csrf`,
+    localCsrf: `${prefix}sb_local_csrf`,
+    oidc: `${prefix}sb_oidc`,
+  };
+}
 
 export type Access = 'human' | 'admin' | 'workflow';
 
-export interface AuthDeps extends IdentityDeps {
+export interface AuthDeps extends TokenDeps {
   /** Set when SWITCHBOARD_AUTH=off: every request is this admin. */
   syntheticAdmin: Principal | null;
   nowMs: () => number;
+  /** The operator API's and sign-in's limits (SWITCHBOARD_API_RATE…, SWITCHBOARD_SIGNIN_…), from the config. */
+  limits: { perCredential: BucketSpec; perIp: BucketSpec; signIn: BucketSpec };
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
   }
+}
+
+/** Every answer that went through a limit says where the caller stands (docs/api.md, "Rate limits"). */
+function announce(reply: FastifyReply, limits: NamedState[]): void {
+  const fields = rateLimitFields(limits);
+  void reply.header('RateLimit-Policy', fields.policy);
+  void reply.header('RateLimit', fields.limit);
 }
 
 function tooMany(reply: FastifyReply, seconds: number): AppError {
@@ -37,34 +79,72 @@ export function bearerOf(request: FastifyRequest): string | null {
 }
 
 export function createAuth(deps: AuthDeps) {
-  const perIp = new RateLimiter(LIMITS.perIp);
-  const perCredential = new RateLimiter(LIMITS.perCredential);
-  const signIn = new RateLimiter(LIMITS.signIn);
+  const perIp = new RateLimiter(deps.limits.perIp);
+  const perCredential = new RateLimiter(deps.limits.perCredential);
+  // Per address and per account (the e-mail, whichever address tries it: a botnet spreading
+  // guesses over many addresses still gets one bucket per account).
+  const signIn = new RateLimiter(deps.limits.signIn);
+  const signInAccount = new RateLimiter(deps.limits.signIn);
 
-  /** Per-address limit, before any database work. */
-  function limitIp(request: FastifyRequest, reply: FastifyReply): void {
-    const wait = perIp.take(request.ip, deps.nowMs());
-    if (wait > 0) throw tooMany(reply, wait);
+  /** Spends one token of `limiter` for `key`; announces `shown` plus this limit; throws 429 when empty. */
+  function spend(
+    reply: FastifyReply,
+    limiter: RateLimiter,
+    named: Omit<NamedState, 'state'> & { key: string },
+    shown: NamedState[] = [],
+  ): NamedState {
+    const state = { name: named.name, spec: named.spec, state: limiter.check(named.key, deps.nowMs()) };
+    announce(reply, [...shown, state]);
+    if (state.state.waitSeconds > 0) throw tooMany(reply, state.state.waitSeconds);
+    return state;
   }
 
-  function limitSignIn(request: FastifyRequest, reply: FastifyReply): void {
-    const wait = signIn.take(request.ip, deps.nowMs());
-    if (wait > 0) throw tooMany(reply, wait);
+  /** Per-address limit (an IPv6 address by its /64), before any database work. */
+  function limitIp(request: FastifyRequest, reply: FastifyReply): NamedState {
+    return spend(reply, perIp, { name: 'ip', spec: deps.limits.perIp, key: addressKey(request.ip) });
+  }
+
+  /**
+   * A sign-in attempt (docs/design/limits.md, "Sign-in throttle"): one token per address
+   * (by /64) and, when the attempt names an e-mail, one per account, both before anything
+   * is read, so the 429 (the same words for either bucket) is spent and answered alike
+   * whether the account exists or not.
+   */
+  function limitSignIn(request: FastifyRequest, reply: FastifyReply, email?: unknown): void {
+    const spec = deps.limits.signIn;
+    const ip = spend(reply, signIn, { name: 'signin', spec, key: addressKey(request.ip) });
+    const account = accountKey(email);
+    if (account === null) return;
+    spend(reply, signInAccount, { name: 'signin-account', spec, key: account }, [ip]);
   }
 
   async function authenticate(request: FastifyRequest, reply: FastifyReply, access: Access): Promise<Principal> {
-    limitIp(request, reply);
-    let principal = deps.syntheticAdmin;
+    const ip = limitIp(request, reply);
+    let principal: Principal | 'expired' | null = deps.syntheticAdmin;
     if (!principal) {
       const bearer = bearerOf(request);
       principal = bearer ? await principalForToken(deps, bearer) : null;
+    }
+    if (principal === 'expired') {
+      void reply.header('WWW-Authenticate', 'Bearer realm="switchboard"');
+      throw new AppError(
+        'unauthenticated',
+        'this login token expired: it was unused for longer than SWITCHBOARD_TOKEN_TTL; sign in again',
+        {
+          reason: 'token_expired',
+        },
+      );
     }
     if (!principal) {
       void reply.header('WWW-Authenticate', 'Bearer realm="switchboard"');
       throw new AppError('unauthenticated', 'sign in: send Authorization: Bearer sbt_… (see `switchboard login`)');
     }
-    const wait = perCredential.take(principal.token?.id ?? principal.human.id, deps.nowMs());
-    if (wait > 0) throw tooMany(reply, wait);
+    // A workflow token spends its human's bucket: minting N of them must not give N× the rate.
+    const key =
+      principal.token?.kind === 'workflow'
+        ? `human:${principal.human.id}`
+        : (principal.token?.id ?? principal.human.id);
+    spend(reply, perCredential, { name: 'cred', spec: deps.limits.perCredential, key }, [ip]);
     if (principal.token?.kind === 'workflow' && access !== 'workflow') {
       throw new AppError(
         'forbidden',

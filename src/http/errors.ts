@@ -2,10 +2,14 @@
 // their cause and answered with a fixed message.
 
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { isDatabaseUnavailable } from '../db/unavailable.js';
+import { databaseTimeout, isDatabaseUnavailable } from '../db/unavailable.js';
 
-/** Whether a failure is PostgreSQL being unreachable (answered `unavailable`), for every surface's mapping. */
-export { isDatabaseUnavailable };
+/**
+ * Whether a failure is PostgreSQL being unreachable, or a statement it gave up on (a lock
+ * wait past lock_timeout, a statement past statement_timeout): all answered `unavailable`
+ * (retryable), for every surface's mapping.
+ */
+export { databaseTimeout, isDatabaseUnavailable };
 import { AppError, type ErrorCode } from '../domain/errors.js';
 
 export const HTTP_STATUS: Record<ErrorCode, number> = {
@@ -14,6 +18,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  failed_precondition: 409,
   deferred: 409,
   queue_full: 409,
   entry_not_found: 404,
@@ -39,7 +44,8 @@ export function handleError(err: FastifyError | AppError | Error, request: Fasti
   }
   const status = (err as FastifyError).statusCode;
   if (status === 413) {
-    void reply.status(413).send(errorBody('invalid_argument', 'body: larger than the 1 MiB limit'));
+    const mib = (request.routeOptions.bodyLimit ?? 1024 * 1024) / (1024 * 1024);
+    void reply.status(413).send(errorBody('invalid_argument', `body: larger than the ${mib} MiB limit`));
     return;
   }
   if (status !== undefined && status >= 400 && status < 500) {
@@ -57,6 +63,12 @@ export function handleError(err: FastifyError | AppError | Error, request: Fasti
   if (isDatabaseUnavailable(err)) {
     request.log.warn({ err: { message: err.message } }, 'request failed: the database is unavailable');
     void reply.status(503).header('retry-after', '2').send(errorBody('unavailable', DATABASE_UNAVAILABLE));
+    return;
+  }
+  const timedOut = databaseTimeout(err);
+  if (timedOut) {
+    request.log.warn({ err: { message: err.message } }, 'request failed: the database gave up on a statement');
+    void reply.status(503).header('retry-after', '1').send(errorBody('unavailable', timedOut));
     return;
   }
   request.log.error({ err }, 'request failed');

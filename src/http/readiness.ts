@@ -1,6 +1,8 @@
 // Why this instance is (not) ready, for /readyz: set by the start sequence while it waits
 // for the database and by each /readyz check afterwards. `since` is when the current
-// state began, so an operator sees how long an outage has lasted.
+// state began, so an operator sees how long an outage has lasted. /readyz is open to anyone,
+// so a database problem shows only "database unavailable": the error text (host, port, role)
+// goes to the log, never into the body.
 
 export type NotReadyReason =
   /** Starting: the database has not been tried yet. */
@@ -22,6 +24,13 @@ export interface ReadinessBody {
   reason?: NotReadyReason;
   detail?: string;
   since: string;
+}
+
+/** The only detail /readyz gives when the database cannot be reached or refuses us. */
+export const DATABASE_UNAVAILABLE = 'database unavailable';
+
+function isDatabaseReason(reason: NotReadyReason): boolean {
+  return reason === 'database_unreachable' || reason === 'database_rejected';
 }
 
 export class Readiness {
@@ -46,12 +55,16 @@ export class Readiness {
     this.detail = null;
   }
 
-  /** Records why not; `since` moves only when the state or the reason changes. */
+  /**
+   * Records why not; `since` moves only when the state or the reason changes. A database
+   * problem's own detail is not kept (callers log it): the body says only
+   * "database unavailable".
+   */
   markNotReady(reason: NotReadyReason, detail: string | null = null): void {
     if (this.ready || this.reason !== reason) this.since = this.now();
     this.ready = false;
     this.reason = reason;
-    this.detail = detail;
+    this.detail = isDatabaseReason(reason) ? DATABASE_UNAVAILABLE : detail;
   }
 
   body(): ReadinessBody {

@@ -4,10 +4,13 @@
 // caller's X-Request-Id when it is a short token, else a fresh one; it is echoed back
 // and labels every line logged through request.log. Probes and scrapes (/healthz,
 // /readyz, /metrics) are left out: they would drown the rest. Headers, bodies and
-// credentials are never logged.
+// credentials are never logged. Every request, probes included, is timed into
+// switchboard_http_request_duration_seconds under the same route pattern.
 
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { LatencyHistograms } from '../metrics/latency.js';
+import { NO_TRACING, type Tracing } from '../tracing/index.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 const QUIET = new Set(['/healthz', '/readyz', '/metrics']);
@@ -29,23 +32,32 @@ export function noteEndpoint(request: FastifyRequest, slug: string): void {
   request.endpointSlug = slug;
 }
 
-export function requestLog(app: FastifyInstance): void {
+/**
+ * `latency`: the process's histograms (absent: requests are logged, not timed). The line
+ * is written inside the request's span (if any), so it carries its trace_id and span_id:
+ * onResponse runs where the response finished, outside the context the span was active in.
+ */
+export function requestLog(app: FastifyInstance, latency?: LatencyHistograms, tracing: Tracing = NO_TRACING): void {
   app.decorateRequest('endpointSlug', null);
   app.addHook('onSend', async (request, reply) => {
     void reply.header('X-Request-Id', request.id);
   });
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url;
+    latency?.answered(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
     if (route !== undefined && QUIET.has(route)) return;
-    request.log.info(
-      {
-        method: request.method,
-        route: route ?? 'unmatched',
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 10) / 10,
-        ...(request.endpointSlug ? { endpoint: request.endpointSlug } : {}),
-      },
-      'request',
-    );
+    const line = () =>
+      request.log.info(
+        {
+          method: request.method,
+          route: route ?? 'unmatched',
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime * 10) / 10,
+          ...(request.endpointSlug ? { endpoint: request.endpointSlug } : {}),
+        },
+        'request',
+      );
+    if (request.traceSpan) tracing.activate(request.traceSpan, line);
+    else line();
   });
 }

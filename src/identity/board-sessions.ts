@@ -4,7 +4,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { findBoardSession, insertBoardSession, deleteBoardSession } from '../store/board-sessions.js';
-import { verifyCredentials } from './login.js';
+import { refusePasswordSignIn, verifyCredentials } from './login.js';
 import type { IdentityDeps, Principal } from './principal.js';
 import { hashSecret, newSecret } from './secrets.js';
 
@@ -21,12 +21,25 @@ export async function signIn(
   email: string,
   password: string,
 ): Promise<{ cookie: string; csrf: string; expires_at: Date }> {
+  refusePasswordSignIn(deps);
   const human = await verifyCredentials(deps, email, password);
+  return openBoardSession(deps, human.id);
+}
+
+/**
+ * A new board session for a human whose identity was just proven another way: the
+ * one-time setup, invite or reset link they spent, or their own password change that
+ * ended every other sign-in.
+ */
+export async function openBoardSession(
+  deps: IdentityDeps,
+  humanId: string,
+): Promise<{ cookie: string; csrf: string; expires_at: Date }> {
   const { secret, hash } = newSecret('sbx');
   const csrf = randomBytes(24).toString('base64url');
   const expiresAt = await insertBoardSession(deps.db, {
     tokenHash: hash,
-    humanId: human.id,
+    humanId,
     csrfToken: csrf,
     ttlSeconds: BOARD_SESSION_TTL_SECONDS,
   });

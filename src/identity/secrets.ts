@@ -3,7 +3,9 @@
 
 import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 
-export type SecretPrefix = 'sbk' | 'sbt' | 'sbs' | 'sbw' | 'sbx';
+// sbo_ / sbr_ / sbc_: OAuth access and refresh tokens and authorization codes (docs/design/oauth.md).
+// sbl_: the one-time codes of `switchboard login --web` (docs/design/cli-login.md).
+export type SecretPrefix = 'sbk' | 'sbt' | 'sbs' | 'sbw' | 'sbx' | 'sbo' | 'sbr' | 'sbc' | 'sbl';
 
 /** 32 random bytes: guessing one is hopeless, so a fast hash at rest is enough. */
 export function newSecret(prefix: SecretPrefix): { secret: string; hash: Buffer } {

@@ -1,6 +1,8 @@
-// The first admin and invites: one-time links. With no humans, the server mints a setup
-// link (valid 1 h) at start; spending it creates the first admin. An invite (valid 7
-// days) lets an invited human set a password. Each link works once.
+// The first admin, invites and password resets: one-time links. With no humans, the
+// server mints a setup link (valid 1 h) at start; spending it creates the first admin. An
+// invite (valid 7 days) lets an invited human set a password; a reset link (valid 1 h,
+// issued by an admin, docs/design/people.md) sets a new one and ends every sign-in the
+// human had. Each link works once.
 
 import { z } from 'zod';
 import { withTx } from '../db/pool.js';
@@ -9,12 +11,15 @@ import { maxLength, minLength } from '../domain/issues.js';
 import { newId } from '../domain/ids.js';
 import { parseInput } from '../domain/todo.js';
 import { countHumans, ensureHuman, getHuman, insertHuman, setPassword, type Human } from '../store/humans.js';
+import { endSignIns, spendResetLinks } from '../store/human-lifecycle.js';
 import { consumeSetupToken, insertSetupToken, lockSetup, setupTokenLive } from '../store/setup-tokens.js';
 import type { IdentityDeps, Principal } from './principal.js';
 import { hashPassword, hashSecret, newSecret } from './secrets.js';
 
 export const SETUP_TTL_SECONDS = 3600;
 export const INVITE_TTL_SECONDS = 7 * 86_400;
+/** An hour: enough to read the mail and act; a link that leaks later is already dead. */
+export const RESET_TTL_SECONDS = 3600;
 
 export const password = z
   .string()
@@ -58,8 +63,9 @@ export async function completeSetup(deps: IdentityDeps, input: unknown): Promise
     const spent = await consumeSetupToken(tx, hashSecret(data.token));
     if (!spent)
       throw new AppError('unauthenticated', 'token: this link is unknown, used or expired', { field: 'token' });
-    if (spent.purpose === 'invite' && spent.human_id) {
+    if (spent.purpose !== 'setup' && spent.human_id) {
       await setPassword(tx, spent.human_id, passwordHash);
+      if (spent.purpose === 'reset') await endSignIns(tx, spent.human_id, null);
       const human = await getHuman(tx, spent.human_id);
       if (!human) throw new AppError('not_found', 'the invited human no longer exists');
       return human;
@@ -84,6 +90,16 @@ export async function inviteLink(deps: IdentityDeps, humanId: string): Promise<s
   const { secret, hash } = newSecret('sbs');
   await insertSetupToken(deps.db, { tokenHash: hash, purpose: 'invite', humanId, ttlSeconds: INVITE_TTL_SECONDS });
   return `${deps.publicUrl}/setup/${secret}`;
+}
+
+/** A password-reset link for the human, valid RESET_TTL_SECONDS; earlier unspent ones stop working. */
+export async function resetLink(deps: IdentityDeps, humanId: string): Promise<{ reset_url: string; expires_at: Date }> {
+  const { secret, hash } = newSecret('sbs');
+  const expiresAt = await withTx(deps.db, async (tx) => {
+    await spendResetLinks(tx, humanId);
+    return insertSetupToken(tx, { tokenHash: hash, purpose: 'reset', humanId, ttlSeconds: RESET_TTL_SECONDS });
+  });
+  return { reset_url: `${deps.publicUrl}/setup/${secret}`, expires_at: expiresAt };
 }
 
 /** The synthetic admin of SWITCHBOARD_AUTH=off: one fixed row, so ownership still holds. */

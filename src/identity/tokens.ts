@@ -9,6 +9,7 @@ import { parseInput } from '../domain/todo.js';
 import { insertApiToken, listApiTokens, revokeApiToken, type ApiToken } from '../store/api-tokens.js';
 import type { IdentityDeps, Principal } from './principal.js';
 import { newSecret } from './secrets.js';
+import { withQuota, type QuotaDeps } from '../quotas/check.js';
 
 const mintInput = z.strictObject({
   name: z.string().trim().min(1, 'must not be empty').check(maxLength(100)),
@@ -21,7 +22,7 @@ export function listTokens(deps: IdentityDeps, principal: Principal): Promise<Ap
 }
 
 export async function mintToken(
-  deps: IdentityDeps,
+  deps: IdentityDeps & QuotaDeps,
   principal: Principal,
   input: unknown,
   now: Date,
@@ -31,14 +32,16 @@ export async function mintToken(
   if (expiresAt && expiresAt <= now)
     throw new AppError('invalid_argument', 'expires_at: must be in the future', { field: 'expires_at' });
   const { secret, hash } = newSecret('sbt');
-  const token = await insertApiToken(deps.db, {
-    id: newId('tk'),
-    humanId: principal.human.id,
-    kind: 'workflow',
-    name: data.name,
-    tokenHash: hash,
-    expiresAt,
-  });
+  const token = await withQuota(deps.db, deps, 'apiTokens', { humanId: principal.human.id }, (tx) =>
+    insertApiToken(tx, {
+      id: newId('tk'),
+      humanId: principal.human.id,
+      kind: 'workflow',
+      name: data.name,
+      tokenHash: hash,
+      expiresAt,
+    }),
+  );
   return { token, secret };
 }
 

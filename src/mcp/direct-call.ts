@@ -32,6 +32,8 @@ export interface DirectCall {
   id: string | number;
   name: string;
   args: Record<string, unknown> | undefined;
+  /** The call's `_meta.traceparent` (docs/design/tracing.md, "MCP"), when it is a string. */
+  traceparent: string | undefined;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -65,7 +67,8 @@ export function directCallOf(request: FastifyRequest): DirectCall | null {
   if (args !== undefined && !isRecord(args)) return null;
   if (params._meta !== undefined && !isRecord(params._meta)) return null;
   if (!headersAccepted(request)) return null;
-  return { id, name: params.name, args };
+  const traceparent = params._meta?.traceparent;
+  return { id, name: params.name, args, traceparent: typeof traceparent === 'string' ? traceparent : undefined };
 }
 
 /**

@@ -6,7 +6,7 @@
 // stays a protocol error of the SDK.
 
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { isDatabaseUnavailable } from '../http/errors.js';
+import { databaseTimeout, isDatabaseUnavailable } from '../http/errors.js';
 import { AppError } from '../domain/errors.js';
 
 export interface ErrorLog {
@@ -31,6 +31,8 @@ function errorResult(code: string, message: string, details?: Record<string, unk
 export function toolError(err: unknown, log: ErrorLog, verb: string): CallToolResult {
   if (err instanceof AppError) return errorResult(err.code, err.message, err.details && wire(err.details));
   if (isDatabaseUnavailable(err)) return errorResult('unavailable', 'the database is unavailable; retry shortly');
+  const timedOut = databaseTimeout(err);
+  if (timedOut) return errorResult('unavailable', timedOut);
   log.error({ err, verb }, 'MCP verb failed');
   return errorResult('internal', 'internal error; the server log has the details');
 }

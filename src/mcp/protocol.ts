@@ -7,9 +7,9 @@
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AppError, invalidArgument } from '../domain/errors.js';
-import { nulField } from '../domain/nul.js';
+import { UNSTORABLE_MESSAGE, unstorableField } from '../domain/unstorable.js';
 import type { Endpoint } from '../endpoints/credentials.js';
 import type { MessageDeps } from '../messages/context.js';
 import type { SessionDeps } from '../sessions/index.js';
@@ -19,6 +19,7 @@ import type { VersionInfo } from '../version.js';
 import { toolError, toolResult, type ErrorLog } from './errors.js';
 import { toolsFor, verbFor, type VerbContext } from './verbs/index.js';
 import type { HookGuard } from '../hooks/guard.js';
+import { NO_TRACING, type Tracing } from '../tracing/index.js';
 
 export interface ProtocolDeps {
   todos: TodoDeps;
@@ -36,6 +37,8 @@ export interface ProtocolDeps {
    * which this server never asks for.
    */
   validator: jsonSchemaValidator;
+  /** A span per tools/call (docs/design/tracing.md, "MCP"); absent: off. */
+  tracing?: Tracing;
 }
 
 /** The endpoint this request authenticated as; set by the /mcp routes on every request. */
@@ -92,14 +95,23 @@ export function buildProtocol(deps: ProtocolDeps, endpoint: Endpoint, sessionId:
       request.params.name,
       request.params.arguments,
       () => extra.signal,
+      traceparentOf(request.params._meta),
     ),
   );
   return server;
 }
 
+function traceparentOf(meta: Record<string, unknown> | undefined): string | undefined {
+  const value = meta?.traceparent;
+  return typeof value === 'string' ? value : undefined;
+}
+
 /**
  * One tools/call: the grant gate, then the verb, as a tool result (domain errors become
  * `isError` results). Shared by the SDK handler and the direct path in `direct-call.ts`.
+ * Traced, it runs in a span named after the verb (`mcp claim_next`), a child of the call's
+ * `_meta.traceparent` when it carries one, else of the request's span; the outcome is `ok`
+ * or the error code of the result.
  */
 export async function callTool(
   deps: ProtocolDeps,
@@ -108,11 +120,42 @@ export async function callTool(
   name: string,
   args: Record<string, unknown> | undefined,
   signal?: () => AbortSignal,
-) {
+  traceparent?: string,
+): Promise<CallToolResult> {
+  const tracing = deps.tracing ?? NO_TRACING;
+  if (!tracing.enabled) return runTool(deps, endpoint, sessionId, name, args, signal);
+  const span = tracing.start(`mcp ${name}`, {
+    parent: traceparent ?? null,
+    attributes: { 'mcp.tool.name': name, 'switchboard.endpoint': endpoint.slug },
+  });
+  try {
+    const result = await tracing.activate(span, () => runTool(deps, endpoint, sessionId, name, args, signal));
+    const outcome = result.isError ? errorCodeOf(result) : 'ok';
+    span.setAttribute('switchboard.outcome', outcome);
+    if (result.isError) span.fail(outcome);
+    return result;
+  } finally {
+    span.end();
+  }
+}
+
+function errorCodeOf(result: CallToolResult): string {
+  const error = (result.structuredContent as { error?: { code?: unknown } } | undefined)?.error;
+  return typeof error?.code === 'string' ? error.code : 'error';
+}
+
+async function runTool(
+  deps: ProtocolDeps,
+  endpoint: Endpoint,
+  sessionId: string,
+  name: string,
+  args: Record<string, unknown> | undefined,
+  signal?: () => AbortSignal,
+): Promise<CallToolResult> {
   try {
     const verb = verbFor(endpoint.verbs, name);
-    const nul = nulField(args);
-    if (nul !== null) throw invalidArgument(nul || 'arguments', 'must not contain NUL characters');
+    const nul = unstorableField(args);
+    if (nul !== null) throw invalidArgument(nul || 'arguments', UNSTORABLE_MESSAGE);
     const ctx: VerbContext = {
       todos: deps.todos,
       sessions: deps.sessions,
@@ -126,6 +169,7 @@ export async function callTool(
         sessionId,
         queues: endpoint.queues,
         defaultLeaseSeconds: endpoint.default_lease_seconds,
+        endpointSlug: endpoint.slug,
       },
       ...(deps.hookGuard ? { hookGuard: deps.hookGuard } : {}),
       ...(signal ? { signal } : {}),

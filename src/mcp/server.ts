@@ -4,13 +4,16 @@
 // unless it is a direct tools/call or notification (direct-call.ts). GET opens the
 // session's notification stream, which this instance writes itself (streams.ts) and
 // records as stream_open while it lasts (the LocalStreams service); DELETE closes the
-// session. The doorbell, which writes to those streams, is not here.
+// session. The doorbell, which writes to those streams, is not here. Every request passes
+// the limits first (limits.ts: per address before authentication, per credential after
+// it), and an initialize past the endpoint's live-session cap answers 429.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { Services } from '../services.js';
 import { authenticateMcp, type Caller } from './auth.js';
+import { McpLimits, refuse } from './limits.js';
 import type { ErrorLog } from './errors.js';
 import { directCallOf, invalidParamsOf, isDirectNotification } from './direct-call.js';
 import { authInfoFor, buildProtocol, callTool, type ProtocolDeps } from './protocol.js';
@@ -18,12 +21,16 @@ import { SessionRegistry, type RequestProtocol } from './sessions.js';
 import type { BusEvent } from '../domain/events.js';
 import { BODY_LIMIT } from '../http/app.js';
 import { handleError } from '../http/errors.js';
+import { originAllowed } from '../http/hosts.js';
 
 /** What the routes use of the services. */
 interface McpDeps {
   credentials: Services['credentials'];
+  limits: McpLimits;
   streams: Services['streams'];
   log: ErrorLog;
+  /** The Host names served (config.allowedHosts), which a browser's Origin must name. */
+  allowedHosts: readonly string[] | null;
 }
 
 /** JSON-RPC error codes the SDK uses for session problems, kept so clients see one dialect. */
@@ -176,17 +183,38 @@ function mcpErrors(scope: FastifyInstance): void {
   });
 }
 
+/**
+ * The MCP transport's Origin rule (docs/design/limits.md, "Host and Origin"): a browser
+ * page from another origin must not drive /mcp, even with a credential it got hold of,
+ * so a foreign Origin is 403 before authentication; no Origin (every non-browser
+ * client) is fine.
+ */
+function originGuard(scope: FastifyInstance, allowed: readonly string[] | null): void {
+  scope.addHook('onRequest', async (request, reply) => {
+    const check = { allowed, host: request.headers.host, protocol: request.protocol };
+    if (originAllowed(request.headers.origin, check)) return;
+    return rpcError(reply, 403, REFUSED, 'Forbidden: Origin is not one this server goes by');
+  });
+}
+
 function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, registry: SessionRegistry): void {
   jsonBodies(scope);
   mcpErrors(scope);
+  originGuard(scope, deps.allowedHosts);
   scope.post('/mcp', async (request, reply) => {
-    const caller = await authenticateMcp(deps.credentials, request, reply, sessionIdOf(request));
+    const caller = await authenticateMcp(deps.credentials, deps.limits, request, reply, sessionIdOf(request));
     if (!caller) return reply;
     if (request.body === NOT_JSON || request.body === undefined) {
       return rpcError(reply, 400, PARSE_ERROR, 'Parse error: the body must be JSON-RPC');
     }
     if (sessionIdOf(request) === null && isInitializeRequest(request.body)) {
-      const sdk = await registry.initialize(caller.endpoint, clientInfoOf(request.body));
+      const sdk = await registry.initialize(
+        caller.endpoint,
+        clientInfoOf(request.body),
+        deps.limits.sessionsPerEndpoint,
+        caller.grantId,
+      );
+      if ('full' in sdk) return refuse(reply, deps.limits.sessionCap(sdk.full.live, sdk.full.max));
       return handOver(deps.log, registry, request, reply, caller, sdk);
     }
     const sessionId = sessionIdOf(request);
@@ -197,8 +225,14 @@ function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, r
         return rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found');
       }
       if (!call) return reply.status(202).send();
-      const result = await callTool(protocol, caller.endpoint, sessionId, call.name, call.args, () =>
-        abortedOnClose(reply),
+      const result = await callTool(
+        protocol,
+        caller.endpoint,
+        sessionId,
+        call.name,
+        call.args,
+        () => abortedOnClose(reply),
+        call.traceparent,
       );
       return reply
         .header('mcp-session-id', sessionId)
@@ -219,7 +253,7 @@ function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, r
   });
 
   scope.get('/mcp', async (request, reply) => {
-    const caller = await authenticateMcp(deps.credentials, request, reply, sessionIdOf(request));
+    const caller = await authenticateMcp(deps.credentials, deps.limits, request, reply, sessionIdOf(request));
     if (!caller) return reply;
     const known = await knownSession(registry, request, reply, caller);
     if (!known) return reply;
@@ -227,7 +261,7 @@ function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, r
   });
 
   scope.delete('/mcp', async (request, reply) => {
-    const caller = await authenticateMcp(deps.credentials, request, reply, sessionIdOf(request));
+    const caller = await authenticateMcp(deps.credentials, deps.limits, request, reply, sessionIdOf(request));
     if (!caller) return reply;
     const sessionId = sessionIdOf(request);
     if (!sessionId) return rpcError(reply, 400, SESSION_REQUIRED, 'Bad Request: Mcp-Session-Id header is required');
@@ -238,8 +272,11 @@ function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, r
   });
 }
 
-/** Registers /mcp on the host; closes of sessions and revokes on any instance end local streams. */
-export function mcpRoutes(app: FastifyInstance, services: Services): void {
+/**
+ * Registers /mcp on the host; closes of sessions and revokes on any instance end local
+ * streams. Returns the session registry (what it holds in memory is a test's to read).
+ */
+export function mcpRoutes(app: FastifyInstance, services: Services): SessionRegistry {
   const { sessions, streams, log } = services;
   const protocol: ProtocolDeps = {
     todos: services.todos,
@@ -251,6 +288,7 @@ export function mcpRoutes(app: FastifyInstance, services: Services): void {
     log,
     hookGuard: services.hookGuard,
     validator: new AjvJsonSchemaValidator(),
+    tracing: services.tracing,
   };
   const registry = new SessionRegistry({
     sessions,
@@ -274,6 +312,14 @@ export function mcpRoutes(app: FastifyInstance, services: Services): void {
     services.waiters.close();
     return streams.closeAll();
   });
-  const deps: McpDeps = { credentials: services.credentials, streams, log };
+  const limits = new McpLimits(services.config.mcp, () => services.clock().getTime());
+  const deps: McpDeps = {
+    credentials: services.credentials,
+    limits,
+    streams,
+    log,
+    allowedHosts: services.config.allowedHosts,
+  };
   void app.register(async (scope) => routes(scope, deps, protocol, registry));
+  return registry;
 }

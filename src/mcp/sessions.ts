@@ -8,9 +8,9 @@
 
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { newId } from '../domain/ids.js';
+import { newSessionId } from '../domain/ids.js';
 import type { Endpoint } from '../endpoints/credentials.js';
-import { closeSession, openSession, type SessionDeps } from '../sessions/index.js';
+import { closeSession, discardSession, openSession, type SessionDeps } from '../sessions/index.js';
 import type { LocalStreams } from '../sessions/local-streams.js';
 import type { ErrorLog } from './errors.js';
 
@@ -18,6 +18,8 @@ import type { ErrorLog } from './errors.js';
 export interface RequestProtocol {
   transport: StreamableHTTPServerTransport;
   server: Server;
+  /** Run once when the request is released (an initialize the SDK refused discards its row). */
+  settle?: () => Promise<void>;
 }
 
 export interface RegistryDeps {
@@ -44,19 +46,46 @@ function adoptSession(transport: StreamableHTTPServerTransport, sessionId: strin
 }
 
 export class SessionRegistry {
+  readonly #inFlight = new Set<RequestProtocol>();
+
   constructor(private readonly deps: RegistryDeps) {}
 
-  /** The SDK objects for an initialize request; the session row is written when the SDK mints the id. */
-  async initialize(endpoint: Endpoint, clientInfo: { name?: unknown; version?: unknown } | null) {
-    const sessionId = newId('ms');
+  /**
+   * The SDK objects for an initialize request, or the session cap it met. The row is
+   * written first, counted against `maxLive` live sessions of the endpoint on every
+   * instance; when the SDK then refuses the request (it never mints the id) the row is
+   * discarded as the request is released, so a refused initialize leaves nothing behind.
+   */
+  async initialize(
+    endpoint: Endpoint,
+    clientInfo: { name?: unknown; version?: unknown } | null,
+    maxLive: number,
+    oauthGrantId?: string,
+  ): Promise<RequestProtocol | { full: { live: number; max: number } }> {
+    const sessionId = newSessionId();
+    const opened = await openSession(this.deps.sessions, {
+      endpointId: endpoint.id,
+      id: sessionId,
+      clientInfo,
+      maxLive,
+      ...(oauthGrantId !== undefined ? { oauthGrantId } : {}),
+    });
+    if (!opened.ok) return { full: { live: opened.live, max: opened.max } };
+    let minted = false;
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => sessionId,
-      // The row is written before the SDK answers: a refused initialize leaves nothing behind.
-      onsessioninitialized: async (id) => {
-        await openSession(this.deps.sessions, { endpointId: endpoint.id, id, clientInfo });
+      onsessioninitialized: () => {
+        minted = true;
       },
     });
-    return this.connect(endpoint, sessionId, transport);
+    const sdk = await this.connect(endpoint, sessionId, transport).catch(async (err: unknown) => {
+      await discardSession(this.deps.sessions, endpoint.id, sessionId);
+      throw err;
+    });
+    sdk.settle = async () => {
+      if (!minted) await discardSession(this.deps.sessions, endpoint.id, sessionId);
+    };
+    return sdk;
   }
 
   /** The SDK objects for one POST of a live session (check `isLive` first), as if initialised here. */
@@ -66,11 +95,23 @@ export class SessionRegistry {
     return this.connect(endpoint, sessionId, transport);
   }
 
-  /** Ends one request's SDK objects; a failure is logged, never thrown. */
+  /** Ends one request's SDK objects (once, however often it is called); a failure is logged, never thrown. */
   async release(protocol: RequestProtocol): Promise<void> {
+    if (!this.#inFlight.delete(protocol)) return;
     await protocol.server
       .close()
       .catch((err: unknown) => this.deps.log.error({ err }, 'closing an MCP request failed'));
+    await protocol
+      .settle?.()
+      .catch((err: unknown) => this.deps.log.error({ err }, 'discarding a refused MCP session failed'));
+  }
+
+  /**
+   * SDK objects built for requests and not yet released: what /mcp holds in memory for
+   * requests being answered. A session between requests holds none.
+   */
+  get inFlight(): number {
+    return this.#inFlight.size;
   }
 
   /**
@@ -99,6 +140,8 @@ export class SessionRegistry {
   ): Promise<RequestProtocol> {
     const server = this.deps.protocol(endpoint, sessionId);
     await server.connect(transport);
-    return { transport, server };
+    const protocol: RequestProtocol = { transport, server };
+    this.#inFlight.add(protocol);
+    return protocol;
   }
 }

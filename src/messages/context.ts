@@ -19,21 +19,29 @@ export interface MessageDeps {
 
 /**
  * A caller of the queue: a human (board, API, CLI), a workflow token of a human, or an
- * endpoint over MCP. Each may touch only sessions of endpoints its human owns.
+ * endpoint over MCP. Each may touch only sessions of endpoints its human owns; an agent
+ * reaches another endpoint's sessions only when that endpoint accepts agent messages.
  */
 export type Actor =
   | { kind: 'user'; humanId: string }
   | { kind: 'workflow'; humanId: string; tokenId: string }
-  | { kind: 'agent'; humanId: string; endpointId: string };
+  | { kind: 'agent'; humanId: string; endpointId: string; endpointSlug: string };
 
-export function provenanceOf(actor: Actor): { queuedBy: QueuedBy; senderId: string } {
+export interface Provenance {
+  queuedBy: QueuedBy;
+  senderId: string;
+  /** Kept with the row: an agent's message carries its endpoint's slug, named in the delivery's meta. */
+  metadata?: Record<string, unknown>;
+}
+
+export function provenanceOf(actor: Actor): Provenance {
   switch (actor.kind) {
     case 'user':
       return { queuedBy: 'user', senderId: actor.humanId };
     case 'workflow':
       return { queuedBy: 'workflow', senderId: actor.tokenId };
     case 'agent':
-      return { queuedBy: 'agent', senderId: actor.endpointId };
+      return { queuedBy: 'agent', senderId: actor.endpointId, metadata: { from_endpoint: actor.endpointSlug } };
   }
 }
 
@@ -49,10 +57,25 @@ export function entryNotFound(id: string): AppError {
   });
 }
 
-/** The named session, authorised for this actor, or NOT_FOUND "Session not found". */
+/**
+ * The named session, authorised for this actor, or NOT_FOUND "Session not found". An agent
+ * acting on a session of another endpoint of its owner needs that endpoint to accept agent
+ * messages (an owner's opt-in, off by default): else `forbidden`, saying so. The owner's own
+ * endpoints are no secret from each other, so this is no oracle; its own endpoint's sessions
+ * (competing consumers of the same agent) are always open to it.
+ */
 export async function authorise(deps: MessageDeps, actor: Actor, sessionId: string): Promise<SessionRef> {
-  const ref = await findOwnedSession(deps.db, actor.humanId, sessionId);
-  if (!ref) throw sessionNotFound();
+  const found = await findOwnedSession(deps.db, actor.humanId, sessionId);
+  if (!found) throw sessionNotFound();
+  const { acceptAgentMessages, ...ref } = found;
+  if (actor.kind === 'agent' && ref.endpointId !== actor.endpointId && !acceptAgentMessages) {
+    throw new AppError(
+      'forbidden',
+      "session_id: that session's endpoint does not accept messages from other agents; its owner can turn on " +
+        'accept_agent_messages for it (API, CLI `switchboard endpoint set`, or the board)',
+      { field: 'session_id', reason: 'agent_messages_not_accepted' },
+    );
+  }
   return ref;
 }
 

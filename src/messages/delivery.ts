@@ -89,9 +89,12 @@ export async function returnToPending(deps: MessageDeps, r: Reservation, deliver
  * stream has meanwhile moved to another instance, whose deliveries are its own.
  */
 export async function returnSessionToPending(deps: MessageDeps, ref: SessionRef, closedOn?: string): Promise<number> {
-  if (closedOn !== undefined && (await streamHeldElsewhere(deps.db, ref, closedOn))) return 0;
   return withTx(deps.db, async (tx) => {
     if (!(await lockSession(tx, ref))) return 0;
+    // Under the session lock, which every reservation takes: a stream that reopened on
+    // another instance and reserved there has committed before this reads it, and its
+    // deliveries are not released from under it.
+    if (closedOn !== undefined && (await streamHeldElsewhere(tx, ref, closedOn))) return 0;
     const n = await releaseSession(tx, ref);
     if (n > 0) await notifyQueue(tx, ref);
     return n;
@@ -130,6 +133,7 @@ export async function nextMessage(
   const signal = waiting.signal?.();
   let reserved: QueuedMessage | null = null;
   const result = await waiting.waiters.wait<NextMessageResult>({
+    verb: 'next_message',
     endpointId: ref.endpointId,
     sessionId: ref.sessionId,
     queues: null,
@@ -171,6 +175,13 @@ export async function ackMessage(deps: MessageDeps, ref: SessionRef, input: unkn
   return { acknowledged: true, message_id: data.message_id };
 }
 
+/** The sending endpoint of an agent's message (slug kept at send time, id as sender_id); {} otherwise. */
+function sender(m: QueuedMessage): { from_endpoint?: string; from_endpoint_id?: string } {
+  if (m.queued_by !== 'agent' || m.sender_id === null) return {};
+  const slug = m.metadata.from_endpoint;
+  return { ...(typeof slug === 'string' ? { from_endpoint: slug } : {}), from_endpoint_id: m.sender_id };
+}
+
 export function messageOut(m: QueuedMessage) {
   return {
     message_id: m.id,
@@ -178,20 +189,24 @@ export function messageOut(m: QueuedMessage) {
     queued_at: m.queued_at,
     content: m.content,
     delivery_attempt: m.delivery_attempts,
+    ...sender(m),
   };
 }
 
 /**
  * The channel notification for one message: a header line, the content confined to
  * neutralised lines (no `</channel>` in any case, no control characters), and how to
- * acknowledge it. Every meta value is a string under a snake_case key.
+ * acknowledge it. Every meta value is a string under a snake_case key; an agent's message
+ * names its sending endpoint (`from_endpoint` slug, `from_endpoint_id`).
  */
 export function messageParams(m: QueuedMessage): ChannelParams {
   const lines = m.content.split(/\r\n|\r|\n|\u2028|\u2029/).map(neutralise);
+  const from = sender(m);
+  const by = from.from_endpoint ? `agent endpoint ${neutralise(from.from_endpoint)}` : m.queued_by;
   const content = [
-    `A message for this session (queued by ${m.queued_by}), id ${m.id}:`,
+    `A message for this session (queued by ${by}), id ${m.id}:`,
     ...lines,
     `When you have read it, call ack_message with message_id ${m.id}; until then it may be delivered again.`,
   ].join('\n');
-  return { content, meta: { message_id: m.id, queued_by: m.queued_by, kind: 'message' } };
+  return { content, meta: { message_id: m.id, queued_by: m.queued_by, kind: 'message', ...from } };
 }

@@ -81,7 +81,7 @@ async function locked<T>(
 async function admit(
   deps: MessageDeps,
   ref: SessionRef,
-  message: { content: string; queuedBy: QueuedBy; senderId: string | null },
+  message: { content: string; queuedBy: QueuedBy; senderId: string | null; metadata?: Record<string, unknown> },
 ): Promise<QueuedMessage> {
   const counters = countersOf(deps);
   try {

@@ -4,12 +4,13 @@
 // policy with its decision at one instant, read from the database by the composition
 // root, so every instance reports the same truth. A failing read counts
 // switchboard_collection_errors_total{collector="admission"} and never breaks the scrape.
-// Queue names are folded through the capped `queue` label.
+// The gauges carry the endpoint's slug and the queue name, each through its capped label
+// (`endpointLabel`, `queueLabel`), so two tenants' budgeted queues of one name stay apart.
+// The counters are moved where only the queue is at hand and carry `queue` alone.
 
 import type { Counter, Gauge, Registry } from 'prom-client';
 import type { Decision } from '../admission/policy.js';
-import { counter } from './define.js';
-import type { Collector, Metrics } from './index.js';
+import { counter, type Collector, type SeriesLabels } from './define.js';
 
 export interface AdmissionCounters {
   charged: Counter<'queue'>;
@@ -35,6 +36,8 @@ export function admissionCounters(registry: Registry): AdmissionCounters {
 
 /** One policy as the collector reads it: its counters and what it decides, at one instant. */
 export interface AdmissionSample {
+  /** The endpoint's slug. */
+  endpoint: string;
   queue: string;
   in_flight: number;
   max_claims_per_window: number | null;
@@ -45,23 +48,30 @@ export interface AdmissionSample {
 type Series = Map<string, number>;
 const add = (m: Series, key: string, n: number) => m.set(key, (m.get(key) ?? 0) + n);
 
+/** The labels of a policy's series, joined (endpoints and queues past their caps folded). */
+const keyOf = (metrics: SeriesLabels, s: AdmissionSample, ...rest: string[]) =>
+  [metrics.endpointLabel(s.endpoint), metrics.queueLabel(s.queue), ...rest].join('\u0000');
+
 /**
- * Sums a per-policy number into its queue's sample (queues past the label cap fold into
- * `other`); `value` null leaves the policy out. Every policy's queue is labelled, in order.
+ * Sums a per-policy number into its endpoint and queue's sample (past the label caps they
+ * fold into `_other` and `other`); `value` null leaves the policy out.
  */
 function perQueue(
   gauge: Gauge<string>,
-  metrics: Metrics,
+  metrics: SeriesLabels,
   samples: AdmissionSample[],
   value: (s: AdmissionSample) => number | null,
 ): void {
   const series: Series = new Map();
   for (const s of samples) {
-    const queue = metrics.queueLabel(s.queue);
     const n = value(s);
-    if (n !== null) add(series, queue, n);
+    const key = keyOf(metrics, s);
+    if (n !== null) add(series, key, n);
   }
-  for (const [queue, n] of series) gauge.set({ queue }, n);
+  for (const [key, n] of series) {
+    const [endpoint = '', queue = ''] = key.split('\u0000');
+    gauge.set({ endpoint, queue }, n);
+  }
 }
 
 export const ADMISSION: Collector<AdmissionSample[]> = {
@@ -75,34 +85,33 @@ export const ADMISSION: Collector<AdmissionSample[]> = {
     {
       name: 'switchboard_admission_window_used',
       help: 'Units spent in the current window.',
-      labelNames: ['queue'],
+      labelNames: ['endpoint', 'queue'],
       fill: (gauge, samples, metrics) => perQueue(gauge, metrics, samples, (s) => s.decision.usage?.used ?? null),
     },
     {
       name: 'switchboard_admission_window_limit',
       help: 'max_claims_per_window.',
-      labelNames: ['queue'],
+      labelNames: ['endpoint', 'queue'],
       fill: (gauge, samples, metrics) => perQueue(gauge, metrics, samples, (s) => s.max_claims_per_window),
     },
     {
       name: 'switchboard_admission_in_flight',
       help: 'Claimed todos of budgeted queues.',
-      labelNames: ['queue'],
+      labelNames: ['endpoint', 'queue'],
       fill: (gauge, samples, metrics) => perQueue(gauge, metrics, samples, (s) => s.in_flight),
     },
     {
       name: 'switchboard_admission_deferred_todos',
       help: 'Pending todos a budget holds back.',
-      labelNames: ['queue', 'reason'],
+      labelNames: ['endpoint', 'queue', 'reason'],
       fill: (gauge, samples, metrics) => {
         const deferred: Series = new Map();
         for (const s of samples) {
-          const queue = metrics.queueLabel(s.queue);
-          if (!s.decision.admit) add(deferred, `${queue}\u0000${s.decision.reason}`, s.pending);
+          if (!s.decision.admit) add(deferred, keyOf(metrics, s, s.decision.reason), s.pending);
         }
         for (const [key, n] of deferred) {
-          const [queue = '', reason = ''] = key.split('\u0000');
-          gauge.set({ queue, reason }, n);
+          const [endpoint = '', queue = '', reason = ''] = key.split('\u0000');
+          gauge.set({ endpoint, queue, reason }, n);
         }
       },
     },

@@ -7,8 +7,7 @@
 // pollutes metrics.
 
 import type { Counter, Registry } from 'prom-client';
-import { combinations, counter, zero } from './define.js';
-import type { Collector } from './index.js';
+import { combinations, counter, zero, type Collector } from './define.js';
 
 export interface RingCounted {
   kind: string;

@@ -6,13 +6,16 @@
 // transaction that did the thing commits, never before. Scrape-time gauges (read from the
 // database, so every instance reports the same truth) are attached with `collect`, given
 // a read function by the composition root: nothing in src/metrics/ reads the database.
-// No endpoint, session, todo or human id is ever a label.
+// No endpoint, session, todo or human id is ever a label; the queue series carry the
+// endpoint's slug (capped: SWITCHBOARD_METRICS_MAX_ENDPOINTS).
 
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { admissionCounters } from './admission.js';
-import { counter } from './define.js';
+import { counter, type Collector, type SeriesLabels } from './define.js';
 import { DoorbellCounters } from './doorbell.js';
+import { HealthSeries } from './health.js';
 import { hookCounters } from './hooks.js';
+import { LatencyHistograms } from './latency.js';
 import { messageCounters } from './messages.js';
 
 /**
@@ -22,27 +25,19 @@ import { messageCounters } from './messages.js';
  */
 export const QUEUE_LABEL_CAP = 200;
 
-/** One gauge family of a collector: filled from the collector's read at each scrape. */
-export interface ScrapeGauge<T> {
-  name: string;
-  help: string;
-  labelNames?: string[];
-  /** Sets this scrape's samples from the read (the gauge starts every scrape empty). */
-  fill(gauge: Gauge<string>, read: T, metrics: Metrics): void;
-}
+/** SWITCHBOARD_METRICS_MAX_ENDPOINTS's default (src/config/schema.ts says why). */
+export const ENDPOINT_LABEL_CAP = 500;
 
-/** Scrape-time gauges fed by one read per scrape (`Metrics.collect`). */
-export interface Collector<T> {
-  /** Its `collector` label on switchboard_collection_errors_total. */
-  name: string;
-  gauges: Array<ScrapeGauge<T>>;
-}
+/** SWITCHBOARD_QUEUE_WAIT_ALERT's default in seconds (src/config/schema.ts says why). */
+export const QUEUE_WAIT_ALERT_SECONDS = 600;
 
 type Outcome<T> = { ok: true; value: T } | { ok: false };
 
-export class Metrics {
+export class Metrics implements SeriesLabels {
   readonly registry = new Registry();
   readonly #queues = new Set<string>();
+  readonly #endpoints = new Set<string>();
+  readonly #maxEndpoints: number;
   /** This scrape's read of every attached collector (started on first use, shared by its gauges). */
   readonly #reads: Array<() => Promise<unknown>> = [];
 
@@ -93,8 +88,21 @@ export class Metrics {
   readonly doorbell = new DoorbellCounters(this.registry);
   readonly messages = messageCounters(this.registry);
   readonly hooks = hookCounters(this.registry);
+  readonly health = new HealthSeries(this.registry);
+  readonly latency = new LatencyHistograms(this.registry);
 
-  constructor(options: { defaults?: boolean } = {}) {
+  /**
+   * `maxEndpoints`: SWITCHBOARD_METRICS_MAX_ENDPOINTS (the default when omitted).
+   * `queueWaitAlertSeconds`: SWITCHBOARD_QUEUE_WAIT_ALERT, served as a gauge so the alert
+   * rule compares the p95 queue wait with the operator's setting (docs/metrics.md, "Alerts").
+   */
+  constructor(options: { defaults?: boolean; maxEndpoints?: number; queueWaitAlertSeconds?: number } = {}) {
+    this.#maxEndpoints = options.maxEndpoints ?? ENDPOINT_LABEL_CAP;
+    new Gauge({
+      name: 'switchboard_queue_wait_alert_seconds',
+      help: 'SWITCHBOARD_QUEUE_WAIT_ALERT: the p95 queue wait SwitchboardQueueWaitHigh alerts above.',
+      registers: [this.registry],
+    }).set(options.queueWaitAlertSeconds ?? QUEUE_WAIT_ALERT_SECONDS);
     if (options.defaults ?? true) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -150,6 +158,30 @@ export class Metrics {
         },
       });
     }
+  }
+
+  /**
+   * The `endpoint` label for a slug: itself once it got a place under the cap, else
+   * `_other` (a slug cannot start with `_`). A place, once given, is kept for the life of
+   * the process, so a series never changes its label between scrapes.
+   */
+  endpointLabel(slug: string): string {
+    if (this.#endpoints.has(slug)) return slug;
+    if (this.#endpoints.size >= this.#maxEndpoints) return '_other';
+    this.#endpoints.add(slug);
+    return slug;
+  }
+
+  /**
+   * One todo ring a claim acknowledged (switchboard_doorbell_delivery_seconds), under the
+   * label caps: from the claim's answer (src/todos/admission.ts) or, for a ring recorded
+   * after its claim, from the ring writer's insert (src/doorbell/ring-writer.ts).
+   */
+  doorbellDelivered(endpointSlug: string, queue: string, seconds: number): void {
+    this.latency.doorbellDelivery.observe(
+      { endpoint: this.endpointLabel(endpointSlug), queue: this.queueLabel(queue) },
+      seconds,
+    );
   }
 
   /** The `queue` label for a queue name: itself while under the cap, else `other`. */

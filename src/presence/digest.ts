@@ -8,6 +8,7 @@
 import type { Logger } from 'pino';
 import { newId } from '../domain/ids.js';
 import type { Pool } from '../db/pool.js';
+import { inTransaction } from '../db/tx.js';
 import type { ChannelParams } from '../doorbell/content.js';
 import { neutralise } from '../doorbell/content.js';
 import type { DeliveredRing } from '../doorbell/ring-writer.js';
@@ -18,6 +19,7 @@ import {
   claimDigest,
   claimDigestTarget,
   endpointsOwedDigest,
+  getPresenceRow,
   presenceCandidates,
   type DigestQueue,
   type PresenceRow,
@@ -118,17 +120,31 @@ export class PresenceService {
     return { changed, digests };
   }
 
-  private async reevaluate(row: PresenceRow, now: Date): Promise<boolean> {
+  /**
+   * A change the candidate row shows is confirmed on the row read again under a lock: a
+   * clock_out or operator write that committed after the candidates were read would
+   * otherwise be overwritten by the change the older row showed.
+   */
+  private async reevaluate(candidate: PresenceRow, now: Date): Promise<boolean> {
+    if (!this.change(candidate, now)) return false;
+    return inTransaction(this.deps.db, async (db) => {
+      const found = await getPresenceRow(db, candidate.id, { lock: true });
+      const change = found && this.change(found.row, found.now);
+      return change ? applyPresence(db, { endpointId: candidate.id, ...change }) : false;
+    });
+  }
+
+  /** The time-driven change a row is owed, with its reason, or null. */
+  private change(row: PresenceRow, now: Date): { presence: 'in' | 'out'; reason: string } | null {
     let presence: 'in' | 'out';
     try {
       presence = effectivePresence(row, now).presence;
     } catch (err) {
       this.deps.log.warn({ err, endpoint: row.id }, 'presence of this endpoint cannot be evaluated');
-      return false;
+      return null;
     }
-    if (presence === row.presence_seen) return false;
+    if (presence === row.presence_seen) return null;
     const ended = row.presence_override !== null && !overrideActive(row, now);
-    const reason = presence === 'in' ? (ended ? 'override_end' : 'shift_start') : 'shift_end';
-    return applyPresence(this.deps.db, { endpointId: row.id, presence, reason });
+    return { presence, reason: presence === 'in' ? (ended ? 'override_end' : 'shift_start') : 'shift_end' };
   }
 }

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { parseDuration } from '../config/duration.js';
 import type { Queryable } from '../db/pool.js';
+import { inTransaction } from '../db/tx.js';
 import { invalidArgument, notFound } from '../domain/errors.js';
 import { dateTime } from '../domain/issues.js';
 import { parseInput } from '../domain/todo.js';
@@ -33,8 +34,8 @@ export interface PresenceView {
   pending: number;
 }
 
-async function current(deps: PresenceDeps, endpointId: string) {
-  const found = await getPresenceRow(deps.db, endpointId);
+async function current(deps: PresenceDeps, endpointId: string, lock = false) {
+  const found = await getPresenceRow(deps.db, endpointId, { lock });
   if (!found) throw notFound('endpoint', endpointId);
   return found;
 }
@@ -51,16 +52,29 @@ export async function presenceOf(deps: PresenceDeps, endpointId: string): Promis
   };
 }
 
-/** Re-evaluates after a write and records a change; answers the new view. */
-async function settle(deps: PresenceDeps, endpointId: string, reason: string): Promise<PresenceView> {
-  const view = await presenceOf(deps, endpointId);
-  await applyPresence(deps.db, { endpointId, presence: view.presence, reason });
-  return view;
+/**
+ * Runs a write and records the change it makes, with its reason, in one transaction: the
+ * presence sweep reads either the row before the write (no change to record) or after
+ * it (the change recorded), never the write alone, which it would record as its own
+ * time-driven change (a clock_in's digest said `shift_start`).
+ */
+async function change(
+  deps: PresenceDeps,
+  endpointId: string,
+  reason: string,
+  write: (tx: Queryable, found: Awaited<ReturnType<typeof current>>) => Promise<void>,
+): Promise<PresenceView> {
+  return inTransaction(deps.db, async (db) => {
+    await write(db, await current({ db }, endpointId, true));
+    const view = await presenceOf({ db }, endpointId);
+    await applyPresence(db, { endpointId, presence: view.presence, reason });
+    return view;
+  });
 }
 
-async function writeChange(deps: PresenceDeps, endpointId: string, change: OverrideChange, by: string) {
-  if ('clear' in change) await writeOverride(deps.db, { endpointId, presence: null, until: null, by: null });
-  else await writeOverride(deps.db, { endpointId, ...change.set, by });
+async function writeChange(db: Queryable, endpointId: string, next: OverrideChange, by: string) {
+  if ('clear' in next) await writeOverride(db, { endpointId, presence: null, until: null, by: null });
+  else await writeOverride(db, { endpointId, ...next.set, by });
 }
 
 /**
@@ -93,16 +107,16 @@ function forSeconds(value: string | number | undefined): number {
 export async function clockIn(deps: PresenceDeps, endpointId: string, input: unknown): Promise<PresenceView> {
   const data = parseInput(clockInInput, input);
   const seconds = forSeconds(data.for);
-  const { row, now } = await current(deps, endpointId);
-  await writeChange(deps, endpointId, clockInChange(row.shift, now, seconds), 'agent');
-  return settle(deps, endpointId, 'clock_in');
+  return change(deps, endpointId, 'clock_in', (db, { row, now }) =>
+    writeChange(db, endpointId, clockInChange(row.shift, now, seconds), 'agent'),
+  );
 }
 
 export async function clockOut(deps: PresenceDeps, endpointId: string, input: unknown): Promise<PresenceView> {
   parseInput(clockOutInput, input);
-  const { row, now } = await current(deps, endpointId);
-  await writeChange(deps, endpointId, clockOutChange(row.shift, now), 'agent');
-  return settle(deps, endpointId, 'clock_out');
+  return change(deps, endpointId, 'clock_out', (db, { row, now }) =>
+    writeChange(db, endpointId, clockOutChange(row.shift, now), 'agent'),
+  );
 }
 
 const operatorInput = z.strictObject({ presence: z.enum(['in', 'out']), until: dateTime().nullable().optional() });
@@ -115,17 +129,17 @@ export async function setPresence(
   input: unknown,
 ): Promise<PresenceView> {
   const data = parseInput(operatorInput, input);
-  const { now } = await current(deps, endpointId);
   const until = data.until ? new Date(data.until) : null;
-  if (until && until <= now) throw invalidArgument('until', 'must be in the future');
-  await writeOverride(deps.db, { endpointId, presence: data.presence, until, by: `operator:${humanId}` });
-  return settle(deps, endpointId, 'operator');
+  return change(deps, endpointId, 'operator', async (db, { now }) => {
+    if (until && until <= now) throw invalidArgument('until', 'must be in the future');
+    await writeOverride(db, { endpointId, presence: data.presence, until, by: `operator:${humanId}` });
+  });
 }
 
 export async function clearPresence(deps: PresenceDeps, endpointId: string): Promise<PresenceView> {
-  await current(deps, endpointId);
-  await writeOverride(deps.db, { endpointId, presence: null, until: null, by: null });
-  return settle(deps, endpointId, 'operator');
+  return change(deps, endpointId, 'operator', (db) =>
+    writeOverride(db, { endpointId, presence: null, until: null, by: null }),
+  );
 }
 
 const shiftInput = z.strictObject({ shift: z.string().nullable() });
@@ -133,7 +147,7 @@ const shiftInput = z.strictObject({ shift: z.string().nullable() });
 export async function setShift(deps: PresenceDeps, endpointId: string, input: unknown): Promise<PresenceView> {
   const data = parseInput(shiftInput, input);
   if (data.shift !== null) parseShift(data.shift);
-  await current(deps, endpointId);
-  await writeShift(deps.db, endpointId, data.shift === null ? null : data.shift.trim());
-  return settle(deps, endpointId, 'shift_start');
+  return change(deps, endpointId, 'shift_start', (db) =>
+    writeShift(db, endpointId, data.shift === null ? null : data.shift.trim()),
+  );
 }

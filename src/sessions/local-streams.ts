@@ -55,6 +55,11 @@ export class LocalStreams {
     return this.streams.get(sessionId)?.endpointId;
   }
 
+  /** Notification streams this instance holds (reserved or open), for the health gauges. */
+  count(): number {
+    return this.streams.size;
+  }
+
   /** Ends this instance's stream of the session (a close, a revoke, a dead row). */
   end(sessionId: string): void {
     this.streams.end(sessionId);
@@ -121,7 +126,8 @@ export class LocalStreams {
 
   /**
    * Marks every stream this instance holds as open again: another instance took this one
-   * for dead (a stall longer than the dead-after threshold) and marked them closed.
+   * for dead (a stall longer than the dead-after threshold) and marked them closed. A
+   * session whose client has meanwhile opened a stream on another instance stays there.
    */
   async reopen(): Promise<void> {
     if (this.closing) return;
@@ -129,7 +135,7 @@ export class LocalStreams {
       this.streams
         .all()
         .map((s) =>
-          this.mark(s.endpointId, s.sessionId, true).catch((err: unknown) =>
+          this.mark(s.endpointId, s.sessionId, true, true).catch((err: unknown) =>
             this.deps.log.error({ err, session: s.sessionId }, 'could not mark a stream open again'),
           ),
         ),
@@ -152,11 +158,11 @@ export class LocalStreams {
   }
 
   /** Stream marks of one session run in order, so a quick reconnect never ends up recorded as closed. */
-  private mark(endpointId: string, sessionId: string, open: boolean): Promise<void> {
+  private mark(endpointId: string, sessionId: string, open: boolean, ifFree = false): Promise<void> {
     const previous = this.marks.get(sessionId) ?? Promise.resolve();
     const next = previous
       .catch(() => undefined)
-      .then(() => markStream(this.deps.sessions, endpointId, sessionId, open));
+      .then(() => markStream(this.deps.sessions, endpointId, sessionId, open, ifFree));
     this.marks.set(sessionId, next);
     void next
       .catch(() => undefined)

@@ -66,6 +66,11 @@ export class NotificationStreams {
     return this.streams.get(sessionId);
   }
 
+  /** How many streams this instance holds. */
+  get size(): number {
+    return this.streams.size;
+  }
+
   all(): NotificationStream[] {
     return [...this.streams.values()];
   }

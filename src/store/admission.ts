@@ -203,12 +203,26 @@ export async function listAudit(db: Queryable, endpointId: string, queue: string
   return res.rows;
 }
 
-/** Records that work of these policies was held back without a push (a reopen then owes one). */
-export async function markHeld(db: Queryable, policyIds: string[]): Promise<void> {
-  if (policyIds.length === 0) return;
-  await db.query(`UPDATE admission_policies SET held_at = now() WHERE id = ANY($1::uuid[]) AND held_at IS NULL`, [
-    policyIds,
-  ]);
+/**
+ * Records that work of these policies was held back without a push (a reopen then owes
+ * one); answers the queues it newly marked. `until` is when the deferral the caller read
+ * ends (its next_eligible_at): a mark written after that instant is skipped, since the
+ * caller decided on a window that has since rolled over and a reopen may already have
+ * cleared the mark and pushed — marking it again would make the next reopen push once more.
+ */
+export async function markHeld(
+  db: Queryable,
+  holds: Array<{ policyId: string; until: string | null }>,
+): Promise<Array<{ endpoint_id: string; queue: string }>> {
+  if (holds.length === 0) return [];
+  const res = await db.query<{ endpoint_id: string; queue: string }>(
+    `UPDATE admission_policies p SET held_at = now()
+       FROM unnest($1::uuid[], $2::timestamptz[]) h(id, until)
+      WHERE p.id = h.id AND p.held_at IS NULL AND (h.until IS NULL OR now() < h.until)
+      RETURNING p.endpoint_id, p.queue`,
+    [holds.map((h) => h.policyId), holds.map((h) => h.until)],
+  );
+  return res.rows;
 }
 
 /**

@@ -6,6 +6,7 @@
 import type { Queryable } from '../db/pool.js';
 import type { TodoState } from '../domain/todo.js';
 import { stateCounts } from './todo-counts.js';
+import { CLAIM_RANK } from './todo-sql.js';
 
 const DEAD = `(t.state = 'canceled' OR (t.state = 'failed' AND t.next_retry_at IS NULL))`;
 
@@ -28,6 +29,7 @@ export interface LaneCard {
   state: TodoState;
   attempt: number;
   max_attempts: number;
+  priority: number;
   lease_expires_at: Date | null;
   next_retry_at: Date | null;
   created_at: Date;
@@ -38,6 +40,8 @@ export interface LaneCard {
 export async function laneCounts(db: Queryable, endpointIds: string[]): Promise<LaneCount[]> {
   const byLane = new Map<string, LaneCount>();
   for (const c of await stateCounts(db, endpointIds)) {
+    // Scheduled todos are not ready: no lane counts them until the promotion makes them pending.
+    if (c.state === 'scheduled') continue;
     const lane: Lane = c.state === 'canceled' ? 'failed' : c.state;
     const key = `${c.endpoint_id}\u0000${c.queue}\u0000${lane}`;
     const row = byLane.get(key) ?? { endpoint_id: c.endpoint_id, queue: c.queue, lane, count: 0 };
@@ -47,16 +51,16 @@ export async function laneCounts(db: Queryable, endpointIds: string[]): Promise<
   return [...byLane.values()];
 }
 
-const CARD_COLUMNS = `t.endpoint_id, t.id, t.queue, t.title, t.state, t.attempt, t.max_attempts, t.lease_expires_at,
-  t.next_retry_at, t.created_at, t.updated_at`;
+const CARD_COLUMNS = `t.endpoint_id, t.id, t.queue, t.title, t.state, t.attempt, t.max_attempts, t.priority,
+  t.lease_expires_at, t.next_retry_at, t.created_at, t.updated_at`;
 
 // One page per lane of queue q, each through the index that holds just that lane's rows
-// in its order ($3 the page size). Pending: oldest ready first, the order
-// claim_next takes them (the readiness index also holds claims and retries, whose
-// ready_at lies ahead, so a page stops before them). Claimed: the work in flight, every
-// row. Done and dead: the terminal indexes, newest first. Retrying failures: those whose
-// retry lies ahead, from the readiness index (a due one is claimable and shows once
-// requeued).
+// in its order ($3 the page size). Pending: oldest ready first, through
+// todos_pending_age_idx (a card shows its priority when it is not 0; claim_next takes the
+// highest first). Claimed: the work in flight, every row. Done and dead: the terminal indexes, newest first. Retrying failures: those whose
+// retry lies ahead, from the readiness index's non-pending rank (claims and retries, the
+// work in flight; CLAIM_RANK, todo-sql.ts), which the condition must name for the index
+// to serve it (a due one is claimable and shows once requeued).
 const LANE_PAGES: Record<Lane, string[]> = {
   pending: [
     `SELECT ${CARD_COLUMNS}, 'pending' AS lane FROM todos t
@@ -81,14 +85,15 @@ const LANE_PAGES: Record<Lane, string[]> = {
       WHERE t.endpoint_id = q.endpoint_id AND t.queue = q.queue AND ${DEAD} AND NOT t.synthetic
       ORDER BY t.updated_at DESC LIMIT $3`,
     `SELECT ${CARD_COLUMNS}, 'failed' AS lane FROM todos t
-      WHERE t.endpoint_id = q.endpoint_id AND t.queue = q.queue AND t.ready_at > now() AND t.state = 'failed' AND NOT t.synthetic
+      WHERE t.endpoint_id = q.endpoint_id AND t.queue = q.queue AND ${CLAIM_RANK} = -101 AND t.ready_at > now()
+        AND t.state = 'failed' AND NOT t.synthetic
       ORDER BY t.ready_at LIMIT $3`,
   ],
 };
 
 /**
  * A page of the newest `perLane` cards of every (endpoint, queue, lane) granted; pending
- * oldest first (the order claim_next takes them), every other lane most recently changed
+ * oldest ready first, every other lane most recently changed
  * first. Reads about `perLane` rows per lane, whatever the lane holds.
  */
 export async function laneCards(
@@ -121,7 +126,8 @@ function orderLane(lane: Lane, cards: LaneCard[]): LaneCard[] {
  * A cheap change detector over the counters: every transition a lane shows moves a todo
  * from one state to another, which appends a delta or changes a folded count of these
  * endpoints. (A change and its reverse folded between two polls look like no change; the
- * stream re-renders every so often anyway.)
+ * stream re-renders every so often anyway.) The queue rollup sweep's tick
+ * (sweeps/rollups.ts) is in it too, so the charts redraw after each minute's sample.
  */
 export async function liveFingerprint(db: Queryable, endpointIds: string[]): Promise<string> {
   const res = await db.query<{ fingerprint: string | null }>(
@@ -130,7 +136,9 @@ export async function liveFingerprint(db: Queryable, endpointIds: string[]): Pro
         WHERE endpoint_id = ANY($1::text[])
        UNION ALL
        SELECT 'deltas=' || count(*) || '/' || coalesce(sum(n), 0) FROM todo_count_deltas
-        WHERE endpoint_id = ANY($1::text[])) x`,
+        WHERE endpoint_id = ANY($1::text[])
+       UNION ALL
+       SELECT 'rollup=' || slot FROM sweep_ticks WHERE name = 'queue_rollup') x`,
     [endpointIds],
   );
   return res.rows[0]?.fingerprint ?? '';

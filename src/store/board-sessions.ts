@@ -16,15 +16,15 @@ export async function insertBoardSession(
   return (res.rows[0] as { expires_at: Date }).expires_at;
 }
 
-/** The live session's human and CSRF token, or null when unknown or expired. */
+/** The live session's human and CSRF token, or null when unknown, expired or the human is disabled. */
 export async function findBoardSession(
   db: Queryable,
   tokenHash: Buffer,
 ): Promise<{ human: Human; csrf_token: string } | null> {
   const res = await db.query<Human & { csrf_token: string }>(
-    `SELECT h.id, h.email, h.display_name, h.role, h.created_at, s.csrf_token
+    `SELECT h.id, h.email, h.display_name, h.role, h.state, h.created_at, s.csrf_token
        FROM board_sessions s JOIN humans h ON h.id = s.human_id
-      WHERE s.token_hash = $1 AND s.expires_at > now()`,
+      WHERE s.token_hash = $1 AND s.expires_at > now() AND h.state = 'active'`,
     [tokenHash],
   );
   const row = res.rows[0];

@@ -5,9 +5,11 @@
 
 import type { Queryable } from '../db/pool.js';
 import type { AdmitAnswer } from '../domain/admission.js';
+import { MAX_DOUBLINGS, type Backoff } from '../domain/backoff.js';
 import type { Todo, TodoSummary } from '../domain/todo.js';
 import {
   CLAIMABLE,
+  CLAIM_RANK,
   NOTIFY_READY,
   TODO_SUMMARY_COLUMNS,
   closeAttemptSql,
@@ -28,8 +30,8 @@ export interface ClaimArgs {
 
 /**
  * Claims the row chosen by `pick` (a CTE yielding at most one locked endpoint_id, id,
- * claims, queue, given the admission condition to AND into its WHERE): closes a lapsed
- * attempt (takeover), marks the row claimed, opens a new attempt. The `claimed` CTE reads
+ * claims, queue, ready_at, given the admission condition to AND into its WHERE): closes a
+ * lapsed attempt (takeover), marks the row claimed, opens a new attempt. The `claimed` CTE reads
  * `taken_over`, which runs `closed` before `opened` inserts, so the one-open-attempt
  * index never sees two open rows.
  *
@@ -73,7 +75,8 @@ export function claimSql(pick: (gate: string) => string, admission: 'probe' | 'a
         ready_at = CASE WHEN t.attempt + 1 < t.max_attempts THEN ${at} + make_interval(secs => $4) END,
         claimed_under_policy = ${admission === 'admit'}, updated_at = now()
       FROM free WHERE t.endpoint_id = free.endpoint_id AND t.id = free.id
-      RETURNING ${COLUMNS}, (SELECT count(*) FROM closed) AS taken_over),
+      RETURNING ${COLUMNS}, t.traceparent, (SELECT count(*) FROM closed) AS taken_over,
+        greatest(extract(epoch FROM ${at} - free.ready_at), 0)::float8 AS waited_seconds),
     opened AS (
       INSERT INTO todo_attempts (endpoint_id, todo_id, seq, attempt, session_id, claimed_at, lease_expires_at)
       SELECT endpoint_id, id, claims, attempt, owner_session_id, claimed_at, lease_expires_at FROM claimed)
@@ -97,10 +100,23 @@ export const ACKED_RINGS = `CASE WHEN EXISTS (SELECT 1 FROM doorbell_rings r
                      WHERE r.endpoint_id = $1 AND r.todo_id IS NULL AND r.acked_at IS NULL)
       THEN ack_rings_of_claim($1, claimed.id, $3) END`;
 
-const NULL_TODO = [...COLUMNS.split(','), 'taken_over', 'rings'].map(() => 'NULL').join(', ');
+const NULL_TODO = [...COLUMNS.split(','), 'traceparent', 'taken_over', 'waited_seconds', 'rings']
+  .map(() => 'NULL')
+  .join(', ');
 
-/** A claimed row: `taken_over` counts a lapsed attempt it closed; `rings` are the rings it acknowledged (null: none). */
-export type ClaimedTodo = Todo & { taken_over: number; rings: RingOutcome[] | null };
+/**
+ * A claimed row: `taken_over` counts a lapsed attempt it closed; `waited_seconds` is how
+ * long it had been ready (its ready_at before the claim) when the claim stamped it, for
+ * switchboard_queue_wait_seconds; `rings` are the rings it acknowledged (null: none);
+ * `traceparent` is the todo's stored trace context, which the claim's span links to
+ * (docs/design/tracing.md) — it rides in the statement already made, never a query of its own.
+ */
+export type ClaimedTodo = Todo & {
+  traceparent: string | null;
+  taken_over: number;
+  waited_seconds: number;
+  rings: RingOutcome[] | null;
+};
 
 export type { AdmitAnswer };
 
@@ -115,15 +131,19 @@ export type ProbedPolicy = Record<string, unknown> & { queue: string; probed_at:
 export type ClaimRow =
   (ClaimedTodo & { admission: AdmitAnswer | null }) | { id: null; queue: null; admission: ProbedPolicy | AdmitAnswer };
 
-// Ordered by ready_at alone so the scan follows an index and stops at the first
-// unlocked row; ties (a bulk insert) fall back to index order. One queue compares with
-// `=` so the planner can use the per-queue index; several use the per-endpoint one.
+// Claim order: pending todos by the highest priority first, the oldest ready first within
+// a priority, then lapsed claims and due retries by age (CLAIM_RANK, docs/design/todos.md).
+// The ready indexes (0014_work_model.sql) hold exactly this order
+// after the endpoint (and queue), so the scan follows an index and stops at the first
+// unlocked row, with no sort; ties (a bulk insert) fall back to index order. One queue
+// compares with `=` so the planner can use the per-queue index; several use the
+// per-endpoint one.
 export const nextSql = (queueMatch: string, admission: 'probe' | 'admit' = 'probe') =>
   claimSql(
     (gate) => `
-  SELECT t.endpoint_id, t.id, t.claims, t.queue FROM todos t
+  SELECT t.endpoint_id, t.id, t.claims, t.queue, t.ready_at FROM todos t
    WHERE t.endpoint_id = $1 AND ${queueMatch} AND ${CLAIMABLE} AND ${gate}
-   ORDER BY t.ready_at
+   ORDER BY ${CLAIM_RANK} DESC, t.ready_at
    LIMIT 1 FOR UPDATE SKIP LOCKED`,
     admission,
   );
@@ -131,7 +151,7 @@ const CLAIM_NEXT_ONE = nextSql('t.queue = ($2::text[])[1]');
 const CLAIM_NEXT_ANY = nextSql('t.queue = ANY($2::text[])');
 
 /**
- * The oldest claimable todo over the given queues, skipping rows other claimers hold:
+ * The first claimable todo in claim order over the given queues, skipping rows other claimers hold:
  * the claimed row, or the policies of the queues when any has one (nothing claimed).
  */
 export async function claimNext(db: Queryable, a: ClaimArgs): Promise<ClaimRow[]> {
@@ -163,7 +183,7 @@ export async function anyClaimable(db: Queryable, a: { endpointId: string; queue
 export const byIdSql = (admission: 'probe' | 'admit' = 'probe') =>
   claimSql(
     (gate) => `
-  SELECT t.endpoint_id, t.id, t.claims, t.queue FROM todos t
+  SELECT t.endpoint_id, t.id, t.claims, t.queue, t.ready_at FROM todos t
    WHERE t.endpoint_id = $1 AND t.queue = ANY($2::text[]) AND t.id = $5 AND ${CLAIMABLE} AND ${gate}
    FOR UPDATE`,
     admission,
@@ -195,6 +215,20 @@ export interface OwnedArgs {
  */
 const UNDER_POLICY = `t.claimed_under_policy AS under_policy`;
 
+/**
+ * A settled claim's row: the summary, whether a policy admitted it, how long it ran, and
+ * the todo's stored trace context (the verb's span links to it).
+ */
+export type SettledTodo = TodoSummary & { under_policy: boolean; run_seconds: number; traceparent: string | null };
+
+/** A heartbeat's row: the summary and the stored trace context. */
+export type BeatTodo = TodoSummary & { traceparent: string | null };
+
+const TRACEPARENT = `t.traceparent`;
+
+/** How long the settled claim ran (its claimed_at, which settling leaves as it was), for switchboard_run_seconds. */
+const RUN_SECONDS = `extract(epoch FROM now() - t.claimed_at)::float8 AS run_seconds`;
+
 const OWNED = `t.endpoint_id = $1 AND t.id = $2 AND t.state = 'claimed' AND t.owner_session_id = $3 AND NOT t.synthetic`;
 
 // Statement texts are built once: the driver compares a named statement's text with the
@@ -203,13 +237,13 @@ const HEARTBEAT = `WITH r AS (
        UPDATE todos t SET lease_expires_at = now() + make_interval(secs => $4),
          ready_at = CASE WHEN t.attempt < t.max_attempts THEN now() + make_interval(secs => $4) END,
          updated_at = now()
-       WHERE ${OWNED} RETURNING ${SUMMARY}),
+       WHERE ${OWNED} RETURNING ${SUMMARY}, ${TRACEPARENT}),
      a AS (UPDATE todo_attempts a SET lease_expires_at = r.lease_expires_at FROM r
             WHERE a.endpoint_id = r.endpoint_id AND a.todo_id = r.id AND a.seq = r.claims AND a.ended_at IS NULL)
      SELECT * FROM r`;
 
-export async function heartbeat(db: Queryable, a: OwnedArgs & { leaseSeconds: number }): Promise<TodoSummary | null> {
-  const res = await db.query<TodoSummary>({
+export async function heartbeat(db: Queryable, a: OwnedArgs & { leaseSeconds: number }): Promise<BeatTodo | null> {
+  const res = await db.query<BeatTodo>({
     name: 'heartbeat',
     text: HEARTBEAT,
     values: [a.endpointId, a.id, a.sessionId, a.leaseSeconds],
@@ -220,12 +254,12 @@ export async function heartbeat(db: Queryable, a: OwnedArgs & { leaseSeconds: nu
 const COMPLETE = `WITH r AS (
        UPDATE todos t SET state = 'done', result = $4::jsonb, completed_at = now(),
          lease_expires_at = NULL, ready_at = NULL, updated_at = now()
-       WHERE ${OWNED} RETURNING ${SUMMARY}, ${UNDER_POLICY}),
+       WHERE ${OWNED} RETURNING ${SUMMARY}, ${UNDER_POLICY}, ${RUN_SECONDS}, ${TRACEPARENT}),
      closed AS (${closeAttemptSql('r', 'completed')})
      SELECT * FROM r`;
 
-export async function complete(db: Queryable, a: OwnedArgs & { result: unknown }): Promise<TodoSummary | null> {
-  const res = await db.query<TodoSummary>({
+export async function complete(db: Queryable, a: OwnedArgs & { result: unknown }): Promise<SettledTodo | null> {
+  const res = await db.query<SettledTodo>({
     name: 'complete',
     text: COMPLETE,
     values: [a.endpointId, a.id, a.sessionId, a.result === undefined ? null : JSON.stringify(a.result)],
@@ -233,22 +267,31 @@ export async function complete(db: Queryable, a: OwnedArgs & { result: unknown }
   return res.rows[0] ?? null;
 }
 
-// Below the cap the retry waits schedule[attempt - 1] seconds (last entry beyond).
-const RETRY_AT = `CASE WHEN t.attempt < t.max_attempts THEN now() + make_interval(
-      secs => ($6::int[])[least(t.attempt, cardinality($6::int[]))]) END`;
+// Below the cap the retry waits the todo's backoff (its own, else the server's $6 base and
+// $7 cap) for the attempt that failed, times a jitter factor drawn per failure from
+// [1 - $8, 1 + $8] (one draw per statement, `jitter.draw`, so next_retry_at and ready_at
+// agree). The arithmetic is retryDelaySeconds() in src/domain/todo.ts, per row.
+const RETRY_AT = `CASE WHEN t.attempt < t.max_attempts THEN now() + make_interval(secs =>
+      least(coalesce(t.retry_max_seconds, $7::int)::float8,
+            coalesce(t.retry_base_seconds, $6::int) * power(2::float8, least(greatest(t.attempt - 1, 0), ${MAX_DOUBLINGS})))
+      * (1 - $8::float8 + 2 * $8::float8 * jitter.draw)) END`;
 const FAIL = `WITH r AS (
        UPDATE todos t SET state = 'failed', error = $4, result = coalesce($5::jsonb, t.result),
          lease_expires_at = NULL, next_retry_at = ${RETRY_AT}, ready_at = ${RETRY_AT}, updated_at = now()
-       WHERE ${OWNED} RETURNING ${SUMMARY}, ${UNDER_POLICY}),
+       FROM (SELECT random() AS draw) jitter
+       WHERE ${OWNED} RETURNING ${SUMMARY}, ${UNDER_POLICY}, ${RUN_SECONDS}, ${TRACEPARENT}),
      closed AS (${closeAttemptSql('r', 'failed')})
      SELECT * FROM r`;
 
-/** Below the cap the retry waits schedule[attempt - 1] seconds (last entry beyond). */
+/**
+ * Below the cap the retry waits the todo's backoff, jittered (RETRY_AT); `backoff` is the
+ * server's, for todos without their own.
+ */
 export async function fail(
   db: Queryable,
-  a: OwnedArgs & { error: string | null; result: unknown; schedule: number[] },
-): Promise<TodoSummary | null> {
-  const res = await db.query<TodoSummary>({
+  a: OwnedArgs & { error: string | null; result: unknown; backoff: Backoff; jitter: number },
+): Promise<SettledTodo | null> {
+  const res = await db.query<SettledTodo>({
     name: 'fail',
     text: FAIL,
     values: [
@@ -257,7 +300,9 @@ export async function fail(
       a.sessionId,
       a.error,
       a.result === undefined ? null : JSON.stringify(a.result),
-      a.schedule,
+      a.backoff.baseSeconds,
+      a.backoff.maxSeconds,
+      a.jitter,
     ],
   });
   return res.rows[0] ?? null;
@@ -266,13 +311,13 @@ export async function fail(
 const RELEASE = `WITH r AS (
        UPDATE todos t SET state = 'pending', owner_session_id = NULL, lease_expires_at = NULL,
          ready_at = now(), updated_at = now()
-       WHERE ${OWNED} RETURNING ${SUMMARY}, ${UNDER_POLICY}),
+       WHERE ${OWNED} RETURNING ${SUMMARY}, ${UNDER_POLICY}, ${RUN_SECONDS}, ${TRACEPARENT}),
      closed AS (${closeAttemptSql('r', 'released')})
      SELECT r.*, ${NOTIFY_READY} AS notified FROM r`;
 
 /** Back to pending with the attempt count kept; announces the todo as ready again. */
-export async function release(db: Queryable, a: OwnedArgs): Promise<TodoSummary | null> {
-  const res = await db.query<TodoSummary>({
+export async function release(db: Queryable, a: OwnedArgs): Promise<SettledTodo | null> {
+  const res = await db.query<SettledTodo & { notified: unknown }>({
     name: 'release',
     text: RELEASE,
     values: [a.endpointId, a.id, a.sessionId],

@@ -31,6 +31,23 @@ export interface RingOutcome {
   synthetic: boolean;
   /** true: acknowledged in the window (counts); false: a late ack on an unheard ring (does not). */
   in_window: boolean;
+  /**
+   * A todo ring acknowledged by a claim: acked_at - sent_at in seconds, for
+   * switchboard_doorbell_delivery_seconds (0024_claim_ack_delivery.sql); null for a digest,
+   * absent where no claim acknowledged it.
+   */
+  delivery_seconds?: number | null;
+}
+
+/**
+ * A ring row inserted already acknowledged by the claim that took its todo: its endpoint's
+ * slug and its queue (the histogram's labels) and acked_at - sent_at. Null when it was
+ * inserted open, or is a digest.
+ */
+export interface InsertedDelivery {
+  endpoint_slug: string;
+  queue: string;
+  delivery_seconds: number;
 }
 
 /**
@@ -39,10 +56,13 @@ export interface RingOutcome {
  * (an attempt whose seq is above the todo's claim count at ring time), so a fast agent is
  * never recorded as deaf. Returns what was inserted.
  */
-export async function insertRings(db: Queryable, rows: RingRecord[]): Promise<Array<RingOutcome & { acked: boolean }>> {
+export async function insertRings(
+  db: Queryable,
+  rows: RingRecord[],
+): Promise<Array<RingOutcome & { acked: boolean; delivery: InsertedDelivery | null }>> {
   if (rows.length === 0) return [];
   const col = <K extends keyof RingRecord>(k: K) => rows.map((r) => r[k]);
-  const res = await db.query<RingOutcome & { acked: boolean }>(
+  const res = await db.query<RingOutcome & { acked: boolean; delivery: InsertedDelivery | null }>(
     `WITH r AS (
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[],
                             $8::float8[], $9::int[])
@@ -59,8 +79,12 @@ export async function insertRings(db: Queryable, rows: RingRecord[]): Promise<Ar
             WHERE endpoint_id = t.endpoint_id AND todo_id = t.todo_id AND seq > t.claims_before
             ORDER BY seq LIMIT 1) a ON t.todo_id IS NOT NULL
        ON CONFLICT DO NOTHING
-       RETURNING kind, synthetic, acked_at IS NOT NULL AS acked)
-     SELECT kind, synthetic, acked, true AS in_window FROM ins`,
+       RETURNING endpoint_id, kind, synthetic, queue, acked_at IS NOT NULL AS acked, sent_at, acked_at)
+     SELECT kind, synthetic, acked, true AS in_window,
+            CASE WHEN acked AND kind = 'todo' THEN jsonb_build_object(
+              'endpoint_slug', (SELECT e.slug FROM endpoints e WHERE e.id = ins.endpoint_id), 'queue', queue,
+              'delivery_seconds', greatest(extract(epoch FROM acked_at - sent_at), 0)::float8) END AS delivery
+       FROM ins`,
     [
       col('id'),
       col('endpointId'),

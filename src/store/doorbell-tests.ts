@@ -136,7 +136,7 @@ export async function takeTestRing(
      target AS (
        SELECT s.id, s.instance, s.stream_open FROM mcp_sessions s, t
         WHERE s.endpoint_id = t.endpoint_id AND s.closed_at IS NULL AND (t.session_id IS NULL OR s.id = t.session_id)
-        ORDER BY s.stream_open DESC, s.last_rung_at NULLS FIRST, s.id LIMIT 1),
+        ORDER BY s.stream_open DESC, s.last_rung_at NULLS FIRST, s.created_at, s.id LIMIT 1),
      touched AS (
        UPDATE mcp_sessions s SET last_rung_at = now() FROM target
         WHERE s.endpoint_id = $1 AND s.id = target.id AND target.stream_open)

@@ -4,6 +4,8 @@
 
 import { notifySql } from '../db/bus.js';
 import type { Queryable } from '../db/pool.js';
+import { inTransaction } from '../db/tx.js';
+import { AppError } from '../domain/errors.js';
 import { translatePgError } from './pg-errors.js';
 
 export interface Endpoint {
@@ -14,6 +16,8 @@ export interface Endpoint {
   queues: string[];
   verbs: string[];
   default_lease_seconds: number | null;
+  /** Whether other endpoints' agents may queue messages into its sessions (send_message). */
+  accept_agent_messages: boolean;
   credential_prefix: string | null;
   expires_at: Date | null;
   revoked_at: Date | null;
@@ -21,8 +25,8 @@ export interface Endpoint {
   created_at: Date;
 }
 
-const COLUMNS = `id, human_id, name, slug, queues, verbs, default_lease_seconds, credential_prefix,
-  expires_at, revoked_at, last_seen_at, created_at`;
+const COLUMNS = `id, human_id, name, slug, queues, verbs, default_lease_seconds, accept_agent_messages,
+  credential_prefix, expires_at, revoked_at, last_seen_at, created_at`;
 
 export interface InsertEndpointArgs {
   id: string;
@@ -32,6 +36,7 @@ export interface InsertEndpointArgs {
   queues: string[];
   verbs: string[];
   defaultLeaseSeconds: number | null;
+  acceptAgentMessages?: boolean;
   expiresAt: Date | null;
   credentialHash?: Buffer | null;
   credentialPrefix?: string | null;
@@ -41,8 +46,8 @@ export async function insertEndpoint(db: Queryable, a: InsertEndpointArgs): Prom
   try {
     const res = await db.query<Endpoint>(
       `INSERT INTO endpoints (id, human_id, name, slug, queues, verbs, default_lease_seconds, expires_at,
-         credential_hash, credential_prefix)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
+         credential_hash, credential_prefix, accept_agent_messages)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${COLUMNS}`,
       [
         a.id,
         a.humanId,
@@ -54,6 +59,7 @@ export async function insertEndpoint(db: Queryable, a: InsertEndpointArgs): Prom
         a.expiresAt,
         a.credentialHash ?? null,
         a.credentialPrefix ?? null,
+        a.acceptAgentMessages ?? false,
       ],
     );
     return res.rows[0] as Endpoint;
@@ -84,7 +90,15 @@ export async function getEndpointByRef(db: Queryable, humanId: string, ref: stri
 }
 
 /**
- * The live endpoint holding this credential (not revoked, not past expiry). last_seen_at
+ * A credential works only while its endpoint's owner is active: a disabled human's
+ * endpoints authenticate as nothing, and enabling the human brings them back
+ * (docs/design/people.md). One primary-key probe per lookup.
+ */
+export const OWNER_ACTIVE = (alias: string) =>
+  `EXISTS (SELECT 1 FROM humans h WHERE h.id = ${alias}.human_id AND h.state = 'active')`;
+
+/**
+ * The live endpoint holding this credential (not revoked, not past expiry, owner active). last_seen_at
  * is stamped at most once a minute: every session of an endpoint authenticates on every
  * MCP call, and a write each time would serialise them all on this one row.
  */
@@ -93,7 +107,8 @@ export async function authenticateEndpoint(db: Queryable, credentialHash: Buffer
     name: 'authenticate_endpoint',
     text: `WITH e AS (
        SELECT ${COLUMNS} FROM endpoints
-        WHERE credential_hash = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())),
+        WHERE credential_hash = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+          AND ${OWNER_ACTIVE('endpoints')}),
      touched AS (
        UPDATE endpoints SET last_seen_at = now() FROM e
         WHERE endpoints.id = e.id AND (e.last_seen_at IS NULL OR e.last_seen_at < now() - interval '1 minute'))
@@ -103,7 +118,7 @@ export async function authenticateEndpoint(db: Queryable, credentialHash: Buffer
   return res.rows[0] ?? null;
 }
 
-const E_COLUMNS = COLUMNS.replace(/(\w+)/g, 'e.$1');
+export const E_COLUMNS = COLUMNS.replace(/(\w+)/g, 'e.$1');
 
 /**
  * authenticateEndpoint and the session check of an MCP request in one round trip: the
@@ -123,24 +138,35 @@ export async function authenticateEndpointSession(
         coalesce(e.last_seen_at < now() - interval '1 minute', true) AS endpoint_stale
        FROM endpoints e
        LEFT JOIN mcp_sessions s ON s.endpoint_id = e.id AND s.id = $2 AND s.closed_at IS NULL
-      WHERE e.credential_hash = $1 AND e.revoked_at IS NULL AND (e.expires_at IS NULL OR e.expires_at > now())`,
+      WHERE e.credential_hash = $1 AND e.revoked_at IS NULL AND (e.expires_at IS NULL OR e.expires_at > now())
+        AND ${OWNER_ACTIVE('e')}`,
     values: [credentialHash, sessionId],
   });
   const row = res.rows[0];
   if (!row) return null;
   const { session_stale: sessionStale, endpoint_stale: endpointStale, ...found } = row;
-  if (endpointStale || sessionStale) {
-    await db.query({
-      name: 'stamp_endpoint_session',
-      text: `WITH e AS (
-         UPDATE endpoints SET last_seen_at = now()
-          WHERE id = $1 AND $3 AND (last_seen_at IS NULL OR last_seen_at < now() - interval '1 minute'))
-       UPDATE mcp_sessions SET last_seen_at = now()
-        WHERE endpoint_id = $1 AND id = $2 AND $4 AND last_seen_at < now() - interval '1 minute'`,
-      values: [found.id, sessionId, endpointStale, sessionStale],
-    });
-  }
+  await stampSeen(db, found.id, sessionId, endpointStale, sessionStale);
   return found;
+}
+
+/** The once-a-minute last_seen_at stamps of an endpoint and its session, when one is due (also OAuth's, store/oauth.ts). */
+export async function stampSeen(
+  db: Queryable,
+  endpointId: string,
+  sessionId: string | null,
+  endpointStale: boolean,
+  sessionStale: boolean,
+): Promise<void> {
+  if (!endpointStale && !sessionStale) return;
+  await db.query({
+    name: 'stamp_endpoint_session',
+    text: `WITH e AS (
+       UPDATE endpoints SET last_seen_at = now()
+        WHERE id = $1 AND $3 AND (last_seen_at IS NULL OR last_seen_at < now() - interval '1 minute'))
+     UPDATE mcp_sessions SET last_seen_at = now()
+      WHERE endpoint_id = $1 AND id = $2 AND $4 AND last_seen_at < now() - interval '1 minute'`,
+    values: [endpointId, sessionId, endpointStale, sessionStale],
+  });
 }
 
 /**
@@ -165,7 +191,11 @@ const REVOKE = `
        AND a.ended_at IS NULL),
   sessions AS (
     UPDATE mcp_sessions s SET closed_at = now(), stream_open = false
-      FROM e WHERE s.endpoint_id = e.id AND s.closed_at IS NULL)
+      FROM e WHERE s.endpoint_id = e.id AND s.closed_at IS NULL),
+  -- Its OAuth grants die with it (docs/design/oauth.md, "Revocation").
+  grants AS (
+    UPDATE oauth_grants g SET revoked_at = now(), revoked_reason = 'endpoint_revoked'
+      FROM e WHERE g.endpoint_id = e.id AND g.revoked_at IS NULL)
   SELECT e.*, (SELECT count(*) FROM dead) AS dead_lettered,
          ${notifySql('endpoint_revoked', { endpoint_id: 'e.id' })} AS notified
     FROM e`;
@@ -174,11 +204,32 @@ export async function revokeEndpoint(
   db: Queryable,
   id: string,
 ): Promise<{ endpoint: Endpoint; dead_lettered: number } | null> {
-  const res = await db.query<Endpoint & { dead_lettered: number; notified: unknown }>(REVOKE, [id]);
+  // The lock first (LIVE_ENDPOINT, store/todo-sql.ts): it waits for every insert of a todo
+  // in flight on this endpoint, so REVOKE's snapshot, taken after, sees what they wrote;
+  // inserts that come later wait for this transaction and then find the endpoint revoked.
+  const res = await inTransaction(db, async (tx) => {
+    await tx.query('SELECT 1 FROM endpoints WHERE id = $1 FOR UPDATE', [id]);
+    return tx.query<Endpoint & { dead_lettered: number; notified: unknown }>(REVOKE, [id]);
+  });
   const row = res.rows[0];
   if (!row) return null;
   const { dead_lettered, notified: _notified, ...endpoint } = row;
   return { endpoint, dead_lettered };
+}
+
+/** Changes the owner's settings of a live endpoint; null when it is not theirs or is revoked. */
+export async function updateEndpointSettings(
+  db: Queryable,
+  humanId: string,
+  id: string,
+  a: { acceptAgentMessages?: boolean },
+): Promise<Endpoint | null> {
+  const res = await db.query<Endpoint>(
+    `UPDATE endpoints SET accept_agent_messages = coalesce($3, accept_agent_messages)
+      WHERE id = $1 AND human_id = $2 AND revoked_at IS NULL RETURNING ${COLUMNS}`,
+    [id, humanId, a.acceptAgentMessages ?? null],
+  );
+  return res.rows[0] ?? null;
 }
 
 /** Endpoints past their expiry and not yet revoked (for the expiry sweep). */
@@ -197,4 +248,30 @@ export async function deleteRevokedEndpoint(db: Queryable, humanId: string, id: 
     id,
   ]);
   return res.rowCount === 1;
+}
+
+/** The slugs of these endpoints, by id (the metrics label them; one row each). */
+export async function endpointSlugs(db: Queryable, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const res = await db.query<{ id: string; slug: string }>(
+    `SELECT id, slug FROM endpoints WHERE id = ANY($1::text[])`,
+    [ids],
+  );
+  return new Map(res.rows.map((r) => [r.id, r.slug]));
+}
+
+/**
+ * After an insert that wrote nothing: `conflict` when the endpoint stopped taking work (it
+ * was revoked or expired after the caller looked it up); otherwise nothing.
+ */
+export async function assertTakesWork(db: Queryable, endpointId: string): Promise<void> {
+  const res = await db.query(
+    `SELECT 1 FROM endpoints WHERE id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
+    [endpointId],
+  );
+  if (res.rowCount === 0) {
+    throw new AppError('conflict', `endpoint ${endpointId} is revoked or expired: it takes no new work`, {
+      id: endpointId,
+    });
+  }
 }

@@ -42,18 +42,24 @@ export interface SessionRef {
 }
 
 /**
- * A live session of a live endpoint owned by this human, by session id alone; null when
- * unknown, closed, revoked or another human's (no oracle: all answer the same).
+ * A live session of a live endpoint owned by this human, by session id alone, with what
+ * its endpoint accepts from other agents (docs/design/message-queue.md, "Agent
+ * messages"); null when unknown, closed, revoked or another human's (no oracle: all
+ * answer the same).
  */
-export async function findOwnedSession(db: Queryable, humanId: string, sessionId: string): Promise<SessionRef | null> {
-  const res = await db.query<{ endpoint_id: string }>(
-    `SELECT s.endpoint_id FROM mcp_sessions s JOIN endpoints e ON e.id = s.endpoint_id
+export async function findOwnedSession(
+  db: Queryable,
+  humanId: string,
+  sessionId: string,
+): Promise<(SessionRef & { acceptAgentMessages: boolean }) | null> {
+  const res = await db.query<{ endpoint_id: string; accept_agent_messages: boolean }>(
+    `SELECT s.endpoint_id, e.accept_agent_messages FROM mcp_sessions s JOIN endpoints e ON e.id = s.endpoint_id
       WHERE s.id = $1 AND s.closed_at IS NULL AND e.human_id = $2 AND e.revoked_at IS NULL
         AND (e.expires_at IS NULL OR e.expires_at > now())`,
     [sessionId, humanId],
   );
   const row = res.rows[0];
-  return row ? { endpointId: row.endpoint_id, sessionId } : null;
+  return row ? { endpointId: row.endpoint_id, sessionId, acceptAgentMessages: row.accept_agent_messages } : null;
 }
 
 const LOCK = `SELECT generation FROM queue_session_locks WHERE endpoint_id = $1 AND session_id = $2 FOR UPDATE`;

@@ -58,13 +58,18 @@ export async function listNotifyHooks(db: Queryable, endpointId: string): Promis
   return res.rows;
 }
 
-/** A new secret; the old one keeps signing for `graceSeconds`; the hook is re-enabled. */
+/**
+ * A new secret; the old one keeps signing for `graceSeconds`, or with 0 no previous secret
+ * is kept at all (one still in an earlier grace is dropped too); the hook is re-enabled.
+ */
 export async function rotateNotifyHook(
   db: Queryable,
   a: { endpointId: string; id: string; secret: string; graceSeconds: number },
 ): Promise<NotifyHook | null> {
   const res = await db.query<NotifyHook>(
-    `UPDATE notify_hooks h SET prev_secret = h.secret, prev_secret_expires_at = now() + make_interval(secs => $4),
+    `UPDATE notify_hooks h SET
+       prev_secret = CASE WHEN $4::int > 0 THEN h.secret END,
+       prev_secret_expires_at = CASE WHEN $4::int > 0 THEN now() + make_interval(secs => $4::int) END,
        secret = $3, enabled = true, disabled_reason = NULL, consecutive_failures = 0
      WHERE h.endpoint_id = $1 AND h.id = $2 RETURNING ${COLUMNS}`,
     [a.endpointId, a.id, a.secret, a.graceSeconds],
@@ -125,6 +130,8 @@ export interface ReadyTransition {
   created_at: Date;
   updated_at: Date;
   reason: 'created' | 'requeued';
+  /** The todo's stored trace context, which each delivery attempt's span links to. */
+  traceparent: string | null;
 }
 
 /**
@@ -142,7 +149,7 @@ export async function claimReadyTransitions(
   const res = await db.query<ReadyTransition>(
     `WITH due AS (
        SELECT t.endpoint_id, t.id FROM todos t
-        WHERE t.endpoint_id = $1 AND t.queue = $2 AND t.state = 'pending' AND NOT t.synthetic
+        WHERE t.endpoint_id = $1 AND t.queue = $2 AND t.state = 'pending' AND t.ready_at IS NOT NULL AND NOT t.synthetic
           AND ${SENDER_VERIFIED}
           AND (t.hook_fired_at IS NULL OR t.hook_fired_at < t.updated_at)
           AND t.updated_at > now() - make_interval(secs => $4)
@@ -150,7 +157,7 @@ export async function claimReadyTransitions(
         ORDER BY t.updated_at LIMIT $3 FOR UPDATE SKIP LOCKED)
      UPDATE todos t SET hook_fired_at = t.updated_at
        FROM due WHERE t.endpoint_id = due.endpoint_id AND t.id = due.id
-     RETURNING t.id, t.queue, t.title, t.kind, t.source, t.attempt, t.created_at, t.updated_at,
+     RETURNING t.id, t.queue, t.title, t.kind, t.source, t.attempt, t.created_at, t.updated_at, t.traceparent,
        CASE WHEN t.updated_at = t.created_at THEN 'created' ELSE 'requeued' END AS reason`,
     [a.endpointId, a.queue, a.limit, a.maxAgeSeconds],
   );
@@ -195,7 +202,7 @@ export async function queuesWithUndecided(
        CROSS JOIN LATERAL unnest(e.queues) q(queue)
       WHERE EXISTS (
          SELECT 1 FROM todos t
-          WHERE t.endpoint_id = h.endpoint_id AND t.queue = q.queue AND t.state = 'pending' AND NOT t.synthetic
+          WHERE t.endpoint_id = h.endpoint_id AND t.queue = q.queue AND t.state = 'pending' AND t.ready_at IS NOT NULL AND NOT t.synthetic
             AND ${SENDER_VERIFIED} AND (t.hook_fired_at IS NULL OR t.hook_fired_at < t.updated_at)
             AND t.updated_at > now() - make_interval(secs => $3)
             AND t.updated_at < now() - make_interval(secs => $2))

@@ -20,12 +20,15 @@ export interface PresenceRow {
 
 const COLUMNS = 'e.id, e.slug, e.shift, e.presence_override, e.override_until, e.override_by, e.presence_seen';
 
+/** One endpoint's presence columns; `lock` holds the row until the caller's transaction ends. */
 export async function getPresenceRow(
   db: Queryable,
   endpointId: string,
+  opts: { lock?: boolean } = {},
 ): Promise<{ row: PresenceRow; now: Date } | null> {
   const res = await db.query<PresenceRow & { now: Date }>(
-    `SELECT ${COLUMNS}, now() AS now FROM endpoints e WHERE e.id = $1 AND e.revoked_at IS NULL`,
+    `SELECT ${COLUMNS}, now() AS now FROM endpoints e WHERE e.id = $1 AND e.revoked_at IS NULL
+      ${opts.lock ? 'FOR NO KEY UPDATE' : ''}`,
     [endpointId],
   );
   const r = res.rows[0];
@@ -140,7 +143,7 @@ export async function claimDigestTarget(
     `WITH target AS (
        SELECT s.endpoint_id, s.id, s.instance FROM mcp_sessions s
         WHERE s.endpoint_id = $1 AND s.closed_at IS NULL AND s.stream_open
-        ORDER BY s.last_rung_at NULLS FIRST, s.id LIMIT 1),
+        ORDER BY s.last_rung_at NULLS FIRST, s.created_at, s.id LIMIT 1),
      touched AS (
        UPDATE mcp_sessions s SET last_rung_at = now() FROM target
         WHERE s.endpoint_id = target.endpoint_id AND s.id = target.id),

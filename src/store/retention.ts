@@ -14,7 +14,8 @@ export interface PruneArgs {
   limit: number;
 }
 
-async function deleted(db: Queryable, sql: string, a: PruneArgs): Promise<number> {
+/** Runs one prune statement ($1 the age in seconds, $2 the batch) and answers the rows deleted. */
+export async function deleted(db: Queryable, sql: string, a: PruneArgs): Promise<number> {
   const res = await db.query(sql, [a.olderThanSeconds, a.limit]);
   return res.rowCount ?? 0;
 }

@@ -22,6 +22,8 @@ export interface RungTodo {
   instance: string;
   /** Claims of the todo when it was rung: a later attempt (seq above it) acknowledges the ring. */
   claims: number;
+  /** The todo's stored trace context: the ring's span links to it (docs/design/tracing.md). */
+  traceparent: string | null;
 }
 
 /** Why a todo is due a ring now. */
@@ -41,24 +43,27 @@ export type RingReason =
    */
   | { kind: 'attach'; sessionId: string };
 
-// The rows a ring pass may pick, as the partial indexes of 0012_backlog_scale.sql spell
-// them (the literals are MAX_RINGS and the re-ring schedule's length in doorbell/pump.ts;
+// The rows a ring pass may pick, as the partial indexes of 0012_backlog_scale.sql (as
+// 0014_work_model.sql rebuilt them: a scheduled todo, ready_at NULL, is rung only once
+// promoted) spell them (the literals are MAX_RINGS and the re-ring schedule's length in doorbell/pump.ts;
 // the planner matches an index only on the same predicate). Over alias t.
-const RINGABLE = `t.state = 'pending' AND t.ring_attempts < 6 AND NOT t.synthetic AND ${SENDER_VERIFIED}`;
+const RINGABLE = `t.state = 'pending' AND t.ready_at IS NOT NULL AND t.ring_attempts < 6 AND NOT t.synthetic AND ${SENDER_VERIFIED}`;
 export const RING_READY = `${RINGABLE} AND (t.last_ringed_at IS NULL OR t.last_ringed_at < t.updated_at)`;
-const RERING_DUE = `t.state = 'pending' AND t.ring_attempts BETWEEN 1 AND 4 AND NOT t.synthetic AND ${SENDER_VERIFIED}`;
+const RERING_DUE = `t.state = 'pending' AND t.ready_at IS NOT NULL AND t.ring_attempts BETWEEN 1 AND 4 AND NOT t.synthetic AND ${SENDER_VERIFIED}`;
 const NOT_RUNG_LATELY = `(t.last_ringed_at IS NULL OR t.last_ringed_at < now() - interval '1 minute')`;
 /**
- * Attach ($4 the attaching session): a todo rung in the last minute is skipped only while
- * that ring is unanswered on another session that still holds an open stream. A ring to
- * a session that has since closed, or whose stream dropped, went nowhere anyone listens,
- * so a session reconnecting 25 s later must hear it. The open-rings index by todo, then
- * the session's key: only for todos rung within the minute (work in flight).
+ * Attach: a todo rung in the last minute is skipped while the stream it was rung to
+ * (`last_rung_stream`, a stream opening's `stream_id`) is still open — another session's,
+ * or the attaching stream itself, which a ready pass may have picked a moment after it
+ * opened. A ring to a session that has since closed, or to a stream that dropped (this
+ * session's earlier one included), went nowhere anyone listens, so a session reconnecting
+ * 25 s later hears it. The ring rows are not read: the writer inserts them after delivery,
+ * so a ring made milliseconds ago would not be there yet (migration 0027). One session row
+ * by its stream key, only for todos rung within the minute (work in flight).
  */
-const NOT_RUNG_TO_A_LIVE_STREAM = `(${NOT_RUNG_LATELY} OR NOT EXISTS (
-    SELECT 1 FROM doorbell_rings r JOIN mcp_sessions s ON s.endpoint_id = r.endpoint_id AND s.id = r.session_id
-     WHERE r.endpoint_id = t.endpoint_id AND r.todo_id = t.id AND r.acked_at IS NULL
-       AND r.sent_at >= now() - interval '1 minute' AND r.session_id <> $4
+const NOT_RUNG_TO_A_LIVE_STREAM = `(${NOT_RUNG_LATELY} OR t.last_rung_stream IS NULL OR NOT EXISTS (
+    SELECT 1 FROM mcp_sessions s
+     WHERE s.endpoint_id = t.endpoint_id AND s.stream_id = t.last_rung_stream
        AND s.closed_at IS NULL AND s.stream_open))`;
 
 /**
@@ -95,9 +100,9 @@ function dueSql(reason: RingReason): string {
 
 function targetSql(reason: RingReason): string {
   const which = reason.kind === 'attach' ? 'AND s.id = $4' : '';
-  return `SELECT s.endpoint_id, s.id, s.instance FROM mcp_sessions s
+  return `SELECT s.endpoint_id, s.id, s.instance, s.stream_id FROM mcp_sessions s
      WHERE s.endpoint_id = $1 AND s.closed_at IS NULL AND s.stream_open ${which} AND ${ENDPOINT_PRESENT}
-     ORDER BY s.last_rung_at NULLS FIRST, s.id LIMIT 1`;
+     ORDER BY s.last_rung_at NULLS FIRST, s.created_at, s.id LIMIT 1`;
 }
 
 /**
@@ -132,14 +137,14 @@ export async function claimRings(
      due AS (SELECT d.* FROM (${dueSql(reason)}) d WHERE EXISTS (SELECT 1 FROM target)),
      rung AS (
        UPDATE todos t SET ring_attempts = t.ring_attempts + 1, last_ringed_at = now(),
-           last_rung_instance = target.instance
+           last_rung_instance = target.instance, last_rung_stream = target.stream_id
          FROM due, target WHERE t.endpoint_id = due.endpoint_id AND t.id = due.id
-       RETURNING t.id, t.queue, t.title, t.kind, t.source, t.claims, t.created_at),
+       RETURNING t.id, t.queue, t.title, t.kind, t.source, t.claims, t.created_at, t.traceparent),
      touched AS (
        UPDATE mcp_sessions s SET last_rung_at = now() FROM target
         WHERE s.endpoint_id = target.endpoint_id AND s.id = target.id AND EXISTS (SELECT 1 FROM rung))
-     SELECT rung.id, rung.queue, rung.title, rung.kind, rung.source, rung.claims, target.id AS session_id,
-            target.instance
+     SELECT rung.id, rung.queue, rung.title, rung.kind, rung.source, rung.claims, rung.traceparent,
+            target.id AS session_id, target.instance
        FROM rung, target ORDER BY rung.created_at`,
     params,
   );

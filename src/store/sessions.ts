@@ -40,17 +40,47 @@ export async function insertSession(db: Queryable, a: InsertSessionArgs): Promis
   return res.rows[0] as McpSession;
 }
 
-/** Records whether a notification stream is open, and on which instance. */
+/**
+ * Inserts the session unless its endpoint already has `max` live ones, on any instance:
+ * one call of open_mcp_session (migrations/0021_mcp_session_cap.sql), which counts and
+ * inserts under the endpoint's advisory lock, so concurrent opens count one after another.
+ * `live` is the endpoint's live sessions after the call (at most `max`).
+ */
+export async function insertSessionUnderCap(
+  db: Queryable,
+  a: InsertSessionArgs & { max: number },
+): Promise<{ opened: boolean; live: number }> {
+  const res = await db.query<{ live_count: number; opened: boolean }>(
+    `SELECT live_count, opened FROM open_mcp_session($1, $2, $3, $4, $5, $6::int)`,
+    [a.endpointId, a.id, a.clientName, a.clientVersion, a.instance, a.max],
+  );
+  const row = res.rows[0];
+  return { opened: row?.opened ?? false, live: row?.live_count ?? 0 };
+}
+
+/**
+ * Deletes a session nobody was ever told of: the row written for an initialize the MCP
+ * SDK then refused (a wrong Accept or Content-Type), so it holds no slot of the cap.
+ */
+export async function discardSession(db: Queryable, endpointId: string, id: string): Promise<void> {
+  await db.query(`DELETE FROM mcp_sessions WHERE endpoint_id = $1 AND id = $2`, [endpointId, id]);
+}
+
+/**
+ * Records whether a notification stream is open, and on which instance. Each opening gets
+ * a fresh `stream_id`: rings name the stream they went to (store/rings.ts, attach).
+ */
 export async function setStreamOpen(
   db: Queryable,
-  a: { endpointId: string; id: string; instance: string; open: boolean },
+  a: { endpointId: string; id: string; instance: string; open: boolean; ifFree?: boolean },
 ): Promise<void> {
   await db.query(
     `UPDATE mcp_sessions SET stream_open = $3, instance = CASE WHEN $3 THEN $4 ELSE instance END,
-        last_seen_at = now()
+        stream_id = CASE WHEN $3 THEN gen_random_uuid()::text ELSE stream_id END, last_seen_at = now()
       WHERE endpoint_id = $1 AND id = $2 AND closed_at IS NULL
-        AND ($3 OR instance = $4)`,
-    [a.endpointId, a.id, a.open, a.instance],
+        AND ($3 OR instance = $4)
+        AND NOT ($5 AND stream_open AND instance <> $4)`,
+    [a.endpointId, a.id, a.open, a.instance, a.ifFree === true],
   );
 }
 
@@ -62,7 +92,7 @@ export async function setStreamOpen(
  * todos_claimed_idx, so it costs the claims in flight, never the backlog
  * (docs/design/scale.md). CTE names: `rel`, `rel_closed`, `rel_ready`.
  */
-function releaseClaimsOfSql(src: string): string {
+export function releaseClaimsOfSql(src: string): string {
   return `rel AS (
        UPDATE todos t SET state = 'pending', owner_session_id = NULL, lease_expires_at = NULL,
          ready_at = now(), updated_at = now()

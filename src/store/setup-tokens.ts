@@ -1,24 +1,27 @@
-// One-time links (first-admin setup, invites), stored as hashes and spent on use.
+// One-time links (first-admin setup, invites, password resets), stored as hashes and spent on use.
 
 import type { Queryable } from '../db/pool.js';
 
+export type LinkPurpose = 'setup' | 'invite' | 'reset';
+
 export async function insertSetupToken(
   db: Queryable,
-  a: { tokenHash: Buffer; purpose: 'setup' | 'invite'; humanId: string | null; ttlSeconds: number },
-): Promise<void> {
-  await db.query(
+  a: { tokenHash: Buffer; purpose: LinkPurpose; humanId: string | null; ttlSeconds: number },
+): Promise<Date> {
+  const res = await db.query<{ expires_at: Date }>(
     `INSERT INTO setup_tokens (token_hash, purpose, human_id, expires_at)
-     VALUES ($1, $2, $3, now() + make_interval(secs => $4))`,
+     VALUES ($1, $2, $3, now() + make_interval(secs => $4)) RETURNING expires_at`,
     [a.tokenHash, a.purpose, a.humanId, a.ttlSeconds],
   );
+  return (res.rows[0] as { expires_at: Date }).expires_at;
 }
 
 /** Spends a live token: exactly one caller ever gets its row back. */
 export async function consumeSetupToken(
   db: Queryable,
   tokenHash: Buffer,
-): Promise<{ purpose: 'setup' | 'invite'; human_id: string | null } | null> {
-  const res = await db.query<{ purpose: 'setup' | 'invite'; human_id: string | null }>(
+): Promise<{ purpose: LinkPurpose; human_id: string | null } | null> {
+  const res = await db.query<{ purpose: LinkPurpose; human_id: string | null }>(
     `UPDATE setup_tokens SET used_at = now()
       WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now()
       RETURNING purpose, human_id`,

@@ -8,7 +8,9 @@ import { notifySql } from '../db/bus.js';
  * Claimable: pending; or claimed with a lapsed lease and attempts left (takeover without
  * waiting for the reaper); or failed with a due retry and attempts left. Over alias `t`.
  * Never a synthetic (self-test) todo: those are claimed by id only (store/doorbell-tests.ts).
- * `ready_at <= …` is the index condition that goes with it (see 0001_init.sql).
+ * `ready_at <= …` is the index condition that goes with it (see 0001_init.sql); a scheduled
+ * todo (pending, not_before ahead) has ready_at NULL, so it is never claimable until the
+ * promotion pass (store/todo-schedule.ts) gives it one.
  * The instant is the statement's, not the transaction's (`now()`): a claim runs inside a
  * transaction with its doorbell acknowledgement, and the budgeted path's admit statement
  * comes after its probe, so work that became ready meanwhile must count as ready.
@@ -18,10 +20,20 @@ export const CLAIMABLE = `(t.ready_at <= statement_timestamp() AND NOT t.synthet
     OR (t.state = 'claimed' AND t.lease_expires_at <= statement_timestamp() AND t.attempt < t.max_attempts)
     OR (t.state = 'failed' AND t.next_retry_at <= statement_timestamp() AND t.attempt < t.max_attempts)))`;
 
+/**
+ * Claim rank over alias `t`: a pending todo's priority; anything else claimable (a lapsed
+ * claim, a due retry) ranks -101, after every pending todo. Claims order by this, then
+ * ready_at, which is the ready indexes' key (0014_work_model.sql says why); the planner
+ * matches the index only on this exact expression.
+ */
+export const claimRankOf = (alias: string) =>
+  `(CASE WHEN ${alias}.state = 'pending' THEN ${alias}.priority ELSE -101 END)`;
+export const CLAIM_RANK = claimRankOf('t');
+
 /** The columns of a Todo (everything but the internal ready_at). */
 export const TODO_COLUMNS = `endpoint_id, id, queue, title, body, payload, kind, source,
-  created_by_human_id, created_by_endpoint_id, idempotency_key, state, attempt, max_attempts,
-  claims, owner_session_id, lease_expires_at, next_retry_at, claimed_at, completed_at, result,
+  created_by_human_id, created_by_endpoint_id, schedule_id, idempotency_key, state, attempt, max_attempts,
+  priority, not_before, claims, owner_session_id, lease_expires_at, next_retry_at, claimed_at, completed_at, result,
   error, ring_attempts, last_ringed_at, synthetic, created_at, updated_at`;
 
 /**
@@ -49,6 +61,15 @@ export function withoutNotice<T>(row: (T & { notified?: unknown }) | undefined):
 /** pg_notify for one todo_ready per (endpoint, queue) of rows aliased `r`. */
 export const NOTIFY_READY = notifySql('todo_ready', { endpoint_id: 'r.endpoint_id', queue: 'r.queue' });
 
+/**
+ * pg_notify for a todo of row `r` created scheduled (its not_before ahead): every instance
+ * re-arms its promotion timer for that instant (src/sweeps/schedule.ts).
+ */
+export const NOTIFY_SCHEDULED = notifySql('todo_scheduled', {
+  endpoint_id: 'r.endpoint_id',
+  not_before: 'r.not_before',
+});
+
 /** pg_notify telling boards that a todo of row `r`'s endpoint changed without becoming ready. */
 export const NOTIFY_BOARD = notifySql('board_changed', { endpoint_id: 'r.endpoint_id' });
 
@@ -62,3 +83,16 @@ export function closeAttemptSql(src: string, outcome: string): string {
     FROM ${src} WHERE a.endpoint_id = ${src}.endpoint_id AND a.todo_id = ${src}.id
       AND a.seq = ${src}.claims AND a.ended_at IS NULL`;
 }
+
+/**
+ * The CTE `live`: one row while endpoint $1 takes work (not revoked, not expired), locked
+ * FOR KEY SHARE. An insert of todos selects FROM it, so a todo never lands on a revoked
+ * endpoint: a revoke first locks the endpoint row FOR UPDATE (store/endpoints.ts
+ * revokeEndpoint), which waits for inserts holding this lock, then dead-letters what they
+ * wrote; an insert that comes after waits for the revoke and then finds no live row. The
+ * foreign key's check takes the same lock later in the statement; taking it first costs
+ * about 0.03 ms an insert, and no WAL (bench/README.md, "Creating a todo on a live endpoint").
+ */
+export const LIVE_ENDPOINT = `live AS (
+  SELECT 1 FROM endpoints WHERE id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+  FOR KEY SHARE)`;

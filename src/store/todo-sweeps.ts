@@ -39,7 +39,11 @@ export async function reapExpired(db: Queryable, limit: number): Promise<{ reque
   return { requeued: row?.requeued ?? 0, deadLettered: row?.dead ?? 0 };
 }
 
-/** Due retries → pending, keeping their place (ready_at stays the due time). */
+/**
+ * Due retries → pending, keeping their place (ready_at stays the due time). A pending row
+ * without ready_at would read as scheduled (0014_work_model.sql), so a row that has none
+ * (a retry forced onto a dead letter) becomes ready now.
+ */
 export async function requeueDueRetries(db: Queryable, limit: number): Promise<number> {
   const res = await db.query<{ requeued: number }>(
     `WITH due AS (
@@ -47,7 +51,8 @@ export async function requeueDueRetries(db: Queryable, limit: number): Promise<n
         WHERE state = 'failed' AND next_retry_at <= now() AND NOT synthetic
         ORDER BY next_retry_at LIMIT $1 FOR UPDATE SKIP LOCKED),
      moved AS (
-       UPDATE todos t SET state = 'pending', next_retry_at = NULL, updated_at = now()
+       UPDATE todos t SET state = 'pending', next_retry_at = NULL, ready_at = coalesce(t.ready_at, now()),
+         updated_at = now()
        FROM due WHERE t.endpoint_id = due.endpoint_id AND t.id = due.id
        RETURNING t.endpoint_id, t.queue),
      notified AS (SELECT ${NOTIFY_READY} FROM (SELECT DISTINCT endpoint_id, queue FROM moved) r)

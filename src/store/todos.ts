@@ -1,9 +1,11 @@
-// Todos: create (idempotent), read, list, and the tenant-scoped existence probe that
+// Todos: create (idempotent within the window), read, list, and the tenant-scoped existence probe that
 // tells not_found from conflict. Every statement is scoped by endpoint_id.
 
 import type { Queryable } from '../db/pool.js';
 import type { Todo, TodoAttempt, TodoState } from '../domain/todo.js';
-import { NOTIFY_READY, TODO_COLUMNS, withoutNotice } from './todo-sql.js';
+import { assertTakesWork } from './endpoints.js';
+import { findKeyHolder } from './todo-idempotency.js';
+import { LIVE_ENDPOINT, NOTIFY_READY, NOTIFY_SCHEDULED, TODO_COLUMNS, withoutNotice } from './todo-sql.js';
 
 export interface InsertTodoArgs {
   endpointId: string;
@@ -16,15 +18,31 @@ export interface InsertTodoArgs {
   source: string | null;
   createdByHumanId: string | null;
   createdByEndpointId: string | null;
+  /** The schedule making it (docs/design/schedules.md), else null. */
+  scheduleId?: string | null;
   idempotencyKey: string | null;
   maxAttempts: number;
+  /** -100..100, higher first; default 0. */
+  priority?: number;
+  /** Unclaimable and unrung before this instant; null, past or now: ready at once. */
+  notBefore?: Date | null;
+  /** The todo's own retry backoff; null: the server's. */
+  retryBackoff?: { baseSeconds: number; maxSeconds: number } | null;
+  /** The W3C trace context of the request that made it (docs/design/tracing.md); null: untraced. */
+  traceparent?: string | null;
 }
 
 /**
- * Inserts a todo, or returns the live todo holding the same idempotency key. The insert
- * and its todo_ready notification are one statement, so the notice fires on commit.
+ * Inserts a todo, or returns the todo holding the same idempotency key: the live one, or
+ * a terminal one changed less than `windowSeconds` ago (store/todo-idempotency.ts). The
+ * insert and its notification are one statement, so the notice fires on commit: todo_ready,
+ * or for a todo scheduled ahead (ready_at NULL until the promotion pass) todo_scheduled.
  */
-export async function insertTodo(db: Queryable, a: InsertTodoArgs): Promise<{ todo: Todo; created: boolean }> {
+export async function insertTodo(
+  db: Queryable,
+  a: InsertTodoArgs,
+  windowSeconds: number,
+): Promise<{ todo: Todo; created: boolean }> {
   const params = [
     a.endpointId,
     a.id,
@@ -38,32 +56,43 @@ export async function insertTodo(db: Queryable, a: InsertTodoArgs): Promise<{ to
     a.createdByEndpointId,
     a.idempotencyKey,
     a.maxAttempts,
+    a.priority ?? 0,
+    a.notBefore ?? null,
+    a.retryBackoff?.baseSeconds ?? null,
+    a.retryBackoff?.maxSeconds ?? null,
+    a.scheduleId ?? null,
+    a.traceparent ?? null,
   ];
-  // A live duplicate can finish between the insert and the lookup; then the key is free
-  // again and the next round inserts. Three rounds cover any realistic interleaving.
+  // The lookup comes first: the unique index covers live rows only, so an insert would not
+  // stop at a recent terminal holder. A concurrent create can take the key between the
+  // lookup and the insert (the insert then does nothing and the next round finds it), or
+  // its holder can age out of the window meanwhile (the next round inserts). Three rounds
+  // cover any realistic interleaving.
   for (let round = 0; round < 3; round++) {
+    if (a.idempotencyKey !== null) {
+      const holder = await findKeyHolder(db, a.endpointId, a.idempotencyKey, windowSeconds);
+      if (holder) return { todo: holder, created: false };
+    }
     const inserted = await db.query<Todo>(
-      `WITH r AS (
+      `WITH ${LIVE_ENDPOINT}, r AS (
          INSERT INTO todos (endpoint_id, id, queue, title, body, payload, kind, source,
-           created_by_human_id, created_by_endpoint_id, idempotency_key, max_attempts, ready_at)
-         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11, $12, now())
+           created_by_human_id, created_by_endpoint_id, idempotency_key, max_attempts,
+           priority, not_before, retry_base_seconds, retry_max_seconds, schedule_id, traceparent, ready_at)
+         SELECT $1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11, $12, $13, $14::timestamptz, $15, $16, $17, $18,
+           CASE WHEN $14::timestamptz > now() THEN NULL ELSE now() END
+           FROM live
          ON CONFLICT (endpoint_id, idempotency_key)
            WHERE idempotency_key IS NOT NULL
              AND (state IN ('pending', 'claimed') OR (state = 'failed' AND next_retry_at IS NOT NULL))
            DO NOTHING
          RETURNING ${TODO_COLUMNS})
-       SELECT r.*, ${NOTIFY_READY} AS notified FROM r`,
+       SELECT r.*, CASE WHEN r.not_before > now() THEN ${NOTIFY_SCHEDULED} ELSE ${NOTIFY_READY} END AS notified
+         FROM r`,
       params,
     );
     const row = withoutNotice(inserted.rows[0]);
     if (row) return { todo: row, created: true };
-    const existing = await db.query<Todo>(
-      `SELECT ${TODO_COLUMNS} FROM todos
-        WHERE endpoint_id = $1 AND idempotency_key = $2
-          AND (state IN ('pending', 'claimed') OR (state = 'failed' AND next_retry_at IS NOT NULL))`,
-      [a.endpointId, a.idempotencyKey],
-    );
-    if (existing.rows[0]) return { todo: existing.rows[0], created: false };
+    await assertTakesWork(db, a.endpointId);
   }
   throw new Error('idempotent insert did not settle after 3 rounds');
 }

@@ -1,12 +1,14 @@
 // Retention of the tables that only grow: closed MCP sessions, expired board sessions and
-// spent setup links, dead API tokens, inbound webhook delivery ids, the admission audit,
-// and doorbell ring records with self-test reports. One sweep per rule, each on the
+// spent setup links and CLI sign-in codes, dead API tokens, inbound webhook delivery ids,
+// the admission and bulk-action and human audits, the per-minute queue rollups, dead OAuth
+// rows, and doorbell ring records with self-test reports. One sweep per rule, each on the
 // retention interval in claimed ticks (one instance a tick), each draining its table in
 // bounded batches. Finished todos and admission windows keep their own sweeps
 // (sweeps/todos.ts, sweeps/admission.ts); what counts as dead is decided in the store.
 
-import type { RetentionConfig } from '../config/schema.js';
+import type { RetentionConfig } from '../config/types.js';
 import type { Queryable } from '../db/pool.js';
+import { pruneCliLoginCodes } from '../store/cli-login.js';
 import { pruneRings } from '../store/doorbell-rings.js';
 import { pruneReports } from '../store/doorbell-tests.js';
 import {
@@ -18,6 +20,17 @@ import {
   pruneWebhookDeliveries,
   type PruneArgs,
 } from '../store/retention.js';
+import { pruneHumanAudit } from '../store/human-lifecycle.js';
+import {
+  pruneLapsedGrants,
+  pruneOAuthCodes,
+  pruneOAuthTokens,
+  pruneRevokedGrants,
+  pruneUnusedClients,
+} from '../store/oauth-retention.js';
+import { pruneRollups } from '../store/queue-rollups.js';
+import { pruneScheduleAudit } from '../store/schedules.js';
+import { pruneBulkAudit } from '../store/todo-bulk-actions.js';
 import type { Sweep } from './runner.js';
 
 /** Rows per statement, and how many statements (or how long) one tick may run. */
@@ -88,6 +101,7 @@ export function retentionSweeps(
     sweepOf('signin_retention', intervalMs, db, bounds, [
       ['board_sessions_pruned', pruneBoardSessions, keep.signInMs],
       ['setup_tokens_pruned', pruneSetupTokens, keep.signInMs],
+      ['cli_login_codes_pruned', pruneCliLoginCodes, keep.signInMs],
     ]),
     sweepOf('api_token_retention', intervalMs, db, bounds, [['api_tokens_pruned', pruneApiTokens, keep.apiTokensMs]]),
     sweepOf('webhook_dedup_retention', intervalMs, db, bounds, [
@@ -95,6 +109,25 @@ export function retentionSweeps(
     ]),
     sweepOf('admission_audit_retention', intervalMs, db, bounds, [
       ['audit_pruned', pruneAdmissionAudit, keep.admissionAuditMs],
+    ]),
+    sweepOf('bulk_audit_retention', intervalMs, db, bounds, [
+      ['bulk_audit_pruned', pruneBulkAudit, keep.admissionAuditMs],
+    ]),
+    sweepOf('schedule_audit_retention', intervalMs, db, bounds, [
+      ['schedule_audit_pruned', pruneScheduleAudit, keep.admissionAuditMs],
+    ]),
+    sweepOf('human_audit_retention', intervalMs, db, bounds, [
+      ['human_audit_pruned', pruneHumanAudit, keep.admissionAuditMs],
+    ]),
+    sweepOf('rollup_retention', intervalMs, db, bounds, [['rollups_pruned', pruneRollups, keep.rollupsMs]]),
+    // Tokens before grants (a grant's delete cascades to what is left of its tokens), grants
+    // before clients (a client is pruned once it holds none).
+    sweepOf('oauth_retention', intervalMs, db, bounds, [
+      ['oauth_codes_pruned', pruneOAuthCodes, keep.oauthMs],
+      ['oauth_tokens_pruned', pruneOAuthTokens, keep.oauthMs],
+      ['oauth_grants_pruned', pruneRevokedGrants, keep.oauthMs],
+      ['oauth_lapsed_grants_pruned', pruneLapsedGrants, keep.oauthMs + keep.oauthTokenLifeMs],
+      ['oauth_clients_pruned', pruneUnusedClients, keep.oauthMs],
     ]),
     sweepOf('doorbell_retention', intervalMs, db, bounds, [
       ['rings_pruned', pruneRings, keep.doorbellMs],

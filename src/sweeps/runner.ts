@@ -2,12 +2,15 @@
 // run the instance claims the current tick slot in the database, so exactly one instance
 // runs each tick. A sweep never overlaps itself (the next run is scheduled only after
 // the last one finished), its errors are logged and counted and never thrown, and stop()
-// waits for runs in flight.
+// waits for runs in flight. Each run it makes is timed and reported to its metrics sink
+// (docs/metrics.md, "Health"): the duration always, the success only when it succeeded.
 
 import type { Logger } from 'pino';
 import type { Pool } from '../db/pool.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
+import type { SweepSink } from '../metrics/health.js';
 import { claimTick } from '../store/sweep-ticks.js';
+import { NO_TRACING, type TraceSpan, type Tracing } from '../tracing/index.js';
 
 export interface Sweep {
   name: string;
@@ -27,6 +30,10 @@ export interface SweepRunnerOptions {
   instanceId: string;
   log: Logger;
   sweeps: Sweep[];
+  /** Hears each sweep's interval, then each tick this instance ran: its duration, and when it succeeded. */
+  metrics?: SweepSink;
+  /** A span per tick, a trace of its own (docs/design/tracing.md, "Sweeps"); absent: off. */
+  tracing?: Tracing;
 }
 
 export class SweepRunner {
@@ -38,7 +45,10 @@ export class SweepRunner {
   readonly stats = new Map<string, SweepStats>();
 
   constructor(private readonly options: SweepRunnerOptions) {
-    for (const sweep of options.sweeps) this.stats.set(sweep.name, { runs: 0, skipped: 0, errors: 0 });
+    for (const sweep of options.sweeps) {
+      this.stats.set(sweep.name, { runs: 0, skipped: 0, errors: 0 });
+      options.metrics?.scheduled(sweep.name, sweep.intervalMs / 1000);
+    }
   }
 
   /** Starts every sweep; the first tick comes soon after start (retention at startup too). */
@@ -56,7 +66,18 @@ export class SweepRunner {
   }
 
   /** Claims the current slot and runs the sweep if it won; the slot it ran, else null. */
-  async tick(sweep: Sweep): Promise<number | null> {
+  tick(sweep: Sweep): Promise<number | null> {
+    const tracing = this.options.tracing ?? NO_TRACING;
+    if (!tracing.enabled) return this.tickOnce(sweep);
+    return tracing.run('sweep ' + sweep.name, { root: true, attributes: { 'switchboard.sweep': sweep.name } }, (span) =>
+      this.tickOnce(sweep, span).then((slot) => {
+        span.setAttribute('switchboard.sweep.ran', slot !== null);
+        return slot;
+      }),
+    );
+  }
+
+  private async tickOnce(sweep: Sweep, span?: TraceSpan): Promise<number | null> {
     const stats = this.stats.get(sweep.name) ?? { runs: 0, skipped: 0, errors: 0 };
     this.stats.set(sweep.name, stats);
     try {
@@ -65,14 +86,19 @@ export class SweepRunner {
         stats.skipped += 1;
         return null;
       }
-      const counts = await sweep.run();
+      const started = performance.now();
+      const counts = await sweep
+        .run()
+        .finally(() => this.options.metrics?.ran(sweep.name, (performance.now() - started) / 1000));
       stats.runs += 1;
+      this.options.metrics?.succeeded(sweep.name, Date.now());
       if (this.unreachable.delete(sweep.name)) this.options.log.info({ sweep: sweep.name }, 'sweep runs again');
       if (counts && Object.values(counts).some((n) => n > 0))
         this.options.log.info({ sweep: sweep.name, ...counts }, 'sweep');
       return slot;
     } catch (err) {
       stats.errors += 1;
+      span?.fail(err instanceof Error ? err.message : String(err));
       if (isDatabaseUnavailable(err)) {
         if (!this.unreachable.has(sweep.name))
           this.options.log.warn(

@@ -22,14 +22,35 @@ export interface DeferredEntry {
 
 /**
  * The answer of a committed claim, counted: every claim by queue, its attempt, a
- * takeover, its charge, and the rings the claim statement acknowledged.
+ * takeover, its charge, the rings the claim statement acknowledged, how long the todo
+ * waited ready and how long each of its rings waited for this claim (both observed only
+ * when the caller knows the endpoint's slug, their label).
  */
-export function admitted(deps: TodoDeps, claimed: Claimed): { todo: Todo; admission?: Usage } {
-  const { taken_over: takenOver, rings, ...todo } = claimed.todo;
+export function admitted(
+  deps: TodoDeps,
+  claimed: Claimed,
+  endpointSlug: string | undefined,
+): { todo: Todo; admission?: Usage } {
+  const { taken_over: takenOver, waited_seconds: waited, rings, traceparent, ...todo } = claimed.todo;
+  // The claim's span (the verb's, active here) links to the trace that made the todo.
+  deps.tracing?.linkActive(traceparent);
   const { metrics } = deps;
   if (metrics) {
     if (rings) metrics.doorbell.acked(rings, 'claim');
     const queue = metrics.queueLabel(todo.queue);
+    if (endpointSlug !== undefined) {
+      metrics.latency.queueWait.observe({ endpoint: metrics.endpointLabel(endpointSlug), queue }, waited);
+      // Doorbell delivery from the rings the claim statement itself acknowledged, each with
+      // its acked_at - sent_at (0024_claim_ack_delivery.sql): no query is added to the
+      // claim. One observation per todo ring, late (unheard) ones included: a histogram
+      // that dropped its slowest samples would understate the tail it exists to show. A
+      // ring recorded only after this claim is observed by the ring writer instead.
+      for (const r of rings ?? []) {
+        if (r.kind === 'todo' && !r.synthetic && typeof r.delivery_seconds === 'number') {
+          metrics.doorbellDelivered(endpointSlug, todo.queue, r.delivery_seconds);
+        }
+      }
+    }
     metrics.todosClaimed.inc({ queue });
     metrics.todoAttempts.inc();
     // A takeover closes a lapsed lease the reaper had not reached yet.

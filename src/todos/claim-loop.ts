@@ -13,7 +13,7 @@ import { probed, verdict, type Probed, type Refused } from '../admission/admit.j
 import type { Usage } from '../admission/policy.js';
 import type { Queryable } from '../db/pool.js';
 import { admit, claimedTodo, probedPolicies } from '../store/admission-claims.js';
-import { markHeld } from '../store/admission.js';
+import { holdPolicies } from '../budgets/reopen.js';
 import {
   anyClaimable,
   claimById,
@@ -158,9 +158,9 @@ async function refusedById(db: Queryable, args: ClaimArgs & { id: string }, refu
 
 /** Refused work is held back without a push: the reopen owes one when the queue admits again. */
 async function held(db: Queryable, refused: Refusal[]): Promise<Refusal[]> {
-  await markHeld(
+  await holdPolicies(
     db,
-    refused.map((r) => r.policyId),
+    refused.map((r) => ({ policyId: r.policyId, until: r.decision.exact ? r.decision.next_eligible_at : null })),
   );
   return refused;
 }

@@ -69,7 +69,7 @@ export async function claim(deps: TodoDeps, agent: Agent, input: unknown): Promi
     leaseSeconds: resolveLeaseSeconds(data.lease_seconds, agent.defaultLeaseSeconds, deps.defaultLeaseSeconds),
     id: data.id,
   });
-  if (out.claimed) return admitted(deps, out.claimed);
+  if (out.claimed) return admitted(deps, out.claimed, agent.endpointSlug);
   if (out.refused) throw deferredError(deps, out.refused);
   const selfTest = await claimSelfTestTodo(deps, agent, data.id);
   if (selfTest) return selfTest;
@@ -96,6 +96,7 @@ export async function claimNext(
   if (!data.wait_seconds || !waiting) return once();
   const signal = waiting.signal?.();
   const result = await waiting.waiters.wait<ClaimNextResult>({
+    verb: 'claim_next',
     endpointId: agent.endpointId,
     sessionId: agent.sessionId,
     queues,
@@ -141,7 +142,7 @@ async function claimNextOnce(
     leaseSeconds: resolveLeaseSeconds(lease, agent.defaultLeaseSeconds, deps.defaultLeaseSeconds),
   });
   countRefusals(deps, out.refused);
-  if (out.claimed) return admitted(deps, out.claimed);
+  if (out.claimed) return admitted(deps, out.claimed, agent.endpointSlug);
   const deferred = await deferredSummary(deps, agent.endpointId, out.refused);
   return deferred.length > 0 ? { empty: true, deferred } : { empty: true };
 }

@@ -5,14 +5,34 @@ import type { Queryable } from '../db/pool.js';
 import { AppError, notFound } from '../domain/errors.js';
 import type { Metrics } from '../metrics/index.js';
 import { probeTodo, type TodoProbe, type TodoScope } from '../store/todos.js';
+import type { QuotaDeps } from '../quotas/check.js';
+import type { Tracing } from '../tracing/index.js';
 
-export interface TodoDeps {
+export interface TodoDeps extends QuotaDeps {
   /** A pool, or a transaction's client when the caller writes more in the same transaction. */
   db: Queryable;
   /** The server default lease, used when neither the call nor the endpoint sets one. */
   defaultLeaseSeconds: number;
   /** Counted after commit; absent in tests that do not read metrics. */
   metrics?: Metrics;
+  /**
+   * How long a terminal todo keeps its idempotency key (SWITCHBOARD_IDEMPOTENCY_WINDOW), in
+   * seconds; absent: DEFAULT_IDEMPOTENCY_WINDOW_SECONDS, the server's default.
+   */
+  idempotencyWindowSeconds?: number;
+  /**
+   * The instance's traces: a create stores the active trace context on the todo, and the
+   * verbs that act on it link their span to it (docs/design/tracing.md, "A todo's trace").
+   * Absent: untraced.
+   */
+  tracing?: Tracing;
+}
+
+/** A day: a client retrying a create after an outage of hours still finds its todo. */
+export const DEFAULT_IDEMPOTENCY_WINDOW_SECONDS = 86_400;
+
+export function idempotencyWindow(deps: TodoDeps): number {
+  return deps.idempotencyWindowSeconds ?? DEFAULT_IDEMPOTENCY_WINDOW_SECONDS;
 }
 
 /** One MCP session of an endpoint: sees and claims only its granted queues. */
@@ -21,13 +41,20 @@ export interface Agent {
   sessionId: string;
   queues: string[];
   defaultLeaseSeconds: number | null;
+  /**
+   * The endpoint's slug: the `endpoint` label of the latency histograms. The MCP surface
+   * always sets it; an in-process caller without it is left out of those histograms.
+   */
+  endpointSlug?: string;
 }
 
 /**
  * Who put a todo on a queue: a human (API, board, CLI), an endpoint (MCP), or a token
  * webhook (the unguessable URL is the credential; `source` says which).
  */
-export type Sender = { humanId: string } | { endpointId: string } | { webhookId: string };
+/** Who puts a todo on a queue; a schedule's todos are its creator's, made by the schedule. */
+export type Sender =
+  { humanId: string } | { humanId: string; scheduleId: string } | { endpointId: string } | { webhookId: string };
 
 /**
  * Classifies a conditional update that matched no row: not_found when the todo is absent

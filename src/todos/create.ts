@@ -3,9 +3,17 @@
 
 import { AppError, invalidArgument } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import { LIMITS, createTodoInput, parseInput, type CreateTodoInput, type Todo } from '../domain/todo.js';
-import { insertTodo } from '../store/todos.js';
-import type { Sender, TodoDeps } from './context.js';
+import {
+  LIMITS,
+  PRIORITY_BOUNDS,
+  createTodoInput,
+  parseInput,
+  type CreateTodoInput,
+  type Todo,
+} from '../domain/todo.js';
+import { requireTodoRoom } from '../quotas/check.js';
+import { insertTodo, type InsertTodoArgs } from '../store/todos.js';
+import { idempotencyWindow, type Sender, type TodoDeps } from './context.js';
 
 /**
  * create_todo's arguments, as tools/list shows them: an agent's todo has no `source`,
@@ -37,8 +45,26 @@ export async function createTodo(
       granted: target.grantedQueues,
     });
   }
-  const result = await insertTodo(deps.db, {
-    endpointId: target.endpointId,
+  await requireTodoRoom(deps.db, deps, target.endpointId, 1);
+  const result = await insertTodo(
+    deps.db,
+    insertArgs(target.endpointId, sender, data, deps.tracing?.traceparent() ?? null),
+    idempotencyWindow(deps),
+  );
+  if (result.created) deps.metrics?.todosCreated.inc();
+  return result;
+}
+
+/** The row a parsed create writes; the bulk create builds each of its rows with it too. */
+export function insertArgs(
+  endpointId: string,
+  sender: Sender,
+  data: CreateTodoInput,
+  traceparent: string | null,
+): InsertTodoArgs {
+  return {
+    traceparent,
+    endpointId,
     id: newId('td'),
     queue: data.queue,
     title: data.title,
@@ -48,9 +74,13 @@ export async function createTodo(
     source: data.source ?? null,
     createdByHumanId: 'humanId' in sender ? sender.humanId : null,
     createdByEndpointId: 'endpointId' in sender ? sender.endpointId : null,
+    scheduleId: 'scheduleId' in sender ? sender.scheduleId : null,
     idempotencyKey: data.idempotency_key ?? null,
     maxAttempts: data.max_attempts ?? LIMITS.defaultMaxAttempts,
-  });
-  if (result.created) deps.metrics?.todosCreated.inc();
-  return result;
+    priority: data.priority ?? PRIORITY_BOUNDS.default,
+    notBefore: data.not_before === undefined ? null : new Date(data.not_before),
+    retryBackoff: data.retry_backoff
+      ? { baseSeconds: data.retry_backoff.base_seconds, maxSeconds: data.retry_backoff.max_seconds }
+      : null,
+  };
 }

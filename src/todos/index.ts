@@ -7,3 +7,4 @@ export { claim, claimInput, claimNext, claimNextInput, type ClaimNextResult, typ
 export { heartbeat, heartbeatInput, complete, completeInput, fail, failInput, release, releaseInput } from './lease.js';
 export { retryNow, cancel, getTodoWithAttempts } from './operator.js';
 export { getTodo, getTodoInput, listTodos, listTodosInput, type ReadScope } from './read.js';
+export { type ReadTodo } from './waiting-read.js';

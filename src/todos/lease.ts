@@ -10,10 +10,10 @@ import {
   parseInput,
   resolveLeaseSeconds,
   resultValue,
-  retrySchedule,
   todoId,
   type TodoSummary,
 } from '../domain/todo.js';
+import { DEFAULT_BACKOFF, RETRY_JITTER } from '../domain/backoff.js';
 import { reopenQueue } from '../budgets/reopen.js';
 import * as claims from '../store/claims.js';
 import { zeroRowError, type Agent, type TodoDeps } from './context.js';
@@ -29,18 +29,23 @@ export const failInput = z.strictObject({
 });
 export const releaseInput = z.strictObject({ id: todoId });
 
-// Computed once: the schedule is a constant of the code, passed to SQL as an array.
-const SCHEDULE = retrySchedule();
-
-async function owned(
+/**
+ * Runs the owner's statement; the verb's span (the active one) links to the todo's stored
+ * trace context, which the statement returned (docs/design/tracing.md, "A todo's trace").
+ */
+async function owned<T extends TodoSummary & { traceparent: string | null }>(
   deps: TodoDeps,
   agent: Agent,
   todoId: string,
   verb: string,
-  run: (args: claims.OwnedArgs) => Promise<TodoSummary | null>,
-): Promise<{ todo: TodoSummary }> {
-  const todo = await run({ endpointId: agent.endpointId, id: todoId, sessionId: agent.sessionId });
-  if (todo) return { todo: await settled(deps, todo) };
+  run: (args: claims.OwnedArgs) => Promise<T | null>,
+): Promise<{ todo: Omit<T, 'traceparent'> }> {
+  const row = await run({ endpointId: agent.endpointId, id: todoId, sessionId: agent.sessionId });
+  if (row) {
+    const { traceparent, ...todo } = row;
+    deps.tracing?.linkActive(traceparent);
+    return { todo };
+  }
   throw await zeroRowError(deps, { endpointId: agent.endpointId, queues: agent.queues }, todoId, verb, agent.sessionId);
 }
 
@@ -52,7 +57,7 @@ export async function heartbeat(deps: TodoDeps, agent: Agent, input: unknown): P
 
 export async function complete(deps: TodoDeps, agent: Agent, input: unknown): Promise<{ todo: TodoSummary }> {
   const data = parseInput(completeInput, input);
-  const done = await owned(deps, agent, data.id, 'complete', (a) =>
+  const done = await settle(deps, agent, data.id, 'complete', (a) =>
     claims.complete(deps.db, { ...a, result: data.result }),
   );
   deps.metrics?.todosCompleted.inc();
@@ -61,8 +66,14 @@ export async function complete(deps: TodoDeps, agent: Agent, input: unknown): Pr
 
 export async function fail(deps: TodoDeps, agent: Agent, input: unknown): Promise<{ todo: TodoSummary }> {
   const data = parseInput(failInput, input);
-  const failed = await owned(deps, agent, data.id, 'fail', (a) =>
-    claims.fail(deps.db, { ...a, error: data.error ?? null, result: data.result, schedule: SCHEDULE }),
+  const failed = await settle(deps, agent, data.id, 'fail', (a) =>
+    claims.fail(deps.db, {
+      ...a,
+      error: data.error ?? null,
+      result: data.result,
+      backoff: DEFAULT_BACKOFF,
+      jitter: RETRY_JITTER,
+    }),
   );
   deps.metrics?.todosFailed.inc();
   if (failed.todo.state === 'failed' && failed.todo.next_retry_at === null) deps.metrics?.todosDeadLettered.inc();
@@ -71,17 +82,39 @@ export async function fail(deps: TodoDeps, agent: Agent, input: unknown): Promis
 
 export async function release(deps: TodoDeps, agent: Agent, input: unknown): Promise<{ todo: TodoSummary }> {
   const data = parseInput(releaseInput, input);
-  const released = await owned(deps, agent, data.id, 'release', (a) => claims.release(deps.db, a));
+  const released = await settle(deps, agent, data.id, 'release', (a) => claims.release(deps.db, a));
   deps.metrics?.todosReleased.inc();
   return released;
 }
 
+const OUTCOMES = { complete: 'done', fail: 'failed', release: 'released' } as const;
+
 /**
- * A settled claim a policy admitted may free its queue's slot: reopen it now if it owes a
- * push (docs/design/admission.md, "Doorbell gating and the reopen").
+ * Settles the claim with `run` (complete, fail, release), then observes how long it ran
+ * (switchboard_run_seconds, after the statement committed). A settled claim a policy
+ * admitted may free its queue's slot: reopen it now if it owes a push
+ * (docs/design/admission.md, "Doorbell gating and the reopen").
  */
-async function settled(deps: TodoDeps, row: TodoSummary & { under_policy?: boolean }): Promise<TodoSummary> {
-  const { under_policy: underPolicy, ...todo } = row;
+async function settle(
+  deps: TodoDeps,
+  agent: Agent,
+  todoId: string,
+  verb: keyof typeof OUTCOMES,
+  run: (args: claims.OwnedArgs) => Promise<claims.SettledTodo | null>,
+): Promise<{ todo: TodoSummary }> {
+  const { todo: row } = await owned(deps, agent, todoId, verb, run);
+  const { under_policy: underPolicy, run_seconds: runSeconds, ...todo } = row;
+  const { metrics } = deps;
+  if (metrics && agent.endpointSlug !== undefined) {
+    metrics.latency.run.observe(
+      {
+        endpoint: metrics.endpointLabel(agent.endpointSlug),
+        queue: metrics.queueLabel(todo.queue),
+        outcome: OUTCOMES[verb],
+      },
+      runSeconds,
+    );
+  }
   if (underPolicy) await reopenQueue(deps.db, todo.endpoint_id, todo.queue);
-  return todo;
+  return { todo };
 }

@@ -1,12 +1,12 @@
 // What a human does to a todo from the API, board or CLI: retry now, cancel. The
 // caller has checked that the human may act on the endpoint.
 
-import { withAdmission } from '../budgets/status.js';
 import { notFound } from '../domain/errors.js';
 import type { Todo, TodoAttempt } from '../domain/todo.js';
 import { cancel as cancelRow, retryNow as retryRow } from '../store/todo-operator.js';
 import { getTodo as getRow, listAttempts } from '../store/todos.js';
 import { zeroRowError, type TodoDeps } from './context.js';
+import { withWaiting, type ReadTodo } from './waiting-read.js';
 
 export async function retryNow(deps: TodoDeps, endpointId: string, id: string): Promise<{ todo: Todo }> {
   const todo = await retryRow(deps.db, endpointId, id);
@@ -25,9 +25,9 @@ export async function getTodoWithAttempts(
   deps: TodoDeps,
   endpointId: string,
   id: string,
-): Promise<{ todo: Todo; attempts: TodoAttempt[] }> {
+): Promise<{ todo: ReadTodo; attempts: TodoAttempt[] }> {
   const row = await getRow(deps.db, { endpointId }, id);
   if (!row) throw notFound('todo', id);
-  const [todo = row] = await withAdmission(deps.db, endpointId, [row]);
+  const [todo = row] = await withWaiting(deps.db, endpointId, [row]);
   return { todo, attempts: await listAttempts(deps.db, endpointId, id) };
 }

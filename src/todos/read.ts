@@ -1,14 +1,15 @@
 // Reading todos: one by id, or a newest-first page. Agents see their granted queues
 // only; operators see every queue of the endpoint. Pending todos of a budgeted queue
-// carry their derived `admission` status (docs/design/admission.md).
+// carry their derived `admission` status (docs/design/admission.md), and every todo that
+// waits its derived `waiting` (docs/design/todos.md, "Why is it waiting").
 
 import { z } from 'zod';
-import { withAdmission } from '../budgets/status.js';
 import { invalidArgument, notFound } from '../domain/errors.js';
 import { isId } from '../domain/ids.js';
-import { LIMITS, listTodosInput, parseInput, todoId, type Todo } from '../domain/todo.js';
+import { LIMITS, listTodosInput, parseInput, todoId } from '../domain/todo.js';
 import { getTodo as getRow, listTodos as listRows } from '../store/todos.js';
 import type { TodoDeps } from './context.js';
+import { withWaiting, type ReadTodo } from './waiting-read.js';
 
 /** get_todo's arguments, as tools/list shows them. */
 export const getTodoInput = z.strictObject({ id: todoId });
@@ -21,11 +22,11 @@ export interface ReadScope {
   queues?: string[];
 }
 
-export async function getTodo(deps: TodoDeps, scope: ReadScope, input: unknown): Promise<{ todo: Todo }> {
+export async function getTodo(deps: TodoDeps, scope: ReadScope, input: unknown): Promise<{ todo: ReadTodo }> {
   const { id } = parseInput(getTodoInput, input);
   const todo = await getRow(deps.db, scope, id);
   if (!todo) throw notFound('todo', id);
-  const [withStatus] = await withAdmission(deps.db, scope.endpointId, [todo]);
+  const [withStatus] = await withWaiting(deps.db, scope.endpointId, [todo]);
   return { todo: withStatus ?? todo };
 }
 
@@ -33,7 +34,7 @@ export async function listTodos(
   deps: TodoDeps,
   scope: ReadScope,
   input: unknown,
-): Promise<{ todos: Todo[]; next_cursor: string | null }> {
+): Promise<{ todos: ReadTodo[]; next_cursor: string | null }> {
   const data = parseInput(listTodosInput, input ?? {});
   if (data.cursor !== undefined && !isId('td', data.cursor))
     throw invalidArgument('cursor', 'is not a cursor from a previous page');
@@ -49,6 +50,6 @@ export async function listTodos(
     before: data.cursor ?? null,
     includeSynthetic: data.include_synthetic ?? false,
   });
-  const todos = await withAdmission(deps.db, scope.endpointId, rows.slice(0, limit));
+  const todos = await withWaiting(deps.db, scope.endpointId, rows.slice(0, limit));
   return { todos, next_cursor: rows.length > limit ? (todos.at(-1)?.id ?? null) : null };
 }

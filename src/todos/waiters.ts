@@ -16,8 +16,10 @@
 // `reopen`. A lost notification is covered by a slow re-check (FALLBACK_MS) and by a
 // re-check of every waiter when the bus reconnects.
 
+import { performance } from 'node:perf_hooks';
 import { AppError } from '../domain/errors.js';
 import type { Bus } from '../domain/events.js';
+import type { LatencyHistograms, LongPollOutcome, LongPollVerb } from '../metrics/latency.js';
 
 /** Each waiter re-tries this often without an event: the cover for a lost notification. */
 export const FALLBACK_MS = 5_000;
@@ -39,6 +41,8 @@ export interface Waiting {
 }
 
 export interface WaitRequest<T> {
+  /** The waiting verb: the `verb` label of switchboard_long_poll_wait_seconds. */
+  verb: LongPollVerb;
   endpointId: string;
   sessionId: string;
   /** The queues a claim waits on; null for a session message. */
@@ -68,6 +72,8 @@ export interface WaitersOptions {
   /** SWITCHBOARD_MAX_WAITERS_PER_ENDPOINT: waiting calls of one endpoint on this instance. */
   maxPerEndpoint: number;
   fallbackMs?: number;
+  /** switchboard_long_poll_wait_seconds: each waiting call, timed here, where its end is known. */
+  metrics?: Pick<LatencyHistograms, 'waited'>;
 }
 
 export class Waiters {
@@ -173,7 +179,12 @@ export class Waiters {
    * attempt, when the endpoint already has its bound of waiting calls here.
    */
   async wait<T>(r: WaitRequest<T>): Promise<T> {
-    if (this.closing) return (await r.attempt()).value;
+    if (this.closing) {
+      return this.timed(r, async () => {
+        const out = await r.attempt();
+        return { value: out.value, outcome: out.done ? 'work' : 'closed' };
+      });
+    }
     const list = this.byEndpoint.get(r.endpointId) ?? [];
     if (list.length >= this.options.maxPerEndpoint) {
       throw new AppError(
@@ -184,6 +195,28 @@ export class Waiters {
       );
     }
     this.byEndpoint.set(r.endpointId, list);
+    return this.timed(r, () => this.waitListed(r, list));
+  }
+
+  /**
+   * switchboard_long_poll_wait_seconds (docs/metrics.md, "Latency"): from the call's first
+   * attempt to its answer, on a monotonic clock, by how it ended. A caller that went away
+   * is `gone` whatever its last attempt got (the verb gives that back); a call refused
+   * before any attempt (resource_exhausted) never waited and is not observed.
+   */
+  private async timed<T>(r: WaitRequest<T>, run: () => Promise<{ value: T; outcome: LongPollOutcome }>): Promise<T> {
+    const started = performance.now();
+    let outcome: LongPollOutcome = 'error';
+    try {
+      const ended = await run();
+      outcome = r.signal?.aborted === true ? 'gone' : ended.outcome;
+      return ended.value;
+    } finally {
+      this.options.metrics?.waited(r.verb, outcome, (performance.now() - started) / 1000);
+    }
+  }
+
+  private async waitListed<T>(r: WaitRequest<T>, list: Waiter[]): Promise<{ value: T; outcome: LongPollOutcome }> {
     const w: Waiter = {
       endpointId: r.endpointId,
       sessionId: r.sessionId,
@@ -196,7 +229,9 @@ export class Waiters {
     };
     // Listed before the first attempt, so an event that lands during it is not lost.
     list.push(w);
-    const deadline = Date.now() + r.seconds * 1000;
+    // On the monotonic clock the histogram uses (timed): a wait of n seconds answers its
+    // timeout no sooner than n seconds after it began, whatever the wall clock does.
+    const deadline = performance.now() + r.seconds * 1000;
     const gone = () => w.ended || r.signal?.aborted === true;
     let answer = r.empty;
     let claimedOn: string | undefined;
@@ -214,18 +249,20 @@ export class Waiters {
         answer = out.value;
         if (out.done) {
           claimedOn = out.queue;
-          return answer;
+          return { value: answer, outcome: 'work' };
         }
         w.deferred = new Set(out.deferred ?? []);
         if (w.again) continue;
-        const remaining = deadline - Date.now();
+        const remaining = deadline - performance.now();
         if (remaining <= 0 || gone()) break;
-        // A timer can fire a millisecond before Date.now() reaches it: the last sleep is the deadline.
+        // The last sleep is the deadline, with no attempt after it. A timer runs in whole
+        // milliseconds and may fire up to one early, so it sleeps one more: never short.
         const last = remaining <= this.fallbackMs;
-        const why = await this.idle(w, last ? remaining : this.fallbackMs, r.signal);
+        const why = await this.idle(w, last ? Math.ceil(remaining) + 1 : this.fallbackMs, r.signal);
         if (why === 'ended' || (why === 'timeout' && last)) break;
       }
-      return answer;
+      // Ended by its session, its endpoint or shutdown; else the deadline (or the caller's abort, made `gone` above).
+      return { value: answer, outcome: w.ended ? 'closed' : 'timeout' };
     } finally {
       const at = list.indexOf(w);
       if (at >= 0) list.splice(at, 1);

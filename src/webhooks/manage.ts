@@ -8,6 +8,7 @@ import { maxLength } from '../domain/issues.js';
 import { parseInput, QUEUE_NAME } from '../domain/todo.js';
 import { resolveEndpoint, type EndpointDeps } from '../endpoints/manage.js';
 import { newSecret } from '../identity/secrets.js';
+import { withQuota } from '../quotas/check.js';
 import {
   deleteWebhook as deleteRow,
   insertWebhook,
@@ -38,13 +39,15 @@ export async function createWebhook(
     );
   }
   const { secret, hash } = newSecret('sbw');
-  const webhook = await insertWebhook(deps.db, {
-    id: newId('wh'),
-    endpointId: endpoint.id,
-    name: data.name ?? data.queue,
-    queue: data.queue,
-    tokenHash: hash,
-  });
+  const webhook = await withQuota(deps.db, deps, 'webhooks', { endpointId: endpoint.id }, (tx) =>
+    insertWebhook(tx, {
+      id: newId('wh'),
+      endpointId: endpoint.id,
+      name: data.name ?? data.queue,
+      queue: data.queue,
+      tokenHash: hash,
+    }),
+  );
   return { webhook, url: urlFor(deps, secret) };
 }
 

@@ -13,6 +13,7 @@ import { startTestServer } from '../helpers/server.js';
 import { barrier } from '../helpers/fixtures.js';
 import { call, connect, vend, type Connected } from '../mcp/harness.js';
 import { attemptRows, windowUsed } from './fixtures.js';
+import { startAwayFromNow } from '../helpers/windows.js';
 
 const { pool, url } = await testDatabase('admission_race');
 
@@ -89,7 +90,7 @@ test('30 sessions on 3 instances racing a window of 50 commit exactly 50 claims,
   const queue = 'window';
   const { endpointId, sessions } = await arena(queue, 400, {
     max_claims_per_window: 50,
-    window: { period: 'day', tz: 'America/Los_Angeles', start: '00:00' },
+    window: { period: 'day', tz: 'America/Los_Angeles', start: startAwayFromNow('America/Los_Angeles', 'day') },
   });
   const wait = barrier(sessions.length);
   const claims = await Promise.all(sessions.map((c) => racer(c, queue, wait)));
@@ -107,7 +108,7 @@ test('with max_in_flight = 3 the attempt intervals never show more than 3 claims
   const { endpointId, sessions } = await arena(queue, 400, {
     max_in_flight: 3,
     max_claims_per_window: 120,
-    window: { period: 'hour', tz: 'Asia/Kathmandu', start: '00:00' },
+    window: { period: 'hour', tz: 'Asia/Kathmandu', start: startAwayFromNow('Asia/Kathmandu', 'hour') },
   });
   const wait = barrier(sessions.length);
   const claims = await Promise.all(sessions.map((c) => racer(c, queue, wait)));

@@ -8,20 +8,25 @@ import { after, test } from 'node:test';
 import pg from 'pg';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { reopenHeld } from '../../src/budgets/reopen.js';
+import { holdPolicies, reopenHeld } from '../../src/budgets/reopen.js';
 import { setPolicy } from '../../src/budgets/service.js';
 import { CHANNEL } from '../../src/db/bus.js';
 import type { Server } from '../../src/main.js';
 import { claimNext, complete, createTodo, type Agent } from '../../src/todos/index.js';
 import { testDatabase } from '../helpers/db.js';
 import { startTestServer } from '../helpers/server.js';
+import { holdSweep } from '../helpers/sweeps.js';
 import { vend } from '../mcp/harness.js';
+import { until } from '../helpers/wait.js';
 
 const { pool, url } = await testDatabase('admission_reopen');
 const deps = { db: pool, defaultLeaseSeconds: 300 };
 
 const server = (name: string): Promise<Server> => startTestServer(url, name);
 
+// Every test here runs the reopen sweep itself (reopenHeld); the servers' own 30 s sweep
+// running between a test's steps would reopen what the test says stays held.
+await holdSweep(pool, 'admission_reopen');
 const a = await server('reopen-a');
 await server('reopen-b');
 
@@ -37,14 +42,6 @@ listenerDb.on('notification', (n) => {
   if (event.type === 'todo_ready' && event.reopen === true) reopens.push(event);
 });
 after(() => listenerDb.end());
-
-async function until(check: () => Promise<boolean> | boolean, what: string, ms = 5_000): Promise<void> {
-  for (const deadline = Date.now() + ms; Date.now() < deadline;) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  assert.fail(`timed out waiting for ${what}`);
-}
 
 /** A vended endpoint with a connected stream collecting the todo ids it is rung for. */
 async function agentWithStream(queues: string[]) {
@@ -85,6 +82,13 @@ test('a deferred queue rings nothing, and one push goes out when its window roll
   const control = await s.push('plain');
   await until(() => s.rung.includes(control.id), 'the unbudgeted todo to ring');
   assert.equal(s.rung.includes(held.id), false, 'the deferred todo rang');
+  // Let every instance's doorbell pass for these pushes end first: a pass reads the
+  // deferral and then marks the policy held in a second statement. In production the mark
+  // is skipped once the window's end the pass computed has passed (markHeld's `until`);
+  // this test rolls the window over by moving its row instead of waiting for midnight, so a
+  // pass still running across it would mark the policy held again after a reopen cleared
+  // it, and a racing sweep would reopen it again (one extra push; seen under load).
+  await new Promise((r) => setTimeout(r, 500));
   // Roll the window over: the counter's window now lies a day back, so today's is fresh.
   await pool.query(
     `UPDATE admission_windows SET window_start = window_start - interval '1 day'
@@ -106,7 +110,8 @@ test('a deferred queue rings nothing, and one push goes out when its window roll
   assert.equal((await reopenHeld(pool)).reopened, 0, 'nothing is owed any more');
 });
 
-test('a freed in-flight slot pushes once, at once', async () => {
+/** A queue of one slot, taken: the claimed todo, and one more waiting behind it. */
+async function fullQueue() {
   const s = await agentWithStream(['inbox']);
   await s.budget('inbox', { max_in_flight: 1 });
   const first = await s.push('inbox');
@@ -114,6 +119,11 @@ test('a freed in-flight slot pushes once, at once', async () => {
   const claimed = await claimNext(deps, s.agent, {});
   assert.ok('todo' in claimed);
   const waiting = await s.push('inbox');
+  return { s, claimed, waiting };
+}
+
+test('a freed in-flight slot pushes once, at once', async () => {
+  const { s, claimed, waiting } = await fullQueue();
   const refused = await claimNext(deps, { ...s.agent, sessionId: 'another' }, {});
   assert.ok('empty' in refused && refused.deferred?.[0]?.reason === 'in_flight_full');
   await new Promise((r) => setTimeout(r, 300));
@@ -124,6 +134,28 @@ test('a freed in-flight slot pushes once, at once', async () => {
   await new Promise((r) => setTimeout(r, 300));
   assert.equal(reopensOf(s.v.endpoint.id).length, 1);
   assert.equal(s.rung.filter((id) => id === waiting.id).length, 1);
+});
+
+test('a hold decided on a read from before a slot freed reopens at once, not at the next sweep', async () => {
+  const { s, claimed, waiting } = await fullQueue();
+  const policy = await pool.query(`SELECT id FROM admission_policies WHERE endpoint_id = $1`, [s.v.endpoint.id]);
+  const policyId: string = policy.rows[0].id;
+  const heldAt = async () =>
+    (await pool.query<{ held_at: Date | null }>(`SELECT held_at FROM admission_policies WHERE id = $1`, [policyId]))
+      .rows[0]?.held_at;
+  await until(async () => (await heldAt()) !== null, 'the doorbell to hold the new todo back');
+  // Every instance's doorbell pass for that push ends first (each marks the policy held).
+  await new Promise((r) => setTimeout(r, 500));
+  // Another claim reads the queue full and is about to mark the policy held. Before its
+  // mark lands, the slot frees: the settle finds no mark and pushes nothing.
+  await pool.query(`UPDATE admission_policies SET held_at = NULL WHERE id = $1`, [policyId]);
+  await complete(deps, s.agent, { id: claimed.todo.id });
+  assert.equal(reopensOf(s.v.endpoint.id).length, 0);
+  // Then the stale mark lands: it sees the queue admits again and pushes at once.
+  await holdPolicies(pool, [{ policyId, until: null }]);
+  await until(() => s.rung.includes(waiting.id), 'the waiting todo to ring without a sweep');
+  assert.equal(await heldAt(), null, 'the policy is not left held');
+  assert.equal(reopensOf(s.v.endpoint.id).length, 1);
 });
 
 test('a claim made before its queue had a policy frees its slot on the next sweep, not at once', async () => {

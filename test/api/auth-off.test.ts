@@ -31,7 +31,7 @@ test('the config accepts SWITCHBOARD_AUTH=off on loopback and leaves auth on by 
   }
   const byDefault = parseConfig({ SWITCHBOARD_AUTH: 'off' });
   assert.ok(byDefault.ok && byDefault.config.auth === false);
-  const on = parseConfig({ SWITCHBOARD_LISTEN: '0.0.0.0:8080' });
+  const on = parseConfig({ SWITCHBOARD_LISTEN: '0.0.0.0:8080', SWITCHBOARD_METRICS_TOKEN: 'm'.repeat(32) });
   assert.ok(on.ok && on.config.auth === true);
 });
 

@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { beforeEach, test, type TestContext } from 'node:test';
-import { newId } from '../../src/domain/ids.js';
+import { newId, newSessionId } from '../../src/domain/ids.js';
 import { insertSession } from '../../src/store/sessions.js';
 import {
   apiHarness,
@@ -17,7 +17,13 @@ import {
   type Reply,
 } from './app.js';
 
-const h = await apiHarness('api_auth');
+// The limits these tests count against, set as an operator would (the defaults are far higher).
+const h = await apiHarness('api_auth', undefined, {
+  SWITCHBOARD_API_RATE: '20',
+  SWITCHBOARD_API_BURST: '40',
+  SWITCHBOARD_API_RATE_PER_IP: '50',
+  SWITCHBOARD_API_BURST_PER_IP: '100',
+});
 const { admin, member, other } = await makePeople(h);
 beforeEach(() => h.fresh());
 
@@ -52,7 +58,7 @@ const PUSH: Route = {
 // A live MCP session of the member's endpoint, for the message queue routes.
 const mcpSession = await insertSession(h.pool, {
   endpointId: ep.endpoint.id,
-  id: newId('ms'),
+  id: newSessionId(),
   clientName: 'test',
   clientVersion: '1',
   instance: 'test',
@@ -72,9 +78,18 @@ const ROUTES: Route[] = [
   { method: 'GET', url: '/api/v1/humans' },
   { method: 'POST', url: '/api/v1/humans', body: { email: 'new@example.test', password: PASSWORD } },
   { method: 'GET', url: `/api/v1/humans/${member.human.id}` },
+  { method: 'PATCH', url: `/api/v1/humans/${member.human.id}`, body: { state: 'disabled' } },
+  { method: 'DELETE', url: `/api/v1/humans/${member.human.id}` },
+  { method: 'POST', url: `/api/v1/humans/${member.human.id}/reset` },
+  { method: 'GET', url: `/api/v1/humans/${member.human.id}/audit` },
+  { method: 'DELETE', url: `/api/v1/humans/${member.human.id}/oidc` },
+  { method: 'GET', url: `/api/v1/humans/${member.human.id}/tokens` },
+  { method: 'DELETE', url: `/api/v1/humans/${member.human.id}/tokens/${spareToken.tokenId}` },
+  { method: 'POST', url: '/api/v1/me/password', body: { current: PASSWORD, new: 'another long password' } },
   { method: 'POST', url: '/api/v1/endpoints', body: { name: 'x' } },
   { method: 'GET', url: '/api/v1/endpoints' },
   { method: 'GET', url: `/api/v1/endpoints/${ep.endpoint.slug}` },
+  { method: 'PATCH', url: `/api/v1/endpoints/${ep.endpoint.slug}`, body: { accept_agent_messages: true } },
   { method: 'POST', url: `/api/v1/endpoints/${ep.endpoint.slug}/revoke` },
   { method: 'DELETE', url: `/api/v1/endpoints/${ep.endpoint.slug}` },
   PUSH,
@@ -82,6 +97,7 @@ const ROUTES: Route[] = [
   { method: 'GET', url: `/api/v1/todos/${todo.id}` },
   { method: 'POST', url: `/api/v1/todos/${todo.id}/retry` },
   { method: 'POST', url: `/api/v1/todos/${todo.id}/cancel` },
+  { method: 'POST', url: `/api/v1/endpoints/${ep.endpoint.slug}/todos/bulk`, body: { action: 'cancel', filter: {} } },
   { method: 'POST', url: `/api/v1/endpoints/${ep.endpoint.slug}/webhooks`, body: { queue: 'inbox' } },
   { method: 'GET', url: `/api/v1/endpoints/${ep.endpoint.slug}/webhooks` },
   { method: 'POST', url: `/api/v1/webhooks/${webhookId}/rotate` },
@@ -112,6 +128,16 @@ const ROUTES: Route[] = [
   { method: 'PUT', url: `/api/v1/endpoints/${ep.endpoint.slug}/presence`, body: { presence: 'out' } },
   { method: 'DELETE', url: `/api/v1/endpoints/${ep.endpoint.slug}/presence` },
   { method: 'PUT', url: `/api/v1/endpoints/${ep.endpoint.slug}/shift`, body: { shift: null } },
+  { method: 'GET', url: `/api/v1/endpoints/${ep.endpoint.slug}/schedules` },
+  {
+    method: 'POST',
+    url: `/api/v1/endpoints/${ep.endpoint.slug}/schedules`,
+    body: { queue: 'inbox', cron: '0 9 * * *', tz: 'UTC', title: 'x' },
+  },
+  { method: 'GET', url: `/api/v1/endpoints/${ep.endpoint.slug}/schedules/:id` },
+  { method: 'PATCH', url: `/api/v1/endpoints/${ep.endpoint.slug}/schedules/:id`, body: { paused: true } },
+  { method: 'DELETE', url: `/api/v1/endpoints/${ep.endpoint.slug}/schedules/:id` },
+  { method: 'GET', url: `/api/v1/endpoints/${ep.endpoint.slug}/schedules/:id/audit` },
 ];
 
 function call(route: Route, headers: Record<string, string>): Promise<Reply> {
@@ -150,12 +176,14 @@ test('the route table covers every /api/v1 route the server registers', async ()
     url
       .replace(ep.endpoint.slug, ':ref')
       .replace(/\/(tokens|humans|todos|webhooks|sessions)\/[a-z]{2}_[0-9A-Z]{26}/, '/$1/:id')
+      .replace(/(\/humans\/:id\/tokens\/)tk_[0-9A-Z]{26}/, '$1:tokenId')
       .replace(/\/queue\/[0-9a-f-]{36}$/, '/queue/:entry')
       .replace(/\/doorbell-tests\/dt_[0-9A-Z]{26}/, '/doorbell-tests/:test_id')
       .replace(/\/admission\/[^/]+\/[^/]+$/, '/admission/:scope/:queue');
   const table = [
     'POST /api/v1/setup',
     'POST /api/v1/auth/login',
+    'POST /api/v1/auth/cli-token',
     ...ROUTES.map((r) => `${r.method} ${normalise(r.url)}`),
   ].sort();
   assert.deepEqual(apiRoutes, table, tree);
@@ -215,7 +243,7 @@ test('a token past its expiry answers 401 on every route', async () => {
 test('a member gets 403 on every /api/v1/humans route and an admin gets through', async () => {
   const before = await snapshot(h.pool);
   const humanRoutes = ROUTES.filter((r) => r.url.startsWith('/api/v1/humans'));
-  assert.equal(humanRoutes.length, 3);
+  assert.equal(humanRoutes.length, 10);
   for (const route of humanRoutes) {
     const res = await call(route, { authorization: `Bearer ${member.token}` });
     expectError(res, 403, 'forbidden', undefined, `${route.method} ${route.url}`);
@@ -298,17 +326,23 @@ test('the 11th rapid sign-in from one address answers 429 with Retry-After (burs
   const retryAfter = Number(last.headers['retry-after']);
   assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1, `Retry-After: ${String(last.headers['retry-after'])}`);
 
-  // Even the right password waits; another address is not held back.
+  // Even the right password waits; another address is not held back for another account,
+  // but the account guessed at is held back from every address (per-account throttle).
   const right = await h.post('/api/v1/auth/login', {
     body: { email: member.email, password: PASSWORD },
     remoteAddress: '198.51.100.7',
   });
   expectError(right, 429, 'resource_exhausted');
   const elsewhere = await h.post('/api/v1/auth/login', {
-    body: { email: member.email, password: PASSWORD },
+    body: { email: other.email, password: PASSWORD },
     remoteAddress: '198.51.100.8',
   });
   expectStatus(elsewhere, 201);
+  const sameAccount = await h.post('/api/v1/auth/login', {
+    body: { email: member.email, password: PASSWORD },
+    remoteAddress: '198.51.100.8',
+  });
+  expectError(sameAccount, 429, 'resource_exhausted');
 });
 
 test('the sign-in limit cannot be dodged by sending a different X-Forwarded-For each time', async (t) => {

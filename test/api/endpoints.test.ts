@@ -26,6 +26,7 @@ const deps = depsOf(h.pool, DEFAULT_LEASE_SECONDS);
 beforeEach(() => h.fresh());
 
 const ENDPOINT_KEYS = [
+  'accept_agent_messages',
   'created_at',
   'credential_prefix',
   'default_lease_seconds',
@@ -104,6 +105,39 @@ test('vend defaults to the inbox queue and the basic verbs, without the admissio
   for (const verb of VERB_FAMILIES.admission) assert.ok(!endpoint.verbs.includes(verb), verb);
   for (const verb of VERB_FAMILIES.hooks) assert.ok(!endpoint.verbs.includes(verb), verb);
   assert.equal(endpoint.default_lease_seconds, null);
+  assert.equal(endpoint.accept_agent_messages, false, 'agent messages from other endpoints are opt-in');
+});
+
+test('accept_agent_messages is set at vend and by PATCH, by the owner only; a bad or empty body is refused naming it', async () => {
+  const { endpoint } = await vend(h, member, { name: 'open to agents', accept_agent_messages: true });
+  assert.equal(endpoint.accept_agent_messages, true);
+  const url = `/api/v1/endpoints/${endpoint.slug}`;
+  const off = await h.request('PATCH', url, { token: member.token, body: { accept_agent_messages: false } });
+  expectStatus(off, 200);
+  assert.equal(off.body.endpoint.accept_agent_messages, false);
+  assert.deepEqual(Object.keys(off.body.endpoint).sort(), ENDPOINT_KEYS);
+  assert.equal((await h.get(url, { token: member.token })).body.endpoint.accept_agent_messages, false);
+  const on = await h.request('PATCH', `/api/v1/endpoints/${endpoint.id}`, {
+    token: member.token,
+    body: { accept_agent_messages: true },
+  });
+  expectStatus(on, 200);
+  assert.equal(on.body.endpoint.accept_agent_messages, true);
+
+  const foreign = await h.request('PATCH', url, { token: other.token, body: { accept_agent_messages: false } });
+  expectError(foreign, 404, 'not_found');
+  const bad = [
+    [{ accept_agent_messages: 'yes' }, 'accept_agent_messages'],
+    [{ name: 'renamed' }, 'name'],
+    [{}, 'body'],
+  ] as const;
+  for (const [body, field] of bad) {
+    expectError(await h.request('PATCH', url, { token: member.token, body }), 400, 'invalid_argument', field);
+  }
+  assert.equal((await h.get(url, { token: member.token })).body.endpoint.accept_agent_messages, true);
+  expectStatus(await h.post(`${url}/revoke`, { token: member.token }), 200);
+  const revoked = await h.request('PATCH', url, { token: member.token, body: { accept_agent_messages: false } });
+  expectError(revoked, 409, 'conflict');
 });
 
 test('vend expands verb families, keeps single verbs and de-duplicates queues', async () => {

@@ -21,7 +21,7 @@ const h = await apiHarness('api_identity');
 const { admin, member, other } = await makePeople(h);
 beforeEach(() => h.fresh());
 
-const HUMAN_KEYS = ['created_at', 'display_name', 'email', 'id', 'role'];
+const HUMAN_KEYS = ['created_at', 'display_name', 'email', 'id', 'role', 'state'];
 const TOKEN_KEYS = ['created_at', 'expires_at', 'id', 'kind', 'last_used_at', 'name', 'revoked_at'];
 
 test('the humans made through setup and the admin’s routes have the roles they were given', () => {
@@ -64,7 +64,12 @@ test('login answers 201 with a human token, and the same 401 for a wrong passwor
 test('whoami answers the human and the token it was called with', async () => {
   const res = await h.get('/api/v1/whoami', { token: member.token });
   expectStatus(res, 200);
-  assert.deepEqual(res.body, { human: member.human, token: { id: member.tokenId, kind: 'human', name: 'cli' } });
+  const expiresAt = res.body.token?.expires_at;
+  assert.deepEqual(res.body, {
+    human: member.human,
+    token: { id: member.tokenId, kind: 'human', name: 'cli', expires_at: expiresAt },
+  });
+  assert.ok(Date.parse(expiresAt) > Date.now(), 'a login token carries its (sliding) expiry');
 });
 
 test('logout revokes the presented token only', async () => {

@@ -59,7 +59,7 @@ test('an unknown link answers 404 with an HTML page', async () => {
 
 let spentToken = '';
 
-test('posting the setup form creates the first admin, who can sign in; the spent link then answers 404', async () => {
+test('posting the setup form creates the first admin, signs them in on the board, and the spent link then answers 404', async () => {
   await h.pool.query('UPDATE setup_tokens SET used_at = now() WHERE used_at IS NULL');
   const link = await ensureSetupLink(identity);
   assert.ok(link);
@@ -69,9 +69,14 @@ test('posting the setup form creates the first admin, who can sign in; the spent
     `/setup/${token}`,
     form({ email: 'First@Example.test', display_name: 'F', password: PASSWORD }),
   );
-  expectStatus(res, 200);
-  assert.match(String(res.headers['content-type']), /^text\/html/);
-  assert.match(res.text, /first@example\.test/);
+  expectStatus(res, 303);
+  assert.equal(res.headers.location, '/');
+  const cookie = String(res.headers['set-cookie']);
+  const session = /sb_session=(sbx_[^;]+)/.exec(cookie)?.[1];
+  assert.ok(session, cookie);
+  const board = await h.app.inject({ method: 'GET', url: '/', cookies: { sb_session: session } });
+  assert.equal(board.statusCode, 200);
+  assert.match(board.body, /first@example\.test/);
   assert.deepEqual(await humans(), [{ email: 'first@example.test', role: 'admin' }]);
   const admin = await login(h, 'first@example.test');
   assert.equal(admin.human.role, 'admin');
@@ -107,7 +112,7 @@ test('the setup form spends a link once: the second post answers 404 and adds no
   const token = tokenOf(created.body.invite_url);
   expectStatus(await h.get(`/setup/${token}`), 200);
   const first = await h.post(`/setup/${token}`, form({ password: 'invitee password' }));
-  expectStatus(first, 200);
+  expectStatus(first, 303);
   const before = await tableCounts(h.pool);
   const second = await h.post(
     `/setup/${token}`,

@@ -280,6 +280,8 @@ test('retry answers 409 when a live todo has since taken the same idempotency ke
   const ep = await freshEndpoint();
   const first = await push(h, member, ep.slug, { title: 'first', idempotency_key: 'k1' });
   expectStatus(await h.post(`/api/v1/todos/${first.id}/cancel`, { token: member.token }), 200);
+  // Past the idempotency window the canceled todo no longer holds its key.
+  await h.pool.query(`UPDATE todos SET updated_at = now() - interval '25 hours' WHERE id = $1`, [first.id]);
   const second = await push(h, member, ep.slug, { title: 'second', idempotency_key: 'k1' });
   assert.notEqual(second.id, first.id);
   const res = await h.post(`/api/v1/todos/${first.id}/retry`, { token: member.token });

@@ -130,7 +130,15 @@ test('a delivery whose title is not a string answers 400 naming title and makes 
   assert.deepEqual(await tableCounts(h.pool), before);
 });
 
-for (const header of ['idempotency-key', 'x-delivery-id']) {
+test('a delivery whose payload holds a character jsonb cannot store answers 400 naming payload', async () => {
+  const { url } = await makeWebhook(endpoint.slug);
+  const before = await tableCounts(h.pool);
+  expectError(await deliver(url, { note: 'x\ud800' }), 400, 'invalid_argument', 'payload');
+  expectError(await deliver(url, { note: 'x\u0000' }), 400, 'invalid_argument', 'payload');
+  assert.deepEqual(await tableCounts(h.pool), before);
+});
+
+for (const header of ['idempotency-key', 'webhook-id', 'x-github-delivery', 'x-delivery-id']) {
   test(`a delivery replayed with the same ${header} answers 200 created: false with the same todo, even after it was canceled`, async () => {
     const { endpoint: ep } = await vend(h, member, { name: `replay ${header}` });
     const { url } = await makeWebhook(ep.slug);
@@ -165,6 +173,36 @@ test('racing replays of one delivery make exactly one todo', async () => {
   assert.equal(created.length, 1, answers.map((a) => `${a.status} ${a.text}`).join('\n'));
   for (const a of answers) assert.equal(a.body.todo_id, created[0]?.body.todo_id);
   assert.equal(await todoCount(ep.id), 1);
+});
+
+test('Idempotency-Key wins over webhook-id, which wins over X-GitHub-Delivery, which wins over X-Delivery-Id', async () => {
+  const { endpoint: ep } = await vend(h, member, { name: 'precedence' });
+  const { url } = await makeWebhook(ep.slug);
+  const all = { 'idempotency-key': 'k', 'webhook-id': 'w', 'x-github-delivery': 'g', 'x-delivery-id': 'd' };
+  const first = await deliver(url, { title: 'all four' }, all);
+  expectStatus(first, 201);
+  // Each lower header alone is a different delivery: the first one only recorded "k".
+  for (const [name, id] of [
+    ['webhook-id', 'w'],
+    ['x-github-delivery', 'g'],
+    ['x-delivery-id', 'd'],
+  ] as const) {
+    expectStatus(await deliver(url, { title: name }, { [name]: id }), 201, name);
+  }
+  // With the top header missing, the next one present is the id: "w" is now known.
+  const { 'idempotency-key': _k, ...withoutKey } = all;
+  const second = await deliver(url, { title: 'no key' }, withoutKey);
+  expectStatus(second, 200);
+  assert.equal(await todoCount(ep.id), 4);
+  const replay = await deliver(url, { title: 'again' }, { ...all, 'webhook-id': 'other' });
+  assert.deepEqual(replay.body, { todo_id: first.body.todo_id, created: false });
+});
+
+test('an empty webhook-id answers 400 naming the header and makes no todo', async () => {
+  const { url } = await makeWebhook(endpoint.slug);
+  const before = await tableCounts(h.pool);
+  expectError(await deliver(url, { title: 'x' }, { 'webhook-id': '' }), 400, 'invalid_argument', 'webhook-id');
+  assert.deepEqual(await tableCounts(h.pool), before);
 });
 
 test('an empty Idempotency-Key answers 400 and makes no todo', async () => {

@@ -92,7 +92,7 @@ for (const javaScriptEnabled of [true, false]) {
       assert.match((await created.textContent()) ?? '', utc);
     }
 
-    await card.getByRole('link', { name: 'wizard-agent 1.2.3' }).click();
+    await card.getByRole('link', { name: me.session_id, exact: true }).click();
     await page.getByRole('heading', { name: `Session of ${name}` }).waitFor();
     assert.match((await page.locator('main dl').textContent()) ?? '', new RegExp(`${me.session_id}[^]*open`));
     if (javaScriptEnabled) await screenshot(page, 'session');
@@ -156,7 +156,7 @@ test('every form control on the board pages has a label, and every button a name
   }
   await page.getByRole('button', { name: 'Vend endpoint' }).click();
   await page.getByRole('heading', { name: 'Endpoint vended' }).waitFor();
-  for (const path of ['/', '/settings', '/endpoints']) {
+  for (const path of ['/', '/settings', '/people', '/endpoints']) {
     await page.goto(path);
     seen[path] = await unlabeled();
   }

@@ -1,5 +1,5 @@
 // Pins the guards of the board's later forms over real HTTP: the budget editor, self-test,
-// presence, message queue and capacity forms refuse a missing or wrong CSRF token with
+// presence, agent messages, message queue and capacity forms refuse a missing or wrong CSRF token with
 // nothing changed; another human's endpoint and session answer 404 on each of their pages
 // and forms; a member's capacity post is refused.
 
@@ -9,7 +9,7 @@ import { vendEndpoint } from '../../src/endpoints/manage.js';
 import { signIn } from '../../src/identity/board-sessions.js';
 import { testDatabase } from '../helpers/db.js';
 import { connect, startApp } from '../mcp/harness.js';
-import { PASSWORD, human, startBoard } from './harness.js';
+import { PASSWORD, human, startBoard, boardRequest } from './harness.js';
 
 // Top level, not in a hook: each registers the file's own `after` clean-up.
 const db = await testDatabase('board_forms');
@@ -25,22 +25,16 @@ async function person(name: string) {
   return { cookie: `sb_session=${session.cookie}`, csrf: session.csrf, slug: vended.endpoint.slug, sessionId };
 }
 
-async function request(method: 'GET' | 'POST', path: string, cookie: string, form?: Record<string, string>) {
-  const res = await fetch(url + path, {
-    method,
-    headers: { cookie, ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
-    ...(form ? { body: new URLSearchParams(form).toString() } : {}),
-    redirect: 'manual',
-  });
-  return { status: res.status, text: await res.text() };
-}
+const request = (method: 'GET' | 'POST', path: string, cookie: string, form?: Record<string, string>) =>
+  boardRequest(url, method, path, cookie, form);
 
 const counts = async (): Promise<Record<string, number>> =>
   (
     await db.pool.query<Record<string, number>>(
       `SELECT (SELECT count(*) FROM admission_policies)::int AS policies, (SELECT count(*) FROM doorbell_tests)::int AS tests,
               (SELECT count(*) FROM queued_messages)::int AS messages, (SELECT count(*) FROM settings)::int AS settings,
-              (SELECT count(*) FROM endpoints WHERE presence_override IS NOT NULL)::int AS overrides`,
+              (SELECT count(*) FROM endpoints WHERE presence_override IS NOT NULL)::int AS overrides,
+              (SELECT count(*) FROM endpoints WHERE accept_agent_messages)::int AS accepting`,
     )
   ).rows[0] ?? {};
 
@@ -50,6 +44,7 @@ function forms(p: { slug: string; sessionId: string }): Array<[string, Record<st
     [`/endpoints/${p.slug}/budgets/inbox/clear`, {}],
     [`/endpoints/${p.slug}/self-test`, {}],
     [`/endpoints/${p.slug}/presence`, { presence: 'out' }],
+    [`/endpoints/${p.slug}/agent-messages`, { accept: 'on' }],
     [`/sessions/${p.sessionId}/messages`, { content: 'forged' }],
     [`/sessions/${p.sessionId}/messages/clear`, {}],
     [`/sessions/${p.sessionId}/messages/${ENTRY}/remove`, {}],
@@ -91,6 +86,23 @@ test("another human's budget, self-test, presence and message queue answer 404, 
   const member = await request('POST', '/settings/message-queue', me.cookie, { csrf: me.csrf, max_per_session: '3' });
   assert.equal(member.status, 403, 'a member cannot save the capacity');
   assert.deepEqual(await counts(), before);
+});
+
+test('the endpoint card shows whether it accepts agent messages, and its owner toggles it', async () => {
+  const me = await person('Toggled');
+  const card = async () => {
+    const res = await request('GET', `/endpoints/${me.slug}`, me.cookie);
+    assert.equal(res.status, 200);
+    return /data-slot="agent-messages" data-accept="(true|false)"/.exec(res.text)?.[1];
+  };
+  assert.equal(await card(), 'false');
+  const on = await request('POST', `/endpoints/${me.slug}/agent-messages`, me.cookie, { accept: 'on', csrf: me.csrf });
+  assert.equal(on.status, 303);
+  assert.equal(await card(), 'true');
+  const stored = await db.pool.query('SELECT accept_agent_messages FROM endpoints WHERE slug = $1', [me.slug]);
+  assert.deepEqual(stored.rows, [{ accept_agent_messages: true }]);
+  await request('POST', `/endpoints/${me.slug}/agent-messages`, me.cookie, { accept: 'off', csrf: me.csrf });
+  assert.equal(await card(), 'false');
 });
 
 test('when the environment locks the capacity, settings shows it disabled naming the variable, and a save is refused', async () => {

@@ -15,12 +15,16 @@ const OUTPUT = new URL('../../test-output/board/', import.meta.url).pathname;
 export const PASSWORD = 'correct horse battery';
 
 /** The server under test, by default with a fast board poll so a claim shows quickly. */
-export async function startBoard(db: TestDatabase, boardPollMs = 250): Promise<{ url: string }> {
+export async function startBoard(
+  db: TestDatabase,
+  boardPollMs = 250,
+  env: Record<string, string> = {},
+): Promise<{ url: string }> {
   const bus = new NotifyBus({ url: db.url });
   await bus.start();
   after(() => bus.stop());
   const { url } = await startApp(db.pool, 'board-test', bus, {
-    env: { SWITCHBOARD_BOARD_POLL: `${boardPollMs}ms`, SWITCHBOARD_RETENTION: '30d' },
+    env: { SWITCHBOARD_BOARD_POLL: `${boardPollMs}ms`, SWITCHBOARD_RETENTION: '30d', ...env },
   });
   return { url };
 }
@@ -90,4 +94,24 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 /** Waits until the live stream of this page is connected (JS pages only). */
 export async function liveOpen(page: Page): Promise<void> {
   await page.waitForFunction(() => document.documentElement.getAttribute('data-live-open') === 'true');
+}
+
+/**
+ * A request to the board at `url` as a signed-in browser without JavaScript would send it:
+ * the session cookie, a form body when given, redirects not followed.
+ */
+export async function boardRequest(
+  url: string,
+  method: 'GET' | 'POST',
+  path: string,
+  cookie: string,
+  form?: Record<string, string>,
+): Promise<{ status: number; location: string | null; text: string }> {
+  const res = await fetch(url + path, {
+    method,
+    headers: { cookie, ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+    ...(form ? { body: new URLSearchParams(form).toString() } : {}),
+    redirect: 'manual',
+  });
+  return { status: res.status, location: res.headers.get('location'), text: await res.text() };
 }

@@ -25,7 +25,8 @@ const deps = { db: db.pool, publicUrl: 'http://switchboard.test' };
 /** A human with a live session on one endpoint and a second endpoint (the agent that sends). */
 async function world(role: 'admin' | 'member' = 'member') {
   const who = await human(db, role);
-  const target = await vendEndpoint(deps, who.id, { name: 'Listener' }, new Date());
+  // The sending agent is another endpoint: the listener accepts agent messages (opt-in).
+  const target = await vendEndpoint(deps, who.id, { name: 'Listener', accept_agent_messages: true }, new Date());
   const sender = await vendEndpoint(deps, who.id, { name: 'Sender' }, new Date());
   const session = await connect(url, target.credential);
   const agent = await connect(url, sender.credential);

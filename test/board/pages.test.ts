@@ -274,3 +274,40 @@ test('signed-out pages send the browser to /login', async () => {
     assert.equal(res.location, '/login');
   }
 });
+
+test('the push form takes a priority and a not-before time, and shows them in the drawer; a bad time is named', async () => {
+  const me = await person('scheduler');
+  const at = new Date(Date.now() + 3_600_000).toISOString();
+  const pushed = await post('/todos', me.cookie, {
+    csrf: me.csrf,
+    target: `${me.slug}/inbox`,
+    title: 'later and urgent',
+    priority: '40',
+    not_before: at,
+  });
+  assert.equal(pushed.status, 303, pushed.text);
+  const row = (
+    await db.pool.query<{ id: string; priority: number; not_before: Date; ready_at: Date | null }>(
+      `SELECT id, priority, not_before, ready_at FROM todos WHERE title = 'later and urgent'`,
+    )
+  ).rows[0];
+  assert.ok(row);
+  assert.equal(row.priority, 40);
+  assert.equal(row.not_before.toISOString(), at);
+  assert.equal(row.ready_at, null, 'scheduled: not ready before its time');
+  const drawer = await get(`/todos/${row.id}`, me.cookie);
+  assert.match(drawer.text, /data-field="priority">40</);
+  assert.match(drawer.text, /scheduled/i);
+
+  const before = await todoCount();
+  const bad = await post('/todos', me.cookie, {
+    csrf: me.csrf,
+    target: `${me.slug}/inbox`,
+    title: 'bad time',
+    not_before: 'tomorrow-ish',
+  });
+  assert.equal(bad.status, 400);
+  assert.match(bad.text, /not_before/);
+  assert.match(bad.text, /value="tomorrow-ish"/, 'the form keeps what was typed');
+  assert.equal(await todoCount(), before);
+});

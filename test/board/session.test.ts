@@ -123,3 +123,16 @@ test('a board session cookie opens no /api/v1 route', async () => {
   const api = await app.inject({ method: 'GET', url: '/api/v1/whoami', cookies: { sb_session: session } });
   assert.equal(api.statusCode, 401);
 });
+
+test('with an http public URL a plain request gets no Secure cookie, no __Host- name and no Strict-Transport-Security', async () => {
+  const response = await signIn();
+  assert.equal(response.statusCode, 303);
+  assert.notEqual(response.cookies.find((c) => c.name === 'sb_session')?.secure, true);
+  assert.ok(
+    response.cookies.every((c) => !c.name.startsWith('__Host-')),
+    'no __Host- name: a browser refuses one that is not Secure',
+  );
+  assert.equal(response.headers['strict-transport-security'], undefined);
+  const form = await app.inject({ method: 'GET', url: '/login' });
+  assert.equal(form.headers['strict-transport-security'], undefined);
+});

@@ -1,5 +1,5 @@
 // Pins the API commands end to end against a real `serve` on a fresh database, with auth
-// on: the first admin made through the setup URL the server logs, then login (password
+// on: the first admin made through the setup URL the server prints, then login (password
 // on stdin), whoami, endpoint vend/list/show/connect, todo push/list/show/cancel/retry,
 // webhooks, revoke dead-lettering the live todos, delete, logout; every command's --json
 // parses as JSON, and a bad flag exits 2 with one stderr line.
@@ -32,6 +32,7 @@ interface Endpoint {
   state: string;
   queues: string[];
   default_lease_seconds: number | null;
+  accept_agent_messages: boolean;
 }
 interface Todo {
   id: string;
@@ -137,16 +138,19 @@ async function stopServer(): Promise<void> {
   if (configHome) await rm(configHome, { recursive: true, force: true });
 }
 
-/** The setup token from the JSON log line that carries the one-time setup URL. */
+/** The setup token from serve's plain stderr line; no JSON log line may carry it. */
 function setupToken(): string {
-  for (const line of serverOut.split('\n')) {
-    const match = /\/setup\/([A-Za-z0-9_-]+)/.exec(line);
+  const lines = serverOut.split('\n');
+  for (const line of lines) {
+    const match = /^no humans yet: open \S+\/setup\/([A-Za-z0-9_-]+) within 1 hour/.exec(line);
     if (match?.[1]) {
-      JSON.parse(line);
-      return match[1];
+      const token = match[1];
+      const logged = lines.filter((l) => l.startsWith('{') && l.includes(token));
+      assert.deepEqual(logged, [], 'the setup token is not in the JSON log');
+      return token;
     }
   }
-  throw new Error(`no setup URL in the server log: ${serverOut}`);
+  throw new Error(`no setup URL line on serve's stderr: ${serverOut}`);
 }
 
 test(
@@ -197,7 +201,8 @@ test(
     assert.deepEqual(vended.endpoint.queues, ['inbox', 'prs']);
     assert.equal(vended.endpoint.default_lease_seconds, 600);
     const slug: string = vended.endpoint.slug;
-    const human = await sbText(['endpoint', 'vend', 'second-agent']);
+    const human = await sbText(['endpoint', 'vend', 'second-agent', '--accept-agent-messages']);
+    assert.match(human, /agent messages\s+accepted/);
     assert.match(human, /shown once/);
     assert.match(human, /sbk_/);
     assert.match(human, /claude mcp add/);
@@ -214,6 +219,16 @@ test(
     const connect = await sbJson<{ mcp_url: string }>(['endpoint', 'connect', slug]);
     assert.equal(connect.mcp_url, `${base}/mcp`);
     assert.match(await sbText(['endpoint', 'connect', slug]), /<CREDENTIAL>/);
+    assert.equal(shown.endpoint.accept_agent_messages, false);
+    const opened = await sbJson<{ endpoint: Endpoint }>(['endpoint', 'set', slug, '--accept-agent-messages', 'on']);
+    assert.equal(opened.endpoint.accept_agent_messages, true);
+    assert.match(await sbText(['endpoint', 'set', slug, '--accept-agent-messages', 'off']), /agent messages\s+refused/);
+    const unnamed = await sb(['endpoint', 'set', slug]);
+    assert.notEqual(unnamed.code, 0);
+    assert.match(unnamed.stderr, /--accept-agent-messages/);
+    const maybe = await sb(['endpoint', 'set', slug, '--accept-agent-messages', 'maybe']);
+    assert.notEqual(maybe.code, 0);
+    assert.match(maybe.stderr, /--accept-agent-messages: must be one of on, off/);
 
     const pushed = await sbJson<TodoAnswer>([
       'todo',

@@ -273,6 +273,19 @@ test(
 );
 
 test(
+  'serve listening beyond loopback without SWITCHBOARD_METRICS_TOKEN exits 2 naming the setting, before starting anything',
+  { timeout: 60_000 },
+  async () => {
+    const dataDir = join(await freshDataDir(), 'never-created');
+    const proc = cli(['serve'], { SWITCHBOARD_DATA_DIR: dataDir, SWITCHBOARD_LISTEN: '0.0.0.0:0' });
+    const { code } = await exitOf(proc);
+    assert.equal(code, 2);
+    assert.match(proc.stderr(), /SWITCHBOARD_METRICS_TOKEN: required when listening on 0\.0\.0\.0/);
+    assert.equal(existsSync(dataDir), false, 'no embedded PostgreSQL was started');
+  },
+);
+
+test(
   'serve with a bad environment exits 2 listing every problem before starting anything',
   { timeout: 60_000 },
   async () => {

@@ -29,6 +29,7 @@ test('an empty environment gives the documented defaults', () => {
   assert.equal(c.sweeps.reaperIntervalMs, 30_000);
   assert.equal(c.sweeps.retentionMs, 30 * 86_400_000);
   assert.equal(c.sweeps.retentionIntervalMs, 3_600_000);
+  assert.deepEqual(c.api.perSocket, { perSecond: 20, burst: 40 });
 });
 
 test('every problem in the environment is listed together, each naming its variable', () => {
@@ -71,7 +72,7 @@ test('IPv6 listen addresses and loopback detection', () => {
 
 test("the README's table lists exactly the variables the schema reads", () => {
   const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const documented = [...readme.matchAll(/^\|\s*`((?:SWITCHBOARD|KANDEV)_[A-Z_]+)`\s*\|/gm)].map((m) => m[1]);
+  const documented = [...readme.matchAll(/^\|\s*`((?:SWITCHBOARD|KANDEV|OTEL)_[A-Z_]+)`\s*\|/gm)].map((m) => m[1]);
   assert.deepEqual([...documented].sort(), [...ENV_VARS].sort());
 });
 
@@ -104,6 +105,9 @@ test('retention: 7d for sessions, sign-ins and doorbell records, 30d for tokens 
     webhookDeliveriesMs: 30 * day,
     doorbellMs: 7 * day,
     admissionAuditMs: 30 * day,
+    rollupsMs: 2 * day,
+    oauthMs: 7 * day,
+    oauthTokenLifeMs: 30 * day,
   });
   const set = parseConfig({ SWITCHBOARD_RETENTION: '90d', SWITCHBOARD_WEBHOOK_DEDUP_RETENTION: '4d' });
   assert.ok(set.ok);
@@ -120,4 +124,34 @@ test('retention: 7d for sessions, sign-ins and doorbell records, 30d for tokens 
     short.problems.join('\n'),
     /SWITCHBOARD_WEBHOOK_DEDUP_RETENTION: "3d" is outside the allowed range 4d–3650d/,
   );
+});
+
+test('the database guard rails default to 30s, 60s and 5s (lock), take durations, and 0 switches them off', () => {
+  const defaults = parseConfig({});
+  assert.ok(defaults.ok);
+  assert.equal(defaults.config.database.statementTimeoutMs, 30_000);
+  assert.equal(defaults.config.database.idleInTransactionTimeoutMs, 60_000);
+  assert.equal(defaults.config.database.lockTimeoutMs, 5_000);
+  const set = parseConfig({
+    SWITCHBOARD_STATEMENT_TIMEOUT: '2m',
+    SWITCHBOARD_IDLE_IN_TRANSACTION_TIMEOUT: '0',
+    SWITCHBOARD_LOCK_TIMEOUT: '0',
+  });
+  assert.ok(set.ok);
+  assert.equal(set.config.database.statementTimeoutMs, 120_000);
+  assert.equal(set.config.database.idleInTransactionTimeoutMs, 0);
+  assert.equal(set.config.database.lockTimeoutMs, 0);
+  const off = parseConfig({ SWITCHBOARD_STATEMENT_TIMEOUT: '0s' });
+  assert.ok(off.ok);
+  assert.equal(off.config.database.statementTimeoutMs, 0);
+  const bad = parseConfig({
+    SWITCHBOARD_STATEMENT_TIMEOUT: '30',
+    SWITCHBOARD_IDLE_IN_TRANSACTION_TIMEOUT: '10ms',
+    SWITCHBOARD_LOCK_TIMEOUT: '50ms',
+  });
+  assert.ok(!bad.ok);
+  const text = JSON.stringify(bad);
+  assert.match(text, /SWITCHBOARD_STATEMENT_TIMEOUT/);
+  assert.match(text, /SWITCHBOARD_IDLE_IN_TRANSACTION_TIMEOUT/);
+  assert.match(text, /SWITCHBOARD_LOCK_TIMEOUT/);
 });

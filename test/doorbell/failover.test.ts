@@ -18,6 +18,7 @@ import { startServer } from '../../src/main.js';
 import { createTodo } from '../../src/todos/index.js';
 import { testDatabase } from '../helpers/db.js';
 import { vend } from '../mcp/harness.js';
+import { until } from '../helpers/wait.js';
 
 const { pool, url } = await testDatabase('doorbell_failover');
 const BIN = fileURLToPath(new URL('../../bin/switchboard.js', import.meta.url));
@@ -60,14 +61,6 @@ async function serve(instance: string): Promise<{ base: string; child: ChildProc
     await new Promise((r) => setTimeout(r, 100));
   }
   assert.fail(`serve ${instance} did not become ready`);
-}
-
-async function until(check: () => Promise<boolean> | boolean, what: string): Promise<void> {
-  for (const deadline = Date.now() + 10_000; Date.now() < deadline;) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  assert.fail(`timed out waiting for ${what}`);
 }
 
 function clientOn(base: string, credential: string, heard: string[], sessionId?: string) {

@@ -11,6 +11,7 @@ import { createTodo } from '../../src/todos/index.js';
 import { testDatabase } from '../helpers/db.js';
 import { startTestServer } from '../helpers/server.js';
 import { vend } from '../mcp/harness.js';
+import { until } from '../helpers/wait.js';
 
 const { pool, url } = await testDatabase('doorbell');
 
@@ -46,13 +47,8 @@ async function row(table: 'mcp_sessions' | 'todos', id: string) {
   return res.rows[0] as Record<string, unknown>;
 }
 
-async function until(check: () => Promise<boolean> | boolean, what: string, ms = 5_000): Promise<void> {
-  for (const deadline = Date.now() + ms; Date.now() < deadline;) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  assert.fail(`timed out waiting for ${what}`);
-}
+// A ceiling on waiting, not a speed claim: a ring is a few statements, but when the suite's
+// other file of the moment saturates PostgreSQL (a 400,000-row fill) they can take seconds.
 
 function push(endpointId: string, humanId: string, input: Record<string, unknown>) {
   return createTodo({ db: pool, defaultLeaseSeconds: 300 }, { endpointId }, { humanId }, input);
@@ -180,9 +176,12 @@ test('still-pending work is re-rung on the schedule and never past its budget', 
   const { todo } = await push(endpoint.id, humanId, { queue: 'inbox', title: 'Nobody came' });
   await until(() => l.heard.length === 1, 'the creation ring');
 
-  // Four minutes old: not due yet (first re-ring at 5 minutes).
+  // Four minutes old: not due yet (first re-ring at 5 minutes). Created, changed and rung
+  // then: a last ring older than the last change would read as a new ready transition, which
+  // the ready pass (on its own timer) rings at once.
   await pool.query(
-    `UPDATE todos SET created_at = now() - interval '4 minutes', last_ringed_at = now() - interval '4 minutes' WHERE id = $1`,
+    `UPDATE todos SET created_at = now() - interval '4 minutes', updated_at = now() - interval '4 minutes',
+       last_ringed_at = now() - interval '4 minutes' WHERE id = $1`,
     [todo.id],
   );
   await a.doorbell.rering();
@@ -206,7 +205,13 @@ test('still-pending work is re-rung on the schedule and never past its budget', 
 
 test('an instance that claims a ring for a stream held elsewhere forwards it, and the holder writes it', async () => {
   const { endpoint, humanId, credential } = await vend(pool);
+  // B rings a session attaching to it for waiting work; a probe todo is that work, so
+  // hearing it means B's attach pass is over and cannot also ring the todo below (under
+  // load it used to run after the insert and ring it a second time).
+  const { todo: probe } = await push(endpoint.id, humanId, { queue: 'inbox', title: 'Probe' });
   const l = await listener(b.url, credential);
+  await until(() => l.heard.some((h) => h.meta.todo_id === probe.id), 'the attach ring of the probe');
+  l.heard.length = 0;
   // Inserted without a todo_ready notice, so only A's pass below can ring it.
   await pool.query(
     `INSERT INTO todos (endpoint_id, id, queue, title, created_by_human_id, ready_at)
@@ -216,7 +221,11 @@ test('an instance that claims a ring for a stream held elsewhere forwards it, an
   const [writtenA, writtenB] = [a.doorbell.written, b.doorbell.written];
   await a.doorbell.ready(endpoint.id, 'inbox');
   await until(() => l.heard.length === 1, 'the forwarded ring');
-  assert.equal(l.heard[0]?.meta.todo_id, 'td_01FORWARDED0000000000000000');
+  assert.equal(
+    l.heard[0]?.meta.todo_id,
+    'td_01FORWARDED0000000000000000',
+    'the probe, rung already, is not rung again',
+  );
   assert.equal(a.doorbell.written, writtenA);
   assert.equal(b.doorbell.written, writtenB + 1);
 });

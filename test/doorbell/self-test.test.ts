@@ -46,7 +46,7 @@ test('a client that claims when the doorbell arrives passes, with claimed_within
   const report = await verdictOf(() => tool(a, 'get_doorbell_test', { test_id: start.test_id }));
   assert.equal(report.verdict, 'pass');
   assert.equal(typeof report.claimed_within_seconds, 'number');
-  assert.ok(report.claimed_within_seconds >= 0 && report.claimed_within_seconds < 5);
+  assert.ok(report.claimed_within_seconds >= 0 && report.claimed_within_seconds < 15);
   assert.equal(report.delivered.written, true);
   assert.equal(report.delivered.session_id, a.sessionId);
   assert.deepEqual(report.hints, []);
@@ -67,7 +67,8 @@ test('a connected claude-code client that ignores the doorbell is unheard, with 
   const me = await owner(pool);
   const ep = await endpointOf(pool, me.humanId);
   const a = await agent(pool, s.url, ep.credential, { name: 'claude-code' });
-  const start = await tool(a, 'test_doorbell', { wait_seconds: 10 });
+  // Long enough that a slow ring (a loaded CI machine) still reads pending before expireTest ends it.
+  const start = await tool(a, 'test_doorbell', { wait_seconds: 60 });
   await until(async () => (await ringOfTest(pool, start.test_id)) !== undefined, 'the ring to be delivered');
   assert.equal((await tool(a, 'get_doorbell_test', { test_id: start.test_id })).verdict, 'pending');
   await expireTest(pool, start.test_id);

@@ -11,6 +11,8 @@ import * as claims from '../../src/store/claims.js';
 import * as rings from '../../src/store/rings.js';
 import * as operator from '../../src/store/todo-operator.js';
 import * as sweeps from '../../src/store/todo-sweeps.js';
+import * as bulk from '../../src/store/todo-bulk.js';
+import * as idempotency from '../../src/store/todo-idempotency.js';
 import * as todos from '../../src/store/todos.js';
 import { testDatabase } from '../helpers/db.js';
 import { makeEndpoint } from '../helpers/fixtures.js';
@@ -42,6 +44,22 @@ async function stateOf(id: string): Promise<string | undefined> {
   return (await pool.query('SELECT state FROM todos WHERE endpoint_id = $1 AND id = $2', [E, id])).rows[0]?.state as
     string | undefined;
 }
+
+/** A create's row, as the use case would build it. */
+const insertArgs = (title: string, idempotencyKey: string | null) => ({
+  endpointId: E,
+  id: newId('td'),
+  queue: 'inbox',
+  title,
+  body: '',
+  payload: null,
+  kind: null,
+  source: null,
+  createdByHumanId: 'hu_x',
+  createdByEndpointId: null,
+  idempotencyKey,
+  maxAttempts: 5,
+});
 
 const owned = (id: string) => ({ endpointId: E, id, sessionId: S });
 const claimArgs = { endpointId: E, queues: ['inbox'], sessionId: 'ms_claimer', leaseSeconds: 60 };
@@ -97,7 +115,13 @@ const CHECKS: Record<string, () => Promise<void>> = {
     assert.equal(await claims.complete(pool, { ...owned(await row('claimed', true)), result: null }), null),
   'claims.fail': async () =>
     assert.equal(
-      await claims.fail(pool, { ...owned(await row('claimed', true)), error: null, result: null, schedule: [30] }),
+      await claims.fail(pool, {
+        ...owned(await row('claimed', true)),
+        error: null,
+        result: null,
+        backoff: { baseSeconds: 30, maxSeconds: 30 },
+        jitter: 0,
+      }),
       null,
     ),
   'claims.release': async () => assert.equal(await claims.release(pool, owned(await row('claimed', true))), null),
@@ -156,21 +180,23 @@ const CHECKS: Record<string, () => Promise<void>> = {
     });
   },
   'todos.insertTodo': async () => {
-    const { todo } = await todos.insertTodo(pool, {
-      endpointId: E,
-      id: newId('td'),
-      queue: 'inbox',
-      title: 'real',
-      body: '',
-      payload: null,
-      kind: null,
-      source: null,
-      createdByHumanId: 'hu_x',
-      createdByEndpointId: null,
-      idempotencyKey: null,
-      maxAttempts: 5,
-    });
+    const { todo } = await todos.insertTodo(pool, insertArgs('real', null), 86_400);
     assert.equal(todo.synthetic, false, 'the normal create never makes a synthetic todo');
+  },
+  'bulk.insertTodos': async () => {
+    const [row] = await bulk.insertTodos(pool, E, [insertArgs('real bulk', null)], 86_400);
+    assert.equal(row?.todo.synthetic, false, 'the bulk create never makes a synthetic todo');
+  },
+  'idempotency.findKeyHolder': async () => {
+    const fake = await row('pending', true);
+    await pool.query(`UPDATE todos SET idempotency_key = 'synthetic-key' WHERE endpoint_id = $1 AND id = $2`, [
+      E,
+      fake,
+    ]);
+    assert.equal(await idempotency.findKeyHolder(pool, E, 'synthetic-key', 86_400), null);
+  },
+  'idempotency.holdsKey': async () => {
+    assert.match(idempotency.holdsKey('$9'), /NOT t\.synthetic/);
   },
   // Reads by id: the caller names the todo (the doorbell told the agent its id), which is
   // the same explicit opt-in as claiming it by id.
@@ -182,7 +208,7 @@ const CHECKS: Record<string, () => Promise<void>> = {
 };
 
 test('every exported todo query of the store is classified here', () => {
-  const modules = { claims, rings, operator, sweeps, todos };
+  const modules = { claims, rings, operator, sweeps, todos, bulk, idempotency };
   const exported = Object.entries(modules).flatMap(([name, m]) =>
     Object.entries(m)
       .filter(([, v]) => typeof v === 'function')

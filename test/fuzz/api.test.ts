@@ -5,8 +5,11 @@
 // text, as each human, a workflow token, no token, a wrong one and a revoked one. The
 // oracle: no status ≥ 500, no dropped connection, every error in the documented shape
 // with the status of its code, invalid_argument naming its field; afterwards the server still answers and every CHECK and
-// documented invariant holds in the database. The short form runs under `npm test`;
-// SWITCHBOARD_FUZZ_CASES picks the long form, SWITCHBOARD_FUZZ_SEED replays a run.
+// documented invariant holds in the database. The cases run with the limits they do not
+// test raised (so they reach the handlers; only a small share may answer 429), then a
+// quarter as many more with the default limits (test/fuzz/world.ts). The short form runs
+// under `npm test`; SWITCHBOARD_FUZZ_CASES picks the long form, SWITCHBOARD_FUZZ_SEED
+// replays a run.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -26,6 +29,9 @@ import { garbageText, hostileString, mutate, type Body } from './values.js';
 import { invariantCount, violations } from './invariants.js';
 import {
   call,
+  checkExhausted,
+  fixedCeiling,
+  defaultPassCases,
   freshAddress,
   makePeople,
   humanToken,
@@ -34,13 +40,17 @@ import {
   PASSWORD,
   pushTodo,
   startWorld,
+  usePass,
   vendEndpoint,
   type Person,
 } from './world.js';
 
 const seed = fuzzSeed();
 const CASES = casesFor('api');
-process.stdout.write(`api fuzz: seed ${seed} (replay: SWITCHBOARD_FUZZ_SEED=${seed}), ${CASES} cases\n`);
+const DEFAULT_CASES = defaultPassCases(CASES);
+process.stdout.write(
+  `api fuzz: seed ${seed} (replay: SWITCHBOARD_FUZZ_SEED=${seed}), ${CASES} cases + ${DEFAULT_CASES} with default limits\n`,
+);
 const rng = new Rng(seed, 'api');
 
 const world = await startWorld('fuzz_api');
@@ -69,7 +79,9 @@ const ROUTES = routeTable(world.server.app.printRoutes({ commonPrefix: false }))
 
 // ---- the run's actors and pools ---------------------------------------------------------
 
-const reserved = new Set([admin.controlId, member.controlId, other.controlId]);
+// The run's own people and control tokens are never a path parameter: disabling or
+// deleting one of them (PATCH/DELETE /api/v1/humans/:id) would end the run's sign-ins.
+const reserved = new Set([admin.controlId, member.controlId, other.controlId, admin.id, member.id, other.id]);
 const pools = new Pools(reserved);
 const tokens = new Map<Person, string[]>();
 const revoked: string[] = [];
@@ -155,6 +167,8 @@ function param(name: string, path: string): string {
       return pickId('uuid');
     case 'test_id':
       return pickId('dt');
+    case 'tokenId':
+      return pickId('tk');
     case 'token':
       return rng.chance(0.6) && ingestTokens.length > 0 ? rng.pick(ingestTokens) : hostileString(rng);
     default: {
@@ -213,6 +227,14 @@ function seedBody(method: string, path: string): unknown {
         password: rng.chance(0.7) ? PASSWORD : 'wrong password',
         ...(rng.chance(0.3) ? { token_name: 'cli' } : {}),
       };
+    case 'POST /api/v1/auth/cli-token':
+      // A code the fuzzer cannot have been handed: every case is a refusal, by field.
+      return {
+        code: rng.chance(0.5) ? `sbl_${'A'.repeat(43)}` : hostileString(rng),
+        code_verifier: rng.chance(0.7) ? 'v'.repeat(43) : hostileString(rng),
+        redirect_uri: rng.pick(['http://127.0.0.1:5000/callback', 'http://[::1]:1/callback', hostileString(rng)]),
+        ...(rng.chance(0.3) ? { token_name: 'switchboard CLI' } : {}),
+      };
     case 'POST /api/v1/tokens':
       return {
         name: `t ${rng.int(0, 1e6)}`,
@@ -226,6 +248,18 @@ function seedBody(method: string, path: string): unknown {
         role: rng.pick(['admin', 'member']),
         password: PASSWORD,
       };
+    case 'PATCH /api/v1/humans/:id':
+      return rng.pick([
+        { state: 'disabled' },
+        { state: 'active' },
+        { role: 'admin' },
+        { role: 'member', state: 'active' },
+      ]);
+    case 'DELETE /api/v1/humans/:id':
+      return rng.chance(0.5) ? { transfer_endpoints_to: pickId('hu') } : undefined;
+    case 'POST /api/v1/me/password':
+      // Never the real current password: a change would end the run's own sign-ins.
+      return { current: 'not the password', new: PASSWORD, ...(rng.chance(0.5) ? { keep_sessions: true } : {}) };
     case 'POST /api/v1/endpoints':
       return {
         name: `fz ${rng.int(0, 1e6)}`,
@@ -233,7 +267,10 @@ function seedBody(method: string, path: string): unknown {
         verbs: rng.pick([['drain'], ['drain', 'create', 'messages', 'admission', 'hooks'], ['claim', 'complete']]),
         ...(rng.chance(0.3) ? { expires_at: rng.pick(['2030-01-01T00:00:00Z', '2020-01-01T00:00:00Z']) } : {}),
         ...(rng.chance(0.3) ? { default_lease_seconds: rng.pick([5, 60, 86_400]) } : {}),
+        ...(rng.chance(0.3) ? { accept_agent_messages: rng.chance(0.5) } : {}),
       };
+    case 'PATCH /api/v1/endpoints/:ref':
+      return { accept_agent_messages: rng.chance(0.5) };
     case 'POST /api/v1/endpoints/:ref/todos':
       return {
         queue: rng.pick(['inbox', 'work']),
@@ -268,6 +305,8 @@ function seedBody(method: string, path: string): unknown {
       return { entry_ids: pools.get('uuid').slice(-rng.int(0, 4)) };
     case 'PATCH /api/v1/settings/message-queue':
       return { max_per_session: rng.pick([0, 1, 3, 10, 100]) };
+    case 'POST /api/v1/endpoints/:ref/notify-hooks/:id/rotate':
+      return rng.chance(0.5) ? { immediate: rng.chance(0.5) } : {};
     case 'POST /api/v1/endpoints/:ref/notify-hooks':
       return {
         url: rng.pick([
@@ -278,6 +317,33 @@ function seedBody(method: string, path: string): unknown {
         ]),
         ...(rng.chance(0.5) ? { queues: ['inbox'] } : {}),
         ...(rng.chance(0.5) ? { ignore_presence: rng.chance(0.5) } : {}),
+      };
+    case 'POST /api/v1/endpoints/:ref/schedules':
+      return {
+        queue: rng.pick(['inbox', 'work', 'nope']),
+        cron: rng.pick(['0 9 * * 1-5', '*/15 * * * *', '61 * * * *', '0 0 31 2 *', '@daily']),
+        tz: rng.pick(['UTC', 'Europe/Berlin', 'Mars/Olympus']),
+        title: rng.pick(['daily', '', 'x'.repeat(201)]),
+        ...(rng.chance(0.3) ? { priority: rng.pick([0, 100, 101, -5]) } : {}),
+      };
+    case 'PATCH /api/v1/endpoints/:ref/schedules/:id':
+      return rng.pick([
+        { paused: true },
+        { paused: false },
+        { cron: '0 0 * * *' },
+        { tz: 'Asia/Tokyo' },
+        { title: '' },
+      ]);
+    case 'POST /api/v1/endpoints/:ref/todos/bulk':
+      return {
+        action: rng.pick(['cancel', 'retry']),
+        filter: {
+          ...(rng.chance(0.5) ? { queue: rng.pick(['inbox', 'work']) } : {}),
+          ...(rng.chance(0.3) ? { state: rng.pick(['pending', 'failed', 'canceled', 'claimed']) } : {}),
+          ...(rng.chance(0.3) ? { q: rng.pick(['fuzz', '50%', 'todo_1']) } : {}),
+          ...(rng.chance(0.2) ? { created_after: '2020-01-01T00:00:00Z' } : {}),
+        },
+        ...(rng.chance(0.5) ? { dry_run: rng.chance(0.5) } : {}),
       };
     case 'PUT /api/v1/endpoints/:ref/presence':
       return {
@@ -304,11 +370,11 @@ function seedBody(method: string, path: string): unknown {
 /** Every route with a body has a seed: a new route must be added above to be fuzzed well. */
 const BODYLESS = new Set([
   'POST /api/v1/auth/logout',
+  'POST /api/v1/humans/:id/reset',
   'POST /api/v1/endpoints/:ref/revoke',
   'POST /api/v1/todos/:id/retry',
   'POST /api/v1/todos/:id/cancel',
   'POST /api/v1/webhooks/:id/rotate',
-  'POST /api/v1/endpoints/:ref/notify-hooks/:id/rotate',
 ]);
 
 function body(method: string, path: string): Body {
@@ -397,7 +463,7 @@ function strayRequest(): { method: string; path: string } {
     { method: 'PUT', path: '/api/v1/tokens' },
     { method: 'GET', path: '/api/v1/nothing-here' },
     { method: 'PATCH', path: '/api/v1/endpoints' },
-    { method: 'DELETE', path: '/api/v1/humans/x' },
+    { method: 'PUT', path: '/api/v1/humans/x' },
     { method: 'OPTIONS', path: '/api/v1/endpoints' },
     { method: 'POST', path: '/api/v1/' },
   ]);
@@ -407,6 +473,8 @@ function strayRequest(): { method: string; path: string } {
 
 const findings: Finding[] = [];
 const statuses = new Map<number, number>();
+/** The 429s of the current pass that were a fixed ceiling (fixedCeiling), not a raised limit. */
+let fixed = 0;
 
 /** Generates case n (synchronously, in order: the seed decides it) and returns its run. */
 function prepare(n: number): () => Promise<() => Promise<void>> {
@@ -438,6 +506,7 @@ function prepare(n: number): () => Promise<() => Promise<void>> {
 /** Judges one answer and harvests from it (in case order, after its batch has run). */
 async function judge(n: number, route: { method: string; path: string }, who: Auth, sent: Sent, answer: Answer) {
   statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+  if (fixedCeiling(answer.json?.error)) fixed += 1;
   const problem = judgeApi(answer);
   if (problem) {
     findings.push({
@@ -488,13 +557,18 @@ test('every /api/v1 route is in the route table, and every route with a body has
   assert.deepEqual(unseeded, []);
 });
 
-test(`API fuzz: ${CASES} cases, no 5xx, errors in the documented shape, invariants hold`, async () => {
-  for (let n = 0; n < CASES; n += BATCH) {
-    const batch = Array.from({ length: Math.min(BATCH, CASES - n) }, (_, i) => prepare(n + i));
+/** Runs `count` cases numbered from `from` against the world's current instance, then the oracle. */
+async function runPass(pass: 'raised' | 'defaults', from: number, count: number): Promise<void> {
+  usePass(world, pass);
+  statuses.clear();
+  fixed = 0;
+  const end = from + count;
+  for (let n = from; n < end; n += BATCH) {
+    const batch = Array.from({ length: Math.min(BATCH, end - n) }, (_, i) => prepare(n + i));
     const judged = await Promise.all(batch.map((run) => run()));
     for (const j of judged) await j();
   }
-  process.stdout.write(`api fuzz statuses: ${JSON.stringify(Object.fromEntries([...statuses].sort()))}\n`);
+  process.stdout.write(`api fuzz statuses (${pass}): ${JSON.stringify(Object.fromEntries([...statuses].sort()))}\n`);
   // The server still answers, authenticated work included.
   const health = await call(world, 'GET', '/readyz');
   assert.equal(health.status, 200, health.text);
@@ -504,4 +578,13 @@ test(`API fuzz: ${CASES} cases, no 5xx, errors in the documented shape, invarian
   process.stdout.write(`api fuzz: ${await invariantCount(world.db.pool)} invariants checked\n`);
   assert.equal(findings.length, 0, `seed ${seed}:\n${summarize(findings)}`);
   assert.deepEqual(broken, [], `seed ${seed}`);
+  checkExhausted('api', pass, (statuses.get(429) ?? 0) - fixed, count);
+}
+
+test(`API fuzz: ${CASES} cases with the limits raised, no 5xx, errors in the documented shape, invariants hold`, async () => {
+  await runPass('raised', 0, CASES);
+});
+
+test(`API fuzz: ${DEFAULT_CASES} more cases with the default limits, the same oracle`, async () => {
+  await runPass('defaults', CASES, DEFAULT_CASES);
 });

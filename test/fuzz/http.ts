@@ -109,6 +109,7 @@ export const ERROR_STATUS: Record<string, number> = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  failed_precondition: 409,
   deferred: 409,
   queue_full: 409,
   entry_not_found: 404,

@@ -64,8 +64,9 @@ export const INVARIANTS: Invariant[] = [
     sql: `SELECT endpoint_id, id FROM todos WHERE state = 'done' AND completed_at IS NULL`,
   },
   {
-    name: 'a pending todo is findable by the claim paths (ready_at set)',
-    sql: `SELECT endpoint_id, id FROM todos WHERE state = 'pending' AND NOT synthetic AND ready_at IS NULL`,
+    name: 'a pending todo is findable by the claim paths (ready_at set) unless scheduled (not_before set)',
+    sql: `SELECT endpoint_id, id FROM todos
+          WHERE state = 'pending' AND NOT synthetic AND ready_at IS NULL AND not_before IS NULL`,
   },
   {
     name: 'a finished todo is never ready again (done, canceled, dead-lettered)',
@@ -88,18 +89,19 @@ export const INVARIANTS: Invariant[] = [
             SELECT 1 FROM mcp_sessions s WHERE s.endpoint_id = a.endpoint_id AND s.id = a.session_id)`,
   },
   {
+    // Claims charged to a window were committed between its start and its last charge
+    // (the window row's updated_at, the charging claim's own now()). Not the policy's
+    // period: a policy changed from a day to an hour after charging left a day's window.
     name: 'an admission window never charged more claims than were committed in it',
-    sql: `SELECT w.policy_id, w.window_start, w.used, (
+    sql: `SELECT w.policy_id, w.window_start, w.updated_at, w.used, (
               SELECT count(*) FROM todo_attempts a JOIN todos t ON t.endpoint_id = a.endpoint_id AND t.id = a.todo_id
-              WHERE a.endpoint_id = p.endpoint_id AND t.queue = p.queue AND a.claimed_at >= w.window_start
-                AND a.claimed_at < w.window_start + CASE p.window_period WHEN 'hour' THEN interval '1 hour'
-                  WHEN 'day' THEN interval '25 hours' ELSE interval '169 hours' END) AS attempts
+              WHERE a.endpoint_id = p.endpoint_id AND t.queue = p.queue
+                AND a.claimed_at >= w.window_start AND a.claimed_at <= w.updated_at) AS attempts
           FROM admission_windows w JOIN admission_policies p ON p.id = w.policy_id
-          WHERE p.window_period IS NOT NULL AND w.used > (
+          WHERE w.used > (
               SELECT count(*) FROM todo_attempts a JOIN todos t ON t.endpoint_id = a.endpoint_id AND t.id = a.todo_id
-              WHERE a.endpoint_id = p.endpoint_id AND t.queue = p.queue AND a.claimed_at >= w.window_start
-                AND a.claimed_at < w.window_start + CASE p.window_period WHEN 'hour' THEN interval '1 hour'
-                  WHEN 'day' THEN interval '25 hours' ELSE interval '169 hours' END)`,
+              WHERE a.endpoint_id = p.endpoint_id AND t.queue = p.queue
+                AND a.claimed_at >= w.window_start AND a.claimed_at <= w.updated_at)`,
   },
   {
     name: 'an admission window of an unchanged policy is within its budget',

@@ -5,7 +5,8 @@
 // too, on the direct path and through the SDK transport. The oracle: no HTTP status ≥
 // 500, no JSON-RPC internal error (-32603), no tool error `internal`, every tool error in
 // the documented `{error: {code, message}}` shape; afterwards the server answers and every
-// CHECK and documented invariant holds. SWITCHBOARD_FUZZ_CASES / _SEED as in api.test.ts.
+// CHECK and documented invariant holds. A raised-limits pass, then a default-limits pass
+// (test/fuzz/world.ts). SWITCHBOARD_FUZZ_CASES / _SEED as in api.test.ts.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -17,6 +18,9 @@ import { casesFor, fuzzSeed, Rng } from './rng.js';
 import { encode, garbageText, hostileString, hostileValue, mutate, validFrom, type Schema } from './values.js';
 import {
   call,
+  checkExhausted,
+  fixedCeiling,
+  defaultPassCases,
   makePeople,
   MCP_HEADERS,
   openSession,
@@ -24,13 +28,18 @@ import {
   rpcMessages,
   startWorld,
   tool,
+  usePass,
   vendEndpoint,
   type Vended,
 } from './world.js';
+import { MAX_WAIT_SECONDS } from '../../src/domain/todo.js';
 
 const seed = fuzzSeed();
 const CASES = casesFor('mcp');
-process.stdout.write(`mcp fuzz: seed ${seed} (replay: SWITCHBOARD_FUZZ_SEED=${seed}), ${CASES} cases\n`);
+const DEFAULT_CASES = defaultPassCases(CASES);
+process.stdout.write(
+  `mcp fuzz: seed ${seed} (replay: SWITCHBOARD_FUZZ_SEED=${seed}), ${CASES} cases + ${DEFAULT_CASES} with default limits\n`,
+);
 const rng = new Rng(seed, 'mcp');
 
 const world = await startWorld('fuzz_mcp');
@@ -41,7 +50,12 @@ const TOOLS = toolsFor(allVerbs());
 
 const ALL_FAMILIES = ['drain', 'create', 'messages', 'admission', 'hooks'];
 const main = await vendEndpoint(world, admin, { name: 'fuzz main', queues: ['inbox', 'work'], verbs: ALL_FAMILIES });
-const sibling = await vendEndpoint(world, admin, { name: 'fuzz sibling', queues: ['inbox'] });
+// The sibling accepts agent messages, so main's send_message into it reaches the queue.
+const sibling = await vendEndpoint(world, admin, {
+  name: 'fuzz sibling',
+  queues: ['inbox'],
+  accept_agent_messages: true,
+});
 const foreign = await vendEndpoint(world, other, { name: 'fuzz foreign', queues: ['inbox'], verbs: ALL_FAMILIES });
 const bare = await vendEndpoint(world, member, { name: 'fuzz bare', queues: ['inbox'], verbs: ['claim'] });
 
@@ -130,7 +144,18 @@ function hint(field: string): unknown {
 
 function args(schema: Schema): unknown {
   const valid = validFrom(schema, rng, (field) => hint(field));
-  return rng.chance(0.4) ? valid : mutate(valid, rng, pools.all());
+  const made = rng.chance(0.4) ? valid : mutate(valid, rng, pools.all());
+  // A waiting call answers at its deadline when nothing comes: a valid wait past a second
+  // (a hostile value or a mutation drew 50) only holds the run, and past the send's 30 s
+  // it read as no answer. Out-of-range and non-integer waits stay, to be refused.
+  if (made !== null && typeof made === 'object' && !Array.isArray(made)) {
+    const fields = made as Record<string, unknown>;
+    const wait = fields.wait_seconds;
+    if (typeof wait === 'number' && Number.isInteger(wait) && wait > 1 && wait <= MAX_WAIT_SECONDS) {
+      fields.wait_seconds = 1;
+    }
+  }
+  return made;
 }
 
 type Target = { credential: string | undefined; session: string | undefined; endpoint: Vended | null };
@@ -207,6 +232,9 @@ interface RpcMessage {
   result?: { isError?: boolean; structuredContent?: { error?: { code?: unknown; message?: unknown } } };
 }
 
+/** A fixed ceiling's refusal gets an outcome of its own, which the raised pass does not count. */
+const FIXED = 'resource_exhausted (fixed ceiling)';
+
 function judge(answer: Answer): string | null {
   if (answer.status === 0) return `no answer: ${answer.text}`;
   if (answer.status >= 500) return `status ${answer.status}`;
@@ -273,7 +301,9 @@ async function settle(n: number, verb: string, t: Target, sent: Sent, answer: An
     answer.status !== 200
       ? `http ${answer.status}`
       : result?.isError
-        ? String(result.structuredContent?.error?.code)
+        ? fixedCeiling(result.structuredContent?.error)
+          ? FIXED
+          : String(result.structuredContent?.error?.code)
         : result
           ? 'ok'
           : 'rpc error';
@@ -295,17 +325,31 @@ test('the verb registry describes every grantable and self verb, each with an ob
   for (const t of TOOLS) assert.equal(t.inputSchema.type, 'object', t.name);
 });
 
-test(`MCP fuzz: ${CASES} cases, no 5xx or internal errors, invariants hold`, async () => {
-  for (let n = 0; n < CASES; n += BATCH) {
-    const batch = Array.from({ length: Math.min(BATCH, CASES - n) }, (_, i) => prepare(n + i));
+/** Runs `count` cases numbered from `from` against the world's current instance, then the oracle. */
+async function runPass(pass: 'raised' | 'defaults', from: number, count: number): Promise<void> {
+  usePass(world, pass);
+  outcomes.clear();
+  const end = from + count;
+  for (let n = from; n < end; n += BATCH) {
+    const batch = Array.from({ length: Math.min(BATCH, end - n) }, (_, i) => prepare(n + i));
     const judged = await Promise.all(batch.map((run) => run()));
     for (const j of judged) await j();
   }
-  process.stdout.write(`mcp fuzz outcomes: ${JSON.stringify(Object.fromEntries([...outcomes].sort()))}\n`);
+  process.stdout.write(`mcp fuzz outcomes (${pass}): ${JSON.stringify(Object.fromEntries([...outcomes].sort()))}\n`);
   const whoami = await tool(world, main.credential, await openSession(world, main.credential), 'whoami', {});
   assert.equal(whoami?.endpoint?.id, main.id, 'the server still answers a verb');
   const broken = await violations(world.db.pool);
   process.stdout.write(`mcp fuzz: ${await invariantCount(world.db.pool)} invariants checked\n`);
   assert.equal(findings.length, 0, `seed ${seed}:\n${summarize(findings)}`);
   assert.deepEqual(broken, [], `seed ${seed}`);
+  const exhausted = (outcomes.get('resource_exhausted') ?? 0) + (outcomes.get('http 429') ?? 0);
+  checkExhausted('mcp', pass, exhausted, count);
+}
+
+test(`MCP fuzz: ${CASES} cases with the limits raised, no 5xx or internal errors, invariants hold`, async () => {
+  await runPass('raised', 0, CASES);
+});
+
+test(`MCP fuzz: ${DEFAULT_CASES} more cases with the default limits, the same oracle`, async () => {
+  await runPass('defaults', CASES, DEFAULT_CASES);
 });

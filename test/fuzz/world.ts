@@ -1,8 +1,14 @@
-// The world each fuzzer runs in: a real `serve` instance (test/helpers/server.ts) on the
+// The world each fuzzer runs in: two real `serve` instances (test/helpers/server.ts) on the
 // file's own database, trusting X-Forwarded-For from loopback so every case can come
 // from an address of its own (the per-address limit would otherwise answer most cases
 // 429); three humans made through the real routes, with several tokens each; endpoints;
 // MCP sessions opened with real initialize requests.
+//
+// The two instances differ only in their limits, which are per instance. The fuzzers run
+// their main pass against the one with every limit they do not test raised
+// (RAISED_LIMITS), so the cases reach the handlers instead of a 429; then a smaller pass
+// against the one with the default limits, where refusals by the limits are part of what
+// is checked (their answers must keep the documented shape too).
 
 import assert from 'node:assert/strict';
 import { ensureSetupLink } from '../../src/identity/setup.js';
@@ -20,19 +26,99 @@ export function freshAddress(): string {
   return `10.${(addressCounter >> 16) & 255}.${(addressCounter >> 8) & 255}.${addressCounter & 255}`;
 }
 
+/**
+ * Every limit the fuzzers do not test, raised far past what a run sends. A new limit
+ * setting belongs here as soon as it exists, or the raised pass meets it.
+ */
+export const RAISED_LIMITS: Record<string, string> = {
+  SWITCHBOARD_API_RATE: '1000000',
+  SWITCHBOARD_API_BURST: '1000000',
+  SWITCHBOARD_API_RATE_PER_IP: '1000000',
+  SWITCHBOARD_API_BURST_PER_IP: '1000000',
+  SWITCHBOARD_WS_RATE: '1000000',
+  SWITCHBOARD_WS_BURST: '1000000',
+  SWITCHBOARD_MAX_WAITERS_PER_ENDPOINT: '10000',
+  // /mcp's limits: test/mcp/limits.test.ts tests them.
+  SWITCHBOARD_MCP_RATE: '1000000',
+  SWITCHBOARD_MCP_BURST: '1000000',
+  SWITCHBOARD_MCP_SESSIONS_PER_ENDPOINT: '100000',
+  SWITCHBOARD_MCP_UNAUTH_RATE_PER_IP: '1000000',
+  SWITCHBOARD_MCP_UNAUTH_BURST_PER_IP: '1000000',
+  // Sign-in and the quotas: the run signs its few humans in again and again, and vends and
+  // mints as cases ask (test/api/signin-throttle.test.ts and quotas.test.ts test them).
+  SWITCHBOARD_SIGNIN_BURST: '1000000',
+  SWITCHBOARD_SIGNIN_PER_MINUTE: '1000000',
+  SWITCHBOARD_QUOTA_ENDPOINTS: '1000000',
+  SWITCHBOARD_QUOTA_API_TOKENS: '1000000',
+  SWITCHBOARD_QUOTA_WEBHOOKS: '1000000',
+  SWITCHBOARD_QUOTA_NOTIFY_HOOKS: '1000000',
+  SWITCHBOARD_QUOTA_SCHEDULES: '1000000',
+};
+
+/**
+ * The most of a raised pass's cases that may still meet a limit that a setting raises (a
+ * rate limit, a quota, the waiters): a few at most, for a case that lands in the instant a
+ * limit is read. The fixed ceilings are not counted (fixedCeiling).
+ */
+export const MAX_EXHAUSTED_SHARE = 0.02;
+
+/**
+ * Whether a resource_exhausted error body is one of the ceilings no setting raises, which
+ * some cases meet on purpose: a notify hook past the endpoint's MAX_HOOKS
+ * (src/hooks/manage.ts, details `max`), a doorbell test while one runs (details `test_id`)
+ * or past the endpoint's hourly ones (src/doorbell/self-test.ts, "doorbell tests an hour").
+ * How many a run meets depends on how often the seed picks those verbs, so the raised
+ * pass prints them apart and does not hold them against the limits it raised.
+ */
+export function fixedCeiling(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const e = error as { code?: unknown; message?: unknown; details?: object };
+  if (e.code !== 'resource_exhausted') return false;
+  // MCP spreads the details into the error; the API and /ws nest them under `details`.
+  const details = { ...e, ...e.details } as { max?: unknown; test_id?: unknown };
+  return (
+    details.max !== undefined || details.test_id !== undefined || String(e.message).includes('doorbell tests an hour')
+  );
+}
+
+/** The default-limits pass runs this many cases for a raised pass of `cases`. */
+export function defaultPassCases(cases: number): number {
+  return Math.max(1, Math.round(cases / 4));
+}
+
 export interface World {
   db: TestDatabase;
+  /** The instance with RAISED_LIMITS. */
   server: Server;
+  /** The instance with the default limits. */
+  defaults: Server;
+  /** Where requests go now: the raised instance, or the defaults one (usePass). */
   base: string;
 }
 
 export async function startWorld(label: string): Promise<World> {
   const db = await testDatabase(label);
-  const server = await startTestServer(db.url, `fuzz-${label}`, {
-    SWITCHBOARD_TRUST_PROXY: '127.0.0.1/32',
-    SWITCHBOARD_DB_POOL_SIZE: '6',
-  });
-  return { db, server, base: server.url };
+  const common = { SWITCHBOARD_TRUST_PROXY: '127.0.0.1/32', SWITCHBOARD_DB_POOL_SIZE: '6' };
+  const server = await startTestServer(db.url, `fuzz-${label}`, { ...common, ...RAISED_LIMITS });
+  const defaults = await startTestServer(db.url, `fuzz-${label}-defaults`, common);
+  return { db, server, defaults, base: server.url };
+}
+
+/** Sends what follows to the instance with raised limits, or to the one with the defaults. */
+export function usePass(world: World, pass: 'raised' | 'defaults'): void {
+  world.base = pass === 'raised' ? world.server.url : world.defaults.url;
+}
+
+/** Prints a pass's resource_exhausted count; in the raised pass, fails when it is more than a small share. */
+export function checkExhausted(surface: string, pass: 'raised' | 'defaults', exhausted: number, cases: number): void {
+  const label = pass === 'raised' ? 'raised limits' : 'default limits';
+  process.stdout.write(`${surface} fuzz, ${label}: ${exhausted} of ${cases} cases answered resource_exhausted\n`);
+  if (pass === 'raised') {
+    assert.ok(
+      exhausted <= Math.ceil(cases * MAX_EXHAUSTED_SHARE),
+      `${exhausted} of ${cases} cases met a limit in the raised pass: raise it in RAISED_LIMITS`,
+    );
+  }
 }
 
 /** A JSON request from a fresh address; `token` as a bearer. */

@@ -5,23 +5,40 @@
 // Connections are opened signed in (two humans' board cookies), without a cookie and from
 // a foreign Origin. The oracle: every frame is answered, no answer is INTERNAL_ERROR, an
 // error is `{code, message, details?}`, the socket stays open; afterwards the server
-// answers and every CHECK and documented invariant holds.
+// answers and every CHECK and documented invariant holds. A raised-limits pass (the frame
+// limit per socket raised, so frames reach the actions), then a default-limits pass
+// (test/fuzz/world.ts).
 
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import WebSocket from 'ws';
 import { WS_ACTIONS } from '../../src/api/ws-actions.js';
-import { SESSION_COOKIE } from '../../src/http/auth.js';
+import { boardCookies } from '../../src/http/auth.js';
 import { signIn } from '../../src/identity/board-sessions.js';
 import { Pools, send, summarize, type Finding } from './http.js';
 import { invariantCount, violations } from './invariants.js';
 import { casesFor, fuzzSeed, Rng } from './rng.js';
 import { encode, garbageText, hostileString, mutate } from './values.js';
-import { call, makePeople, MCP_HEADERS, openSession, PASSWORD, startWorld, vendEndpoint } from './world.js';
+import {
+  call,
+  checkExhausted,
+  fixedCeiling,
+  defaultPassCases,
+  makePeople,
+  MCP_HEADERS,
+  openSession,
+  PASSWORD,
+  startWorld,
+  usePass,
+  vendEndpoint,
+} from './world.js';
 
 const seed = fuzzSeed();
 const CASES = casesFor('ws');
-process.stdout.write(`ws fuzz: seed ${seed} (replay: SWITCHBOARD_FUZZ_SEED=${seed}), ${CASES} cases\n`);
+const DEFAULT_CASES = defaultPassCases(CASES);
+process.stdout.write(
+  `ws fuzz: seed ${seed} (replay: SWITCHBOARD_FUZZ_SEED=${seed}), ${CASES} cases + ${DEFAULT_CASES} with default limits\n`,
+);
 const rng = new Rng(seed, 'ws');
 
 const world = await startWorld('fuzz_ws');
@@ -47,6 +64,7 @@ await send(world.base, {
 });
 
 const identity = { db: world.db.pool, publicUrl: world.base };
+const SESSION_COOKIE = boardCookies(world.base).session;
 const cookies = {
   admin: (await signIn(identity, admin.email, PASSWORD)).cookie,
   other: (await signIn(identity, other.email, PASSWORD)).cookie,
@@ -198,7 +216,8 @@ const outcomes = new Map<string, number>();
 const conns: Conn[] = [];
 
 async function live(who: 'admin' | 'other'): Promise<Conn> {
-  // Several sockets per human: each has its own rate limit (20/s), so the run is not throttled.
+  // Several sockets per human: each has its own rate limit, so even the default-limits pass
+  // is not throttled throughout.
   const open = conns.filter((c) => c.who === who && c.closedWith === null);
   if (open.length >= 4) return rng.pick(open);
   const conn = await connect(who);
@@ -235,8 +254,9 @@ async function oneCase(n: number): Promise<void> {
   const answer = await exchange(conn, data);
   const problem = judge(answer, conn);
   const a = answer as { type?: string; action?: string; payload?: { code?: string } } | null;
-  const outcome =
-    a && typeof a === 'object' ? (a.type === 'error' ? String(a.payload?.code) : String(a.type)) : String(answer);
+  // A fixed ceiling's refusal gets an outcome of its own, which the raised pass does not count.
+  const code = fixedCeiling(a?.payload) ? 'resource_exhausted (fixed ceiling)' : String(a?.payload?.code);
+  const outcome = a && typeof a === 'object' ? (a.type === 'error' ? code : String(a.type)) : String(answer);
   outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
   // A frame over the 1 MiB limit closes the socket with 1009: that is the documented limit, not a fault.
   const oversize = Buffer.byteLength(data) > 1024 * 1024 && conn.closedWith === 1009;
@@ -260,17 +280,32 @@ test('every /ws action has a payload seed', () => {
   );
 });
 
-test(`WebSocket fuzz: ${CASES} cases, every frame answered, no INTERNAL_ERROR, invariants hold`, async () => {
-  for (let n = 0; n < CASES; n++) await oneCase(n);
-  process.stdout.write(`ws fuzz outcomes: ${JSON.stringify(Object.fromEntries([...outcomes].sort()))}\n`);
+/** Runs `count` cases numbered from `from` on sockets of the world's current instance, then the oracle. */
+async function runPass(pass: 'raised' | 'defaults', from: number, count: number): Promise<void> {
+  usePass(world, pass);
+  // The sockets of the previous pass belong to the other instance.
+  for (const c of conns.splice(0)) if (c.closedWith === null) c.socket.close();
+  outcomes.clear();
+  for (let n = from; n < from + count; n++) await oneCase(n);
+  process.stdout.write(`ws fuzz outcomes (${pass}): ${JSON.stringify(Object.fromEntries([...outcomes].sort()))}\n`);
   const conn = await connect('admin');
   const answer = (await exchange(
     conn,
     JSON.stringify({ id: 1, type: 'request', action: 'message.queue.get', payload: { session_id: mySessions[0] } }),
   )) as { type?: string };
   assert.equal(answer?.type, 'response', 'the server still answers on /ws');
+  conn.socket.close();
   const broken = await violations(world.db.pool);
   process.stdout.write(`ws fuzz: ${await invariantCount(world.db.pool)} invariants checked\n`);
   assert.equal(findings.length, 0, `seed ${seed}:\n${summarize(findings)}`);
   assert.deepEqual(broken, [], `seed ${seed}`);
+  checkExhausted('ws', pass, outcomes.get('resource_exhausted') ?? 0, count);
+}
+
+test(`WebSocket fuzz: ${CASES} cases with the limits raised, every frame answered, no INTERNAL_ERROR, invariants hold`, async () => {
+  await runPass('raised', 0, CASES);
+});
+
+test(`WebSocket fuzz: ${DEFAULT_CASES} more cases with the default limits, the same oracle`, async () => {
+  await runPass('defaults', CASES, DEFAULT_CASES);
 });

@@ -54,7 +54,14 @@ export async function testServices(o: ServiceSetup): Promise<Services> {
 
 /** The HTTP host with every surface on it, as `serve` builds it; not listening. */
 export function testApp(services: Services): FastifyInstance {
-  const app = createHost({ log: services.log, trustProxy: services.config.trustProxy });
+  const app = createHost({
+    log: services.log,
+    trustProxy: services.config.trustProxy,
+    publicUrl: services.config.publicUrl,
+    allowedHosts: services.config.allowedHosts,
+    metricsTokenSet: services.config.metricsToken !== null,
+    latency: services.metrics.latency,
+  });
   registerSurfaces(app, services, new Readiness());
   return app;
 }

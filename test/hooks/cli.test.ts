@@ -74,6 +74,10 @@ test('hook create, list, rotate and delete drive the endpoint’s notify hooks',
   assert.match(human.stdout, /1 of 5 used/);
   const rotated = await json('hook', 'rotate', slug, id);
   assert.notEqual(rotated.signing_secret, created.signing_secret);
+  const immediate = await cli('hook', 'rotate', slug, id, '--immediate');
+  assert.equal(immediate.code, 0, immediate.stderr);
+  assert.match(immediate.stdout, /the old one no longer signs/);
+  assert.match(immediate.stdout, /whsec_/);
   assert.deepEqual(await json('hook', 'delete', slug, id), { hook_id: id, deleted: true });
   const refused = await cli('hook', 'create', slug, 'https://127.0.0.1/hook');
   assert.notEqual(refused.code, 0);

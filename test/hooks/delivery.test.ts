@@ -210,6 +210,35 @@ test('ten failed deliveries in a row disable the hook; rotate re-enables it and 
   assert.equal(listed.health.consecutive_failures, 0);
 });
 
+test('an immediate rotation signs only with the new secret from the next delivery, and drops a secret still in its grace', async () => {
+  const { v, owner, hook, push } = await setup('/immediate');
+  rx.respond(() => 204);
+  const graced = await rotateHook({ db: pool, guard }, owner, { hook_id: hook.hook_id });
+  await push({ title: 'during the grace' });
+  await ready(v.endpoint.id);
+  const during = at('/immediate').at(-1)!;
+  assert.equal(during.headers['webhook-signature']?.split(' ').length, 2, 'without immediate both secrets sign');
+  assert.ok(verifies(during, graced.signing_secret) && verifies(during, hook.signing_secret));
+
+  const now = await rotateHook({ db: pool, guard }, owner, { hook_id: hook.hook_id, immediate: true });
+  await push({ title: 'after the immediate rotation' });
+  await ready(v.endpoint.id);
+  const last = at('/immediate').at(-1)!;
+  assert.equal(last.json.summary, 'after the immediate rotation');
+  assert.equal(last.headers['webhook-signature']?.split(' ').length, 1, 'one signature: the new secret alone');
+  assert.ok(verifies(last, now.signing_secret));
+  assert.ok(!verifies(last, graced.signing_secret), 'the secret it replaced no longer signs');
+  assert.ok(!verifies(last, hook.signing_secret), 'nor the one that was still in its grace');
+  const row = await pool.query('SELECT prev_secret, prev_secret_expires_at FROM notify_hooks WHERE id = $1', [
+    hook.hook_id,
+  ]);
+  assert.deepEqual(
+    row.rows,
+    [{ prev_secret: null, prev_secret_expires_at: null }],
+    'nothing of the old secret is kept',
+  );
+});
+
 test('a hook whose host later resolves to loopback is refused before the attempt (DNS rebinding)', async () => {
   let answer = '93.184.216.34';
   const rebinding = new HookGuard({ allowHttp: false, allowCidrs: [] }, async () => [{ address: answer, family: 4 }]);

@@ -56,6 +56,23 @@ test('loopback, private, link-local, CGNAT, ULA and multicast addresses are refu
     assert.equal(guard.addressAllowed(address), true, address);
 });
 
+test('the IPv6 ranges that embed or translate to IPv4 are refused, and the public address beside each is allowed', () => {
+  const guard = new HookGuard({ allowHttp: false, allowCidrs: [] });
+  const table: Array<{ range: string; inside: string[]; beside: string }> = [
+    { range: '::/96 (IPv4-compatible)', inside: ['::10.0.0.1', '::8.8.8.8', '::ffff:ffff'], beside: '::1:0:0:1' },
+    { range: '2002::/16 (6to4)', inside: ['2002:a00:1::1', '2002:808:808::1', '2002:ffff::1'], beside: '2003::1' },
+    {
+      range: '64:ff9b:1::/48 (local NAT64)',
+      inside: ['64:ff9b:1::a00:1', '64:ff9b:1:ffff::1'],
+      beside: '64:ff9b:2::1',
+    },
+  ];
+  for (const { range, inside, beside } of table) {
+    for (const address of inside) assert.equal(guard.addressAllowed(address), false, `${address} in ${range}`);
+    assert.equal(guard.addressAllowed(beside), true, `${beside} beside ${range}`);
+  }
+});
+
 test('an operator CIDR allow-list admits exactly the listed private ranges', () => {
   const guard = new HookGuard({ allowHttp: false, allowCidrs: ['10.20.0.0/16', '127.0.0.1'] });
   assert.equal(guard.addressAllowed('10.20.3.4'), true);

@@ -15,6 +15,7 @@ import { createTodo } from '../../src/todos/index.js';
 import { testDatabase } from '../helpers/db.js';
 import { vend } from '../mcp/harness.js';
 import { verifies, type Received } from './receiver.js';
+import { until } from '../helpers/wait.js';
 
 const { pool, url } = await testDatabase('hooks_servers');
 const ENV = { SWITCHBOARD_PUSH_ALLOW_HTTP: 'on', SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS: '127.0.0.0/8' };
@@ -54,13 +55,6 @@ const a = await server('hooks-a');
 const b = await server('hooks-b');
 const guard = new HookGuard({ allowHttp: true, allowCidrs: ['127.0.0.0/8'] });
 
-async function until(check: () => boolean, what: string, ms = 5_000): Promise<void> {
-  for (const deadline = Date.now() + ms; Date.now() < deadline;) {
-    if (check()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  assert.fail(`timed out waiting for ${what}`);
-}
 const settle = () => new Promise((r) => setTimeout(r, 400));
 const at = (path: string) => received.filter((r) => r.path === path);
 

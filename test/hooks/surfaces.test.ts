@@ -35,6 +35,10 @@ test('an endpoint granted hooks creates, lists, rotates and deletes its own hook
   assert.equal(listed.hooks[0].health.consecutive_failures, 0);
   const rotated = await ok(c, 'rotate_notify_hook', { hook_id: created.hook_id });
   assert.notEqual(rotated.signing_secret, created.signing_secret);
+  const immediate = await ok(c, 'rotate_notify_hook', { hook_id: created.hook_id, immediate: true });
+  assert.notEqual(immediate.signing_secret, rotated.signing_secret);
+  const kept = await h.pool.query('SELECT prev_secret FROM notify_hooks WHERE id = $1', [created.hook_id]);
+  assert.deepEqual(kept.rows, [{ prev_secret: null }], 'immediate over MCP keeps no old secret');
   await fails(c, 'create_notify_hook', { url: 'https://127.0.0.1/hook' }, 'invalid_argument');
   await fails(c, 'create_notify_hook', { url: 'http://93.184.216.34/hook' }, 'invalid_argument');
   await fails(c, 'create_notify_hook', { url: TARGET, queues: ['elsewhere'] }, 'invalid_argument');
@@ -73,6 +77,25 @@ test('the owner manages hooks through the API; another human gets 404', async ()
   const id = created.body.hook_id as string;
   expectStatus(await h.post(`${base}/${id}/rotate`, { token: other.token }), 404);
   expectStatus(await h.post(`${base}/${id}/rotate`, { token: member.token }), 200);
+  const graced = await h.pool.query('SELECT prev_secret IS NOT NULL AS kept FROM notify_hooks WHERE id = $1', [id]);
+  assert.deepEqual(graced.rows, [{ kept: true }], 'a plain rotation keeps the old secret for its grace');
+  const immediate = await h.post(`${base}/${id}/rotate`, { token: member.token, body: { immediate: true } });
+  expectStatus(immediate, 200);
+  assert.match(immediate.body.signing_secret, /^whsec_/);
+  const dropped = await h.pool.query('SELECT prev_secret IS NOT NULL AS kept FROM notify_hooks WHERE id = $1', [id]);
+  assert.deepEqual(dropped.rows, [{ kept: false }], '{immediate: true} keeps no old secret');
+  expectError(
+    await h.post(`${base}/${id}/rotate`, { token: member.token, body: { immediate: 'yes' } }),
+    400,
+    'invalid_argument',
+    'immediate',
+  );
+  expectError(
+    await h.post(`${base}/${id}/rotate`, { token: member.token, body: [true] }),
+    400,
+    'invalid_argument',
+    'body',
+  );
   expectStatus(await h.delete(`${base}/${id}`, { token: member.token }), 200);
   expectError(await h.delete(`${base}/${id}`, { token: member.token }), 404, 'not_found');
 });

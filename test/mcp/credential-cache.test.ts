@@ -33,6 +33,7 @@ function database(endpointOf: (credential: string) => string) {
         queues: ['inbox'],
         verbs: [],
         default_lease_seconds: null,
+        accept_agent_messages: false,
         credential_prefix: null,
         expires_at: null,
         revoked_at: null,

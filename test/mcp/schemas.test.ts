@@ -7,7 +7,7 @@ import { ackDoorbellInput } from '../../src/doorbell/ack.js';
 import { getDoorbellTestInput, startDoorbellTestInput } from '../../src/doorbell/self-test.js';
 import { ackInput, sendInput } from '../../src/domain/messages.js';
 import { allVerbs } from '../../src/domain/verbs.js';
-import { createHookInput, hookIdInput, listHooksInput } from '../../src/hooks/manage.js';
+import { createHookInput, hookIdInput, listHooksInput, rotateHookInput } from '../../src/hooks/manage.js';
 import { toolsFor, verbFor } from '../../src/mcp/verbs/index.js';
 import { clockInInput, clockOutInput } from '../../src/presence/manage.js';
 import * as todos from '../../src/todos/index.js';
@@ -30,7 +30,7 @@ test('each verb shows the schema its use case parses with', () => {
     get_doorbell_test: getDoorbellTestInput,
     create_notify_hook: createHookInput,
     list_notify_hooks: listHooksInput,
-    rotate_notify_hook: hookIdInput,
+    rotate_notify_hook: rotateHookInput,
     delete_notify_hook: hookIdInput,
     clock_in: clockInInput,
     clock_out: clockOutInput,

@@ -8,6 +8,7 @@ import { revokeEndpoint } from '../../src/endpoints/manage.js';
 import { versionInfo } from '../../src/version.js';
 import { testDatabase } from '../helpers/db.js';
 import { call, connect, type Body, fails, ok, raw, resume, startApp, vend } from './harness.js';
+import { until } from '../helpers/wait.js';
 
 const { pool } = await testDatabase('mcp_session');
 const a = await startApp(pool, 'instance-a');
@@ -18,14 +19,6 @@ const b = await startApp(pool, 'instance-b', undefined, { env: { SWITCHBOARD_MCP
 async function sessionRow(id: string): Promise<Body> {
   const res = await pool.query('SELECT * FROM mcp_sessions WHERE id = $1', [id]);
   return res.rows[0];
-}
-
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  assert.fail(`timed out waiting for ${what}`);
 }
 
 const initializeBody = {
@@ -156,7 +149,11 @@ test('a missing, malformed, unknown or revoked credential answers 401 with WWW-A
     for (const method of ['POST', 'GET', 'DELETE']) {
       const res = await raw(a.url, method, headers, method === 'POST' ? initializeBody : undefined);
       assert.equal(res.status, 401, `${label} ${method}`);
-      assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="switchboard"', label);
+      assert.equal(
+        res.headers.get('www-authenticate'),
+        'Bearer realm="switchboard", resource_metadata="http://switchboard.test/.well-known/oauth-protected-resource/mcp"',
+        label,
+      );
     }
   }
   // Revoked through instance A's process: its credential answers go at once.
@@ -177,7 +174,10 @@ test('a missing, malformed, unknown or revoked credential answers 401 with WWW-A
     },
   );
   assert.equal(res.status, 401);
-  assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="switchboard"');
+  assert.equal(
+    res.headers.get('www-authenticate'),
+    'Bearer realm="switchboard", resource_metadata="http://switchboard.test/.well-known/oauth-protected-resource/mcp"',
+  );
   await assert.rejects(connect(a.url, vended.credential));
 });
 

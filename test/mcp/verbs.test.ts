@@ -63,6 +63,23 @@ test('create_todo → claim_next → heartbeat → complete: the wire shapes of 
   const done = await ok(c, 'complete', { id: todo.id, result: { summary: 'short' } });
   assert.equal(done.todo.state, 'done');
   assert.deepEqual(await ok(c, 'claim_next', {}), { empty: true });
+
+  // Within the idempotency window the finished todo still holds its key.
+  const repeat = await ok(c, 'create_todo', { queue: 'inbox', title: 'Summarise', idempotency_key: 'report-1' });
+  assert.deepEqual([repeat.created, repeat.todo.id, repeat.todo.state], [false, created.todo.id, 'done']);
+});
+
+test('SWITCHBOARD_IDEMPOTENCY_WINDOW reaches create_todo: at 0s a finished todo holds no key', async () => {
+  const { url: zeroUrl } = await startApp(pool, 'instance-window', undefined, {
+    env: { SWITCHBOARD_IDEMPOTENCY_WINDOW: '0s' },
+  });
+  const c = await connect(zeroUrl, (await vend(pool)).credential);
+  const first = await create(c, { idempotency_key: 'nightly' });
+  await ok(c, 'claim', { id: first.id });
+  await ok(c, 'complete', { id: first.id });
+  const next = await ok(c, 'create_todo', { queue: 'inbox', title: 'again', idempotency_key: 'nightly' });
+  assert.equal(next.created, true);
+  assert.notEqual(next.todo.id, first.id);
 });
 
 test('fail and release end a claim; the todo comes back as the state machine says', async () => {

@@ -19,6 +19,8 @@ export interface InstanceOptions {
   envCapacity?: number | null;
   syntheticAdmin?: Principal | null;
   warnings?: string[];
+  /** Frames per /ws connection (SWITCHBOARD_WS_RATE / _BURST); the defaults when unset. */
+  socketLimit?: { perSecond: number; burst: number };
 }
 
 /** One app of its own on the shared database, with its own bus and capacity setting. */
@@ -45,7 +47,11 @@ export async function instance(pool: Pool, url: string, options: InstanceOptions
     bus,
     log,
     syntheticAdmin: options.syntheticAdmin ?? null,
-    config: (c) => ({ ...c, messages: { ...c.messages, envCapacity: options.envCapacity ?? null } }),
+    config: (c) => ({
+      ...c,
+      messages: { ...c.messages, envCapacity: options.envCapacity ?? null },
+      api: { ...c.api, perSocket: options.socketLimit ?? c.api.perSocket },
+    }),
   });
   after(h.messages.capacity.listen(bus));
   after(() => h.close());

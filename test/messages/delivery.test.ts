@@ -1,7 +1,8 @@
 // Pins message delivery into a live MCP session with the SDK's real client over HTTP:
 // FIFO, one at a time (the next only after the previous ack), meta of strings, content
 // neutralised; redelivery after the ack timeout and after the stream closes; next_message
-// for stream-less clients; send_message only to sessions of the same owner, as agent.
+// for stream-less clients; send_message only to sessions of the same owner, as agent, into
+// another endpoint only when it accepts agent messages, naming the sending endpoint.
 
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
@@ -10,10 +11,12 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { pino } from 'pino';
 import { parseConfig } from '../../src/config/index.js';
 import { startServer, type Server } from '../../src/main.js';
+import { updateEndpoint, vendEndpoint } from '../../src/endpoints/manage.js';
 import { addMessage, queueStatus } from '../../src/messages/queue.js';
 import { redeliverMessages } from '../../src/sweeps/messages.js';
 import { testDatabase } from '../helpers/db.js';
 import { call, fails, ok, raw, resume, vend, type Connected } from '../mcp/harness.js';
+import { until } from '../helpers/wait.js';
 
 // Registered first, so it runs before the database is dropped (after hooks run in order).
 const servers: Server[] = [];
@@ -42,14 +45,6 @@ const b = await server('deliver-b');
 interface Channel {
   content: string;
   meta: Record<string, string>;
-}
-
-async function until(check: () => Promise<boolean> | boolean, what: string, ms = 5_000): Promise<void> {
-  for (const deadline = Date.now() + ms; Date.now() < deadline;) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  assert.fail(`timed out waiting for ${what}`);
 }
 
 /** An SDK client with its stream open, collecting channel notifications. */
@@ -244,6 +239,8 @@ test('send_message queues as agent into a session of the same owner only', async
   assert.equal(sent.message.queued_by, 'agent');
   await until(() => target.heard.length === 1, 'the sibling message');
   assert.equal(target.heard[0]?.meta.queued_by, 'agent');
+  assert.equal(target.heard[0]?.meta.from_endpoint, endpoint.slug, 'the delivery names the sending endpoint');
+  assert.equal(target.heard[0]?.meta.from_endpoint_id, endpoint.id);
   const row = await pool.query('SELECT sender_id FROM queued_messages WHERE session_id = $1', [target.sessionId]);
   assert.equal(row.rows[0]?.sender_id, endpoint.id);
 
@@ -263,4 +260,77 @@ test('send_message queues as agent into a session of the same owner only', async
   await fails(quiet.c, 'send_message', { session_id: target.sessionId, content: 'x' }, 'forbidden');
   assert.equal((await queueStatus(a.messages, human(stranger.humanId), theirs.sessionId)).count, 0);
   assert.equal((await call(sender.c, 'whoami')).isError, undefined);
+});
+
+test('send_message into another endpoint of the same owner is forbidden until that endpoint accepts agent messages, then names its sender', async () => {
+  const { humanId, credential, endpoint: sending } = await vend(pool);
+  const operator = { db: pool, publicUrl: 'http://switchboard.test' };
+  const other = await vendEndpoint(operator, humanId, { name: 'reviewer' }, new Date());
+  assert.equal(other.endpoint.accept_agent_messages, false, 'off by default');
+  const target = await listener(a.url, other.credential);
+  const sender = await listener(b.url, credential);
+
+  const refused = await fails(
+    sender.c,
+    'send_message',
+    { session_id: target.sessionId, content: 'do this instead' },
+    'forbidden',
+    'session_id',
+  );
+  assert.match(refused.error.message, /does not accept messages from other agents/);
+  assert.equal(refused.error.reason, 'agent_messages_not_accepted');
+  assert.equal((await queueStatus(a.messages, human(humanId), target.sessionId)).count, 0, 'nothing queued');
+  // The owner's own messages into the same session are unaffected.
+  await addMessage(a.messages, human(humanId), target.sessionId, { content: 'from the owner' });
+  await until(() => target.heard.length === 1, "the owner's message");
+  assert.equal(target.heard[0]?.meta.from_endpoint, undefined, "a human's message names no endpoint");
+  await ok(target.c, 'ack_message', { message_id: target.heard[0]?.meta.message_id });
+
+  const opened = await updateEndpoint(
+    operator,
+    humanId,
+    other.endpoint.slug,
+    { accept_agent_messages: true },
+    new Date(),
+  );
+  assert.equal(opened.endpoint.accept_agent_messages, true);
+  const sent = await ok(sender.c, 'send_message', { session_id: target.sessionId, content: 'now it arrives' });
+  assert.equal(sent.message.sender_id, sending.id);
+  await until(() => target.heard.length === 2, 'the agent message');
+  const heard = target.heard[1]!;
+  assert.equal(heard.meta.queued_by, 'agent');
+  assert.equal(heard.meta.from_endpoint, sending.slug);
+  assert.equal(heard.meta.from_endpoint_id, sending.id);
+  assert.ok(
+    Object.values(heard.meta).every((v) => typeof v === 'string'),
+    'every meta value is a string',
+  );
+  assert.match(heard.content, new RegExp(`queued by agent endpoint ${sending.slug}`));
+
+  // Turned off again: refused again, on another instance too (the flag is read on every send).
+  await updateEndpoint(operator, humanId, other.endpoint.slug, { accept_agent_messages: false }, new Date());
+  await fails(sender.c, 'send_message', { session_id: target.sessionId, content: 'x' }, 'forbidden', 'session_id');
+});
+
+test('next_message names the sending endpoint of an agent message', async () => {
+  const { credential, endpoint } = await vend(pool);
+  const sender = await listener(a.url, credential);
+  const init = await rpc(a.url, credential, null, {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'poller', version: '1' } },
+  });
+  const sessionId = init.session ?? '';
+  await ok(sender.c, 'send_message', { session_id: sessionId, content: 'pull it' });
+  const taken = await rpc(a.url, credential, sessionId, {
+    jsonrpc: '2.0',
+    id: 2,
+    method: 'tools/call',
+    params: { name: 'next_message', arguments: {} },
+  });
+  const message = taken.body.result?.structuredContent?.message as Record<string, unknown> | undefined;
+  assert.equal(message?.content, 'pull it', JSON.stringify(taken.body));
+  assert.equal(message.from_endpoint, endpoint.slug);
+  assert.equal(message.from_endpoint_id, endpoint.id);
 });

@@ -13,20 +13,13 @@ import { addMessage, queueStatus } from '../../src/messages/queue.js';
 import { redeliverMessages } from '../../src/sweeps/messages.js';
 import { testDatabase } from '../helpers/db.js';
 import { depsOf, notices, owner, stored, user } from './world.js';
+import { until } from '../helpers/wait.js';
 
 const { pool, url } = await testDatabase('messages_pump');
 const bus = new NotifyBus({ url });
 await bus.start();
 after(() => bus.stop());
 const heard = await notices(url);
-
-async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (const deadline = Date.now() + 5_000; Date.now() < deadline;) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  assert.fail(`timed out waiting for ${what}`);
-}
 
 test('a failed write returns the message to pending once, quietly for delivery, and the sweep retries it', async () => {
   const deps = depsOf(pool);

@@ -12,7 +12,7 @@ import { createPool, type Pool } from '../../src/db/pool.js';
 import { isAppError } from '../../src/domain/errors.js';
 import { CapacitySetting } from '../../src/messages/capacity.js';
 import type { MessageDeps } from '../../src/messages/context.js';
-import { ackMessage, reserveNext } from '../../src/messages/delivery.js';
+import { ackMessage, reserveNext, returnSessionToPending } from '../../src/messages/delivery.js';
 import { addMessage, clearMessages, removeMessage } from '../../src/messages/queue.js';
 import { testDatabase } from '../helpers/db.js';
 import { barrier } from '../helpers/fixtures.js';
@@ -209,6 +209,32 @@ async function instance(db: Pool): Promise<CapacitySetting> {
   after(capacity.listen(bus));
   return capacity;
 }
+
+test('a stream closing on one instance while it reopens on another leaves the other’s delivery in flight', async () => {
+  const { o } = await queueOf(1);
+  await pool.query(`UPDATE mcp_sessions SET instance = 'a', stream_open = false WHERE id = $1`, [o.sessionId]);
+  const message = await reserveNext(deps, refOf(o));
+  assert.ok(message, 'the head is in flight');
+  // Instance b opens the stream and holds the session's lock (as its reservation does),
+  // not yet committed; meanwhile a's close of its old stream returns what is in flight.
+  const gate = await pool.connect();
+  try {
+    await gate.query('BEGIN');
+    await gate.query('SELECT 1 FROM queue_session_locks WHERE session_id = $1 FOR UPDATE', [o.sessionId]);
+    await gate.query(`UPDATE mcp_sessions SET instance = 'b', stream_open = true WHERE id = $1`, [o.sessionId]);
+    const returning = returnSessionToPending(deps, refOf(o), 'a');
+    await until(async () => (await waiting()) === 1, 'the close to queue on the lock');
+    await gate.query('COMMIT');
+    assert.equal(await returning, 0, 'nothing of b’s returned');
+  } finally {
+    gate.release();
+  }
+  assert.deepEqual(
+    (await stored(pool, o.sessionId)).map((m) => m.reserved_in_flight),
+    [true],
+    'the delivery stays in flight on b',
+  );
+});
 
 test('two admins saving different capacities at once: persisted = live = the last write, on both instances', async () => {
   const second = createPool({ url, max: 4 });

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { after } from 'node:test';
 import pg from 'pg';
 import type { Pool } from '../../src/db/pool.js';
-import { newId } from '../../src/domain/ids.js';
+import { newId, newSessionId } from '../../src/domain/ids.js';
 import { CapacitySetting } from '../../src/messages/capacity.js';
 import type { Actor, MessageDeps } from '../../src/messages/context.js';
 import { addServerMessage } from '../../src/messages/queue.js';
@@ -17,6 +17,7 @@ import { insertSession } from '../../src/store/sessions.js';
 export interface Owner {
   humanId: string;
   endpointId: string;
+  endpointSlug: string;
   sessionId: string;
 }
 
@@ -34,14 +35,19 @@ export async function owner(pool: Pool, role: 'admin' | 'member' = 'member'): Pr
     defaultLeaseSeconds: null,
     expiresAt: null,
   });
-  return { humanId: human.id, endpointId: endpoint.id, sessionId: await session(pool, endpoint.id) };
+  return {
+    humanId: human.id,
+    endpointId: endpoint.id,
+    endpointSlug: endpoint.slug,
+    sessionId: await session(pool, endpoint.id),
+  };
 }
 
 /** Another live session of the endpoint. */
 export async function session(pool: Pool, endpointId: string, instance = 'test-instance'): Promise<string> {
   const row = await insertSession(pool, {
     endpointId,
-    id: newId('ms'),
+    id: newSessionId(),
     clientName: 'test',
     clientVersion: '1',
     instance,
@@ -54,7 +60,12 @@ export function depsOf(pool: Pool, envCapacity: number | null = null): MessageDe
 }
 
 export const user = (o: { humanId: string }): Actor => ({ kind: 'user', humanId: o.humanId });
-export const agent = (o: Owner): Actor => ({ kind: 'agent', humanId: o.humanId, endpointId: o.endpointId });
+export const agent = (o: Owner): Actor => ({
+  kind: 'agent',
+  humanId: o.humanId,
+  endpointId: o.endpointId,
+  endpointSlug: o.endpointSlug,
+});
 export const workflow = (o: Owner, tokenId = 'tk_test'): Actor => ({ kind: 'workflow', humanId: o.humanId, tokenId });
 export const refOf = (o: Owner) => ({ endpointId: o.endpointId, sessionId: o.sessionId });
 

@@ -238,6 +238,18 @@ test('a connection sending more than the burst at once is rate limited, with not
   assert.equal((await stored(pool, s.sessionId)).length, count('added'));
 });
 
+test('the frame limit per connection is a setting: with SWITCHBOARD_WS_BURST raised the same burst is all served', async () => {
+  const raised = await instance(pool, url, { socketLimit: { perSecond: 20, burst: 100 } });
+  const base = await listening(raised);
+  const s = await memberSession();
+  const c = await signedIn(base);
+  const answers = await Promise.all(
+    Array.from({ length: 60 }, (_, i) => c.request('message.queue.add', { session_id: s.sessionId, content: `r${i}` })),
+  );
+  const codes = answers.filter((r) => r.type !== 'response').map((r) => r.payload.code as string);
+  assert.ok(!codes.includes('resource_exhausted'), codes.join(','));
+});
+
 /** Sends raw frames on a signed-in socket and collects every answer that is not a notification. */
 async function rawFrames(frames: string[]): Promise<Record<string, unknown>[]> {
   const cookie = `sb_session=${await boardCookie(pool, people.member.email)}`;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { pino } from 'pino';
 import { PresenceService, type DigestSender } from '../../src/presence/digest.js';
-import { setShift } from '../../src/presence/manage.js';
+import { clockIn, clockOut, setShift } from '../../src/presence/manage.js';
 import { claimRings } from '../../src/store/rings.js';
 import { createTodo } from '../../src/todos/index.js';
 import { testDatabase } from '../helpers/db.js';
@@ -111,4 +111,40 @@ test('a change to in with no pending work claims the digest and rings nobody', a
   assert.equal((await seen(v.endpoint.id)).presence_seen, 'in');
   assert.equal(rung.filter((r) => r.endpointId === v.endpoint.id).length, 0);
   assert.equal((await seen(v.endpoint.id)).digest_due_at, null);
+});
+
+test('a clock_in racing the sweep is recorded as clock_in, never as the sweep’s shift_start', async () => {
+  const v = await endpointWithWork(['a']);
+  const { all } = services(3);
+  let running = true;
+  const sweeps = all.map(async (s) => {
+    while (running) await s.evaluate();
+  });
+  try {
+    for (let round = 0; round < 40; round += 1) {
+      await clockOut({ db: pool }, v.endpoint.id, {});
+      await clockIn({ db: pool }, v.endpoint.id, { for: '1h' });
+      const res = await pool.query('SELECT presence_seen, digest_reason FROM endpoints WHERE id = $1', [v.endpoint.id]);
+      assert.deepEqual(res.rows[0], { presence_seen: 'in', digest_reason: 'clock_in' }, `round ${round}`);
+    }
+  } finally {
+    running = false;
+    await Promise.all(sweeps);
+  }
+});
+
+test('a clock_out racing the sweep over an ended override stays out: the sweep confirms a change on the locked row', async () => {
+  const v = await endpointWithWork(['a']);
+  const { all } = services(3);
+  for (let round = 0; round < 40; round += 1) {
+    // An agent clock-out that ended a second ago: the sweep owes the change to in.
+    await pool.query(
+      `UPDATE endpoints SET presence_override = 'out', override_until = now() - interval '1 second',
+              override_by = 'agent', presence_seen = 'out' WHERE id = $1`,
+      [v.endpoint.id],
+    );
+    await Promise.all([...all.map((s) => s.evaluate()), clockOut({ db: pool }, v.endpoint.id, {})]);
+    const res = await pool.query('SELECT presence_seen FROM endpoints WHERE id = $1', [v.endpoint.id]);
+    assert.equal(res.rows[0].presence_seen, 'out', `round ${round}: recorded in while clocked out`);
+  }
 });

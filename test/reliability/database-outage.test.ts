@@ -45,12 +45,29 @@ async function getJson(url: string, headers: Record<string, string> = {}) {
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
+// Every private PostgreSQL this file starts, and their data folders. They are stopped and
+// removed by the file's own `after`, which runs once each test's hooks (servers, pools,
+// clients) have run: a test's hooks run in the order they were added, so a folder removed
+// from a test's hook would be deleted under a PostgreSQL still writing its WAL (ENOTEMPTY,
+// and a server left running in a deleted folder).
+const started: EmbeddedPostgres[] = [];
+const folders: string[] = [];
+after(async () => {
+  await Promise.all(started.map((pg) => pg.stop()));
+  await Promise.all(folders.map((dir) => rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 })));
+});
+
+async function startPostgres(dataDir: string): Promise<EmbeddedPostgres> {
+  const pg = await startEmbedded({ dataDir, settings: { fsync: 'off' } });
+  started.push(pg);
+  return pg;
+}
+
 /** A private PostgreSQL that the test may stop and start; the port stays the same across restarts. */
 async function privatePostgres(): Promise<{ dataDir: string; pg: EmbeddedPostgres }> {
   const dataDir = await mkdtemp(join(tmpdir(), 'switchboard-outage-'));
-  after(() => rm(dataDir, { recursive: true, force: true }));
-  const pg = await startEmbedded({ dataDir, settings: { fsync: 'off' } });
-  return { dataDir, pg };
+  folders.push(dataDir);
+  return { dataDir, pg: await startPostgres(dataDir) };
 }
 
 function collectingLog(lines: string[]) {
@@ -105,7 +122,8 @@ test('serve started against a stopped PostgreSQL listens, says why it is not rea
   assert.equal(notReady.body.ready, false);
   assert.equal(notReady.body.status, 'unavailable');
   assert.equal(notReady.body.reason, 'database_unreachable');
-  assert.match(String(notReady.body.detail), /ECONNREFUSED/);
+  assert.equal(notReady.body.detail, 'database unavailable');
+  assert.doesNotMatch(JSON.stringify(notReady.body), /ECONNREFUSED|127\.0\.0\.1/, 'no error text or address');
   assert.ok(!Number.isNaN(Date.parse(String(notReady.body.since))));
   assert.doesNotMatch(JSON.stringify(notReady.body), /postgres:\/\//, 'no credentials in the reason');
   // Routes that need the database answer unavailable, not a crash or a hang.
@@ -123,8 +141,7 @@ test('serve started against a stopped PostgreSQL listens, says why it is not rea
   assert.equal(server, null, 'the start is still waiting');
 
   // PostgreSQL comes up (same data dir, same port): the start completes.
-  const second = await startEmbedded({ dataDir, settings: { fsync: 'off' } });
-  after(() => second.stop());
+  const second = await startPostgres(dataDir);
   assert.equal(second.port, pgPort);
   await starting;
   const ready = await getJson(`${base}/readyz`);
@@ -160,7 +177,6 @@ test('a running serve survives a PostgreSQL restart: 503 unavailable meanwhile, 
   const { dataDir, pg: first } = await privatePostgres();
   const { url, port: pgPort } = first;
   let pgNow: EmbeddedPostgres = first;
-  after(() => pgNow.stop());
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const lines: string[] = [];
@@ -209,7 +225,7 @@ test('a running serve survives a PostgreSQL restart: 503 unavailable meanwhile, 
   await until(async () => (await getJson(`${base}/readyz`)).body.reason === 'database_unreachable', '/readyz 503');
   const down = await getJson(`${base}/readyz`);
   assert.equal(down.status, 503);
-  assert.match(String(down.body.detail), /ECONNREFUSED/);
+  assert.equal(down.body.detail, 'database unavailable');
   assert.equal((await getJson(`${base}/healthz`)).status, 200);
   const api = await getJson(apiUrl);
   assert.equal(api.status, 503, JSON.stringify(api.body));
@@ -227,7 +243,7 @@ test('a running serve survives a PostgreSQL restart: 503 unavailable meanwhile, 
   assert.match(during, /\\?"code\\?":\\?"unavailable\\?"/);
 
   // PostgreSQL is back on the same port: ready again, requests work, the doorbell rings.
-  pgNow = await startEmbedded({ dataDir, settings: { fsync: 'off' } });
+  pgNow = await startPostgres(dataDir);
   assert.equal(pgNow.port, pgPort);
   await until(async () => (await getJson(`${base}/readyz`)).status === 200, '/readyz 200 again');
   assert.equal((await getJson(apiUrl)).status, 200);

@@ -1,8 +1,9 @@
 // Pins the scale rule (docs/design/scale.md) on plans: with 200,000 pending todos (each with
 // an open ring) and 200,000 done ones, every statement of the claim path, the doorbell
 // passes, the reaper, the retry requeue, retention, the dead-instance sweep, admission's
-// deferred summary, the board's lanes and the metrics collectors reads todos,
-// todo_attempts and doorbell_rings through an index — no sequential scan of them. Each
+// deferred summary, the board's lanes and charts, the queue rollup sample and the metrics
+// collectors reads todos, todo_attempts and doorbell_rings through an index — no
+// sequential scan of them. Each
 // statement is captured as the store issues it (text and parameters) and EXPLAINed with
 // those parameters; and every statement that runs, those inside SQL functions included,
 // is checked under a forced generic plan (auto_explain), as a cached plan ends up. A
@@ -22,9 +23,13 @@ import { reapDeadInstances } from '../../src/store/instances.js';
 import { claimReadyTransitions, queuesWithUndecided } from '../../src/store/notify-hooks.js';
 import { claimDigest, claimDigestTarget, pendingCount } from '../../src/store/presence.js';
 import { oldestPendingAges, queueStateCounts } from '../../src/store/queue-stats.js';
+import { oldestReadyOf, rollupBuckets, sampleQueueRollups } from '../../src/store/queue-rollups.js';
 import { claimRings, endpointsWithOpenStreams } from '../../src/store/rings.js';
 import { closeIdleSessions, closeSession } from '../../src/store/sessions.js';
 import { foldTodoCounts, stateCounts } from '../../src/store/todo-counts.js';
+import { msUntilNextDue, promoteDue } from '../../src/store/todo-schedule.js';
+import { findTodos, type FindTodosArgs } from '../../src/store/todo-find.js';
+import { listTodos } from '../../src/store/todos.js';
 import { pruneTerminal, reapExpired, requeueDueRetries } from '../../src/store/todo-sweeps.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
 import { makeEndpoint } from '../helpers/fixtures.js';
@@ -90,6 +95,13 @@ before(async () => {
      SELECT endpoint_id, 'rg_' || id, 'ms_old', id, 'todo', queue, last_ringed_at,
             CASE WHEN ring_attempts % 2 = 0 THEN last_ringed_at + interval '15 minutes' END
        FROM todos WHERE state = 'pending' AND last_ringed_at IS NOT NULL`,
+  );
+  // Scheduled todos (0014): pending, not ready before their not_before, some due.
+  await db.pool.query(
+    `INSERT INTO todos (endpoint_id, id, queue, title, created_by_human_id, not_before, ready_at)
+     SELECT $1, 'td_s' || g, 'inbox', 'scheduled', $2, now() + (g - 5) * interval '1 minute', NULL
+       FROM generate_series(1, 50) g`,
+    [endpointId, e.human_id],
   );
   await db.pool.query(
     `INSERT INTO mcp_sessions (endpoint_id, id, instance, stream_open) VALUES ($1, 'ms_live', 'i-live', true)`,
@@ -235,6 +247,23 @@ for (const reason of reasons()) {
 const claimArgs = () => ({ endpointId, sessionId: 'ms_live', leaseSeconds: 300 });
 const owned = (id: string) => ({ endpointId, id, sessionId: 'ms_live' });
 
+/** findTodos's arguments with no filter but `over` (read when the test runs: endpointId is set by then). */
+const find = (over: Partial<FindTodosArgs>): FindTodosArgs => ({
+  endpointId,
+  queue: null,
+  state: null,
+  kind: null,
+  source: null,
+  priority: null,
+  priorityMin: null,
+  createdBefore: null,
+  createdAfter: null,
+  titleLike: null,
+  before: null,
+  limit: 51,
+  ...over,
+});
+
 const statements: Record<string, (q: Queryable) => Promise<unknown>> = {
   'claim_next (one queue, acknowledging the ring)': (q) => claimNext(q, { ...claimArgs(), queues: ['inbox'] }),
   'claim_next over a budgeted queue (probe, then admit)': (q) =>
@@ -242,7 +271,8 @@ const statements: Record<string, (q: Queryable) => Promise<unknown>> = {
   'claim by id': (q) => claimById(q, { ...claimArgs(), queues: ['inbox'], id: 'td_p00000001' }),
   heartbeat: (q) => heartbeat(q, { ...owned('td_c2'), leaseSeconds: 300 }),
   complete: (q) => complete(q, { ...owned('td_c4'), result: { ok: true } }),
-  fail: (q) => fail(q, { ...owned('td_c6'), error: 'x', result: null, schedule: [30] }),
+  fail: (q) =>
+    fail(q, { ...owned('td_c6'), error: 'x', result: null, backoff: { baseSeconds: 30, maxSeconds: 30 }, jitter: 0 }),
   release: (q) => release(q, owned('td_c8')),
   're-ring endpoints': (q) => endpointsWithOpenStreams(q),
   reaper: (q) => reapExpired(q, 500),
@@ -281,6 +311,22 @@ const statements: Record<string, (q: Queryable) => Promise<unknown>> = {
   // ms_live holds claims: closing it releases them in the same statement.
   'session close': (q) => closeSession(q, endpointId, 'ms_live'),
   'counter fold': (q) => foldTodoCounts(q),
+  'queue rollup sample': (q) => sampleQueueRollups(q),
+  'queue chart rollups': (q) => rollupBuckets(q, [{ endpointId, queue: 'inbox' }], 86_400, 900),
+  'queue chart oldest waiting': (q) =>
+    oldestReadyOf(q, [
+      { endpointId, queue: 'inbox' },
+      { endpointId, queue: 'budgeted' },
+    ]),
+  // The lists filtered by a state of few rows: failed and canceled read 0031's index,
+  // claimed todos_claimed_idx (docs/design/scale.md, "The todo list").
+  'todo find, failed': (q) => findTodos(q, find({ state: 'failed' })),
+  'todo find, canceled, one queue': (q) => findTodos(q, find({ state: 'canceled', queue: 'inbox' })),
+  'todo find, claimed': (q) => findTodos(q, find({ state: 'claimed' })),
+  'list_todos, failed': (q) =>
+    listTodos(q, endpointId, { queues: ['inbox'], state: 'failed', limit: 50, before: null, includeSynthetic: false }),
+  'schedule promotion': (q) => promoteDue(q, 500),
+  'next scheduled instant': (q) => msUntilNextDue(q),
 };
 
 for (const [name, fn] of Object.entries(statements)) {
@@ -290,7 +336,8 @@ for (const [name, fn] of Object.entries(statements)) {
 test('the counters the plans were read with match the rows', async () => {
   const counts = await stateCounts(db.pool, [endpointId]);
   const rows = await db.pool.query<{ queue: string; state: string; n: number }>(
-    `SELECT queue, state, count(*)::int AS n FROM todos WHERE endpoint_id = $1 AND NOT synthetic GROUP BY 1, 2`,
+    `SELECT queue, todo_counted_state(state, ready_at) AS state, count(*)::int AS n FROM todos
+      WHERE endpoint_id = $1 AND NOT synthetic GROUP BY 1, 2`,
     [endpointId],
   );
   assert.deepEqual(

@@ -80,6 +80,22 @@ export async function setupToken(
   return h;
 }
 
+/** A `switchboard login --web` code expiring (or expired) at `expiresAt` from now, spent at `usedAt` if given. */
+export async function cliLoginCode(
+  db: Pool,
+  humanId: string,
+  a: { usedAt: string | null; expiresAt: string },
+): Promise<Buffer> {
+  const h = hash();
+  await db.query(
+    `INSERT INTO cli_login_codes (hash, human_id, redirect_uri, code_challenge, token_name, created_at, expires_at, used_at)
+     VALUES ($1, $2, 'http://127.0.0.1:5000/callback', $3, 'switchboard CLI', now() + $4::interval - interval '60 seconds',
+             now() + $4::interval, now() + $5::interval)`,
+    [h, humanId, 'C'.repeat(43), a.expiresAt, a.usedAt],
+  );
+  return h;
+}
+
 export async function apiToken(
   db: Pool,
   humanId: string,
@@ -149,4 +165,52 @@ export async function selfTest(db: Pool, endpointId: string, startedAt: string, 
     [endpointId, id, startedAt, reported],
   );
   return id;
+}
+
+/** A registered OAuth client named after `owner` (the test's endpoint id), registered `registeredAt` ago. */
+export async function oauthClient(db: Pool, owner: string, registeredAt = '-30 days'): Promise<string> {
+  const id = `oc-${tag()}`;
+  await db.query(
+    `INSERT INTO oauth_clients (id, client_name, redirect_uris, metadata, created_at)
+     VALUES ($1, $2, ARRAY['http://127.0.0.1/cb'], '{}', now() + $3::interval)`,
+    [id, owner, registeredAt],
+  );
+  return id;
+}
+
+/** A grant of `clientId` acting as the endpoint: `lastUsedAt` its last token pair (null: never exchanged). */
+export async function oauthGrant(
+  db: Pool,
+  ep: { id: string; human_id: string },
+  a: { clientId?: string; createdAt?: string; lastUsedAt?: string | null; revokedAt?: string | null },
+): Promise<string> {
+  const id = `og-${tag()}`;
+  const clientId = a.clientId ?? (await oauthClient(db, ep.id));
+  await db.query(
+    `INSERT INTO oauth_grants (id, client_id, endpoint_id, human_id, resource, created_at, issued_at, last_used_at, revoked_at)
+     VALUES ($1, $2, $3, $4, 'http://127.0.0.1/mcp', now() + $5::interval,
+             now() + $6::interval, now() + $6::interval, now() + $7::interval)`,
+    [id, clientId, ep.id, ep.human_id, a.createdAt ?? '-60 days', a.lastUsedAt ?? null, a.revokedAt ?? null],
+  );
+  return id;
+}
+
+export async function oauthCode(db: Pool, grantId: string, expiresAt: string): Promise<void> {
+  await db.query(
+    `INSERT INTO oauth_codes (hash, grant_id, redirect_uri, code_challenge, expires_at)
+     VALUES ($1, $2, 'http://127.0.0.1/cb', 'x', now() + $3::interval)`,
+    [hash(), grantId, expiresAt],
+  );
+}
+
+export async function oauthToken(
+  db: Pool,
+  grantId: string,
+  kind: 'access' | 'refresh',
+  expiresAt: string,
+): Promise<void> {
+  await db.query(
+    `INSERT INTO oauth_tokens (hash, grant_id, kind, expires_at) VALUES ($1, $2, $3, now() + $4::interval)`,
+    [hash(), grantId, kind, expiresAt],
+  );
 }

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import { pino } from 'pino';
 import { parseConfig } from '../../src/config/index.js';
 import type { Queryable } from '../../src/db/pool.js';
+import { pruneCliLoginCodes } from '../../src/store/cli-login.js';
 import { cleanupSynthetic, pruneReports } from '../../src/store/doorbell-tests.js';
 import { pruneRings } from '../../src/store/doorbell-rings.js';
 import {
@@ -18,6 +19,16 @@ import {
   pruneWebhookDeliveries,
   type PruneArgs,
 } from '../../src/store/retention.js';
+import { pruneHumanAudit } from '../../src/store/human-lifecycle.js';
+import {
+  pruneLapsedGrants,
+  pruneOAuthCodes,
+  pruneOAuthTokens,
+  pruneRevokedGrants,
+  pruneUnusedClients,
+} from '../../src/store/oauth-retention.js';
+import { pruneScheduleAudit } from '../../src/store/schedules.js';
+import { pruneBulkAudit } from '../../src/store/todo-bulk-actions.js';
 import { drainPrune, retentionSweeps, type RetentionBounds } from '../../src/sweeps/retention.js';
 import { SweepRunner } from '../../src/sweeps/runner.js';
 import { testDatabase } from '../helpers/db.js';
@@ -38,7 +49,7 @@ function sweepNamed(name: string, bounds: RetentionBounds = FULL) {
   return sweep;
 }
 
-test('the retention settings default to 7 days for sessions, sign-ins and doorbell records and 30 days for the rest', () => {
+test('the retention settings default to 7 days for sessions, sign-ins, OAuth rows and doorbell records, 2 days for queue rollups and 30 days for the rest', () => {
   assert.deepEqual(keep, {
     mcpSessionsMs: 7 * 86_400_000,
     signInMs: 7 * 86_400_000,
@@ -46,6 +57,9 @@ test('the retention settings default to 7 days for sessions, sign-ins and doorbe
     webhookDeliveriesMs: 30 * 86_400_000,
     doorbellMs: 7 * 86_400_000,
     admissionAuditMs: parsed.config.sweeps.retentionMs,
+    rollupsMs: 2 * 86_400_000,
+    oauthMs: 7 * 86_400_000,
+    oauthTokenLifeMs: 30 * 86_400_000,
   });
   const names = retentionSweeps(db, HOUR, keep).map((s) => s.name);
   assert.equal(new Set(names).size, names.length, `sweep names are unique: ${names.join(', ')}`);
@@ -89,7 +103,11 @@ test('expired board sessions and spent or expired setup links go after the sign-
   const spentRecently = await rows.setupToken(db, human, { usedAt: '-1 day', expiresAt: '6 days' });
   const unspent = await rows.setupToken(db, human, { usedAt: null, expiresAt: '1 hour' });
 
-  assert.deepEqual(await sweepNamed('signin_retention').run(), { board_sessions_pruned: 1, setup_tokens_pruned: 2 });
+  assert.deepEqual(await sweepNamed('signin_retention').run(), {
+    board_sessions_pruned: 1,
+    setup_tokens_pruned: 2,
+    cli_login_codes_pruned: 0,
+  });
   const sessions = await db.query<{ token_hash: Buffer }>('SELECT token_hash FROM board_sessions WHERE human_id = $1', [
     human,
   ]);
@@ -101,6 +119,22 @@ test('expired board sessions and spent or expired setup links go after the sign-
   ]);
   assert.deepEqual(hex(tokens.rows.map((r) => r.token_hash)), hex([spentRecently, unspent]));
   assert.ok(!tokens.rows.some((r) => r.token_hash.equals(spentLongAgo) || r.token_hash.equals(expiredLongAgo)));
+});
+
+test('CLI sign-in codes expired before the sign-in retention go, spent or not; younger and live ones stay', async () => {
+  const { human_id: human } = await makeEndpoint(db);
+  const spentLongAgo = await rows.cliLoginCode(db, human, { usedAt: '-8 days', expiresAt: '-8 days' });
+  const expiredLongAgo = await rows.cliLoginCode(db, human, { usedAt: null, expiresAt: '-8 days' });
+  const spentRecently = await rows.cliLoginCode(db, human, { usedAt: '-6 days', expiresAt: '-6 days' });
+  const expiredRecently = await rows.cliLoginCode(db, human, { usedAt: null, expiresAt: '-1 hour' });
+  const live = await rows.cliLoginCode(db, human, { usedAt: null, expiresAt: '30 seconds' });
+
+  const counts = await sweepNamed('signin_retention').run();
+  assert.equal(counts?.cli_login_codes_pruned, 2);
+  const left = await db.query<{ hash: Buffer }>('SELECT hash FROM cli_login_codes WHERE human_id = $1', [human]);
+  const hex = (bs: Buffer[]) => bs.map((b) => b.toString('hex')).sort();
+  assert.deepEqual(hex(left.rows.map((r) => r.hash)), hex([spentRecently, expiredRecently, live]));
+  assert.ok(!left.rows.some((r) => r.hash.equals(spentLongAgo) || r.hash.equals(expiredLongAgo)));
 });
 
 test('revoked and expired API tokens go after their grace, counted from whichever came first; live ones stay', async () => {
@@ -202,15 +236,25 @@ interface Rule {
   prune: (db: Queryable, a: PruneArgs) => Promise<number>;
   keepMs: number;
   table: string;
-  /** The column naming the test's own rows: its endpoint, or the endpoint's human. */
-  owner: 'endpoint_id' | 'human_id';
+  /**
+   * The column naming the test's own rows: its endpoint, or the endpoint's human; or a
+   * condition on $1, the endpoint's id (OAuth rows hang off a grant or carry no owner).
+   */
+  owner: 'endpoint_id' | 'human_id' | { where: string };
   /** Inserts one row dead for longer than the retention, owned by the endpoint (or its human). */
   old: (ep: { id: string; human_id: string }, hook: string) => Promise<unknown>;
 }
 
+/** The condition selecting the rule's rows of this endpoint (or its human), and its parameter. */
+function ownRows(rule: Rule, ep: { id: string; human_id: string }): [string, string] {
+  if (typeof rule.owner === 'object') return [rule.owner.where, ep.id];
+  return [`${rule.owner} = $1`, rule.owner === 'endpoint_id' ? ep.id : ep.human_id];
+}
+
 /** The rule's rows of this endpoint (or its human) still in the table. */
 function left(rule: Rule, ep: { id: string; human_id: string }): Promise<number> {
-  return rows.count(db, `${rule.table} WHERE ${rule.owner} = $1`, [rule.owner === 'endpoint_id' ? ep.id : ep.human_id]);
+  const [where, param] = ownRows(rule, ep);
+  return rows.count(db, `${rule.table} WHERE ${where}`, [param]);
 }
 
 const RULES: Rule[] = [
@@ -242,6 +286,15 @@ const RULES: Rule[] = [
     owner: 'human_id',
   },
   {
+    sweep: 'signin_retention',
+    count: 'cli_login_codes_pruned',
+    prune: pruneCliLoginCodes,
+    keepMs: keep.signInMs,
+    old: (ep) => rows.cliLoginCode(db, ep.human_id, { usedAt: '-8 days', expiresAt: '-8 days' }),
+    table: 'cli_login_codes',
+    owner: 'human_id',
+  },
+  {
     sweep: 'api_token_retention',
     count: 'api_tokens_pruned',
     prune: pruneApiTokens,
@@ -269,6 +322,51 @@ const RULES: Rule[] = [
     owner: 'endpoint_id',
   },
   {
+    sweep: 'bulk_audit_retention',
+    count: 'bulk_audit_pruned',
+    prune: pruneBulkAudit,
+    keepMs: keep.admissionAuditMs,
+    old: async (ep) => {
+      await db.query(
+        `INSERT INTO todo_bulk_audit (endpoint_id, actor_human_id, action, filter, matched, at)
+         VALUES ($1, $2, 'cancel', '{}', 0, now() - interval '31 days')`,
+        [ep.id, ep.human_id],
+      );
+    },
+    table: 'todo_bulk_audit',
+    owner: 'endpoint_id',
+  },
+  {
+    sweep: 'schedule_audit_retention',
+    count: 'schedule_audit_pruned',
+    prune: pruneScheduleAudit,
+    keepMs: keep.admissionAuditMs,
+    old: async (ep) => {
+      await db.query(
+        `INSERT INTO schedule_audit (schedule_id, endpoint_id, actor_human_id, action, changes, at)
+         VALUES ('sc_gone', $1, $2, 'delete', '{}', now() - interval '31 days')`,
+        [ep.id, ep.human_id],
+      );
+    },
+    table: 'schedule_audit',
+    owner: 'endpoint_id',
+  },
+  {
+    sweep: 'human_audit_retention',
+    count: 'human_audit_pruned',
+    prune: pruneHumanAudit,
+    keepMs: keep.admissionAuditMs,
+    old: async (ep) => {
+      await db.query(
+        `INSERT INTO human_audit (human_id, actor_human_id, action, at)
+         VALUES ($1, $1, 'disable', now() - interval '31 days')`,
+        [ep.human_id],
+      );
+    },
+    table: 'human_audit',
+    owner: 'human_id',
+  },
+  {
     sweep: 'doorbell_retention',
     count: 'rings_pruned',
     prune: pruneRings,
@@ -286,7 +384,80 @@ const RULES: Rule[] = [
     table: 'doorbell_tests',
     owner: 'endpoint_id',
   },
+  ...oauthRules(),
 ];
+
+/** The OAuth rows hang off a grant of the test's endpoint; clients carry its id as their name. */
+function oauthRules(): Rule[] {
+  const ofGrant = { where: 'grant_id IN (SELECT id FROM oauth_grants WHERE endpoint_id = $1)' };
+  const ofEndpoint = { where: 'endpoint_id = $1' };
+  const rule = (count: string, prune: Rule['prune'], table: string, owner: Rule['owner'], old: Rule['old']) => ({
+    sweep: 'oauth_retention',
+    count,
+    prune,
+    keepMs: count === 'oauth_lapsed_grants_pruned' ? keep.oauthMs + keep.oauthTokenLifeMs : keep.oauthMs,
+    old,
+    table,
+    owner,
+  });
+  const liveGrant = (ep: { id: string; human_id: string }) => rows.oauthGrant(db, ep, { lastUsedAt: '-1 hour' });
+  return [
+    rule('oauth_codes_pruned', pruneOAuthCodes, 'oauth_codes', ofGrant, async (ep) =>
+      rows.oauthCode(db, await liveGrant(ep), '-8 days'),
+    ),
+    rule('oauth_tokens_pruned', pruneOAuthTokens, 'oauth_tokens', ofGrant, async (ep) =>
+      rows.oauthToken(db, await liveGrant(ep), 'refresh', '-8 days'),
+    ),
+    rule('oauth_grants_pruned', pruneRevokedGrants, 'oauth_grants', ofEndpoint, (ep) =>
+      rows.oauthGrant(db, ep, { lastUsedAt: '-9 days', revokedAt: '-8 days' }),
+    ),
+    rule('oauth_lapsed_grants_pruned', pruneLapsedGrants, 'oauth_grants', ofEndpoint, (ep) =>
+      rows.oauthGrant(db, ep, { lastUsedAt: '-38 days' }),
+    ),
+    rule('oauth_clients_pruned', pruneUnusedClients, 'oauth_clients', { where: 'client_name = $1' }, (ep) =>
+      rows.oauthClient(db, ep.id, '-8 days'),
+    ),
+  ];
+}
+
+test('OAuth retention: dead codes, tokens, revoked and lapsed grants and unused clients go; live ones stay', async () => {
+  const ep = await makeEndpoint(db);
+  const client = await rows.oauthClient(db, ep.id, '-90 days');
+  const live = await rows.oauthGrant(db, ep, { clientId: client, lastUsedAt: '-2 days' });
+  await rows.oauthCode(db, live, '-8 days');
+  await rows.oauthCode(db, live, '-6 days');
+  await rows.oauthToken(db, live, 'access', '-8 days');
+  await rows.oauthToken(db, live, 'refresh', '28 days');
+  // Revoked 8 days ago: gone, with its token (cascade); revoked 6 days ago: kept for now.
+  const revokedOld = await rows.oauthGrant(db, ep, { clientId: client, lastUsedAt: '-9 days', revokedAt: '-8 days' });
+  await rows.oauthToken(db, revokedOld, 'refresh', '20 days');
+  const revokedYoung = await rows.oauthGrant(db, ep, { clientId: client, lastUsedAt: '-9 days', revokedAt: '-6 days' });
+  // Last pair 38 days ago (30 days of refresh token + 7 of retention): lapsed; 36 days: not yet.
+  const lapsed = await rows.oauthGrant(db, ep, { clientId: client, lastUsedAt: '-38 days' });
+  const lapsing = await rows.oauthGrant(db, ep, { clientId: client, lastUsedAt: '-36 days' });
+  // Approved 38 days ago and never exchanged: lapsed too.
+  const neverUsed = await rows.oauthGrant(db, ep, { clientId: client, createdAt: '-38 days', lastUsedAt: null });
+  const unused = await rows.oauthClient(db, ep.id, '-8 days');
+  const fresh = await rows.oauthClient(db, ep.id, '-1 day');
+
+  const counts = await sweepNamed('oauth_retention').run();
+  assert.deepEqual(counts, {
+    oauth_codes_pruned: 1,
+    oauth_tokens_pruned: 1,
+    oauth_grants_pruned: 1,
+    oauth_lapsed_grants_pruned: 2,
+    oauth_clients_pruned: 1,
+  });
+  const grants = await db.query<{ id: string }>('SELECT id FROM oauth_grants WHERE endpoint_id = $1', [ep.id]);
+  assert.deepEqual(grants.rows.map((r) => r.id).sort(), [live, revokedYoung, lapsing].sort());
+  assert.ok(!grants.rows.some((r) => r.id === revokedOld || r.id === lapsed || r.id === neverUsed));
+  assert.equal(await rows.count(db, 'oauth_tokens WHERE grant_id = $1', [revokedOld]), 0, 'cascaded');
+  assert.equal(await rows.count(db, 'oauth_tokens WHERE grant_id = $1', [live]), 1, 'the live refresh token');
+  assert.equal(await rows.count(db, 'oauth_codes WHERE grant_id = $1', [live]), 1, 'the young expired code');
+  const clients = await db.query<{ id: string }>('SELECT id FROM oauth_clients WHERE client_name = $1', [ep.id]);
+  assert.deepEqual(clients.rows.map((r) => r.id).sort(), [client, fresh].sort());
+  assert.ok(!clients.rows.some((r) => r.id === unused));
+});
 
 test('every rule deletes in batches: with a batch of 2 and 5 dead rows a statement deletes 2 and a tick stops at its bound', async (t) => {
   for (const rule of RULES) {
@@ -321,8 +492,8 @@ test('every rule skips a dead row another transaction holds locked instead of wa
       const sweeper = await db.connect();
       try {
         await holder.query('BEGIN');
-        const owner = rule.owner === 'endpoint_id' ? ep.id : ep.human_id;
-        await holder.query(`SELECT 1 FROM ${rule.table} WHERE ${rule.owner} = $1 LIMIT 1 FOR UPDATE`, [owner]);
+        const [where, param] = ownRows(rule, ep);
+        await holder.query(`SELECT 1 FROM ${rule.table} WHERE ${where} LIMIT 1 FOR UPDATE`, [param]);
         // A statement that waited on the lock would fail here instead of returning.
         await sweeper.query(`SET statement_timeout = '3s'`);
         assert.equal(await rule.prune(sweeper, { olderThanSeconds: rule.keepMs / 1000, limit: 500 }), 1);
@@ -354,11 +525,19 @@ test('each retention statement picks its batch through its index, and no step of
     [pruneClosedSessions, 'mcp_sessions_closed_idx'],
     [pruneBoardSessions, 'board_sessions_expiry_idx'],
     [pruneSetupTokens, 'setup_tokens_dead_idx'],
+    [pruneCliLoginCodes, 'cli_login_codes_expiry_idx'],
     [pruneApiTokens, 'api_tokens_dead_idx'],
     [pruneWebhookDeliveries, 'webhook_deliveries_age_idx'],
     [pruneAdmissionAudit, 'idx_admission_audit_age'],
+    [pruneBulkAudit, 'todo_bulk_audit_at'],
+    [pruneScheduleAudit, 'schedule_audit_age_idx'],
     [pruneRings, 'idx_rings_sent'],
     [pruneReports, 'idx_doorbell_tests_reported'],
+    [pruneOAuthCodes, 'oauth_codes_expires_idx'],
+    [pruneOAuthTokens, 'oauth_tokens_expires_idx'],
+    [pruneRevokedGrants, 'oauth_grants_revoked_idx'],
+    [pruneLapsedGrants, 'oauth_grants_last_used_idx'],
+    [pruneUnusedClients, 'oauth_clients_created_idx'],
   ];
   const client = await db.connect();
   try {

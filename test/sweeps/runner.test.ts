@@ -41,18 +41,24 @@ test('two runners ticking one sweep together run each slot exactly once between 
       return { id, sweep, runner: new SweepRunner({ db: pools[i]!, instanceId: id, log: silent, sweeps: [sweep] }) };
     });
     const won: Array<{ id: string; slot: number }> = [];
-    // Both instances race every 25 ms for ~1.5 s: eight tries per 200 ms slot.
-    const until = Date.now() + 1_500;
+    // Slots both runners tried within: the database clock read the same slot before and
+    // after the pair of ticks. Each of those must have been won once. (A loaded machine may
+    // leave a slot with no try at all; that slot is no one's to run.)
+    const tried = new Set<number>();
+    // Both instances race every 25 ms for ~2 s: up to eight tries per 200 ms slot.
+    const until = Date.now() + 2_000;
     while (Date.now() < until) {
+      const before = await currentSlot(pools[0]!);
       const slots = await Promise.all(runners.map((r) => r.runner.tick(r.sweep)));
+      if ((await currentSlot(pools[0]!)) === before) tried.add(before);
       slots.forEach((slot, i) => slot !== null && won.push({ id: runners[i]!.id, slot }));
       await sleep(25);
     }
     const slots = won.map((w) => w.slot).sort((x, y) => x - y);
     assert.equal(new Set(slots).size, slots.length, `a slot ran twice: ${JSON.stringify(won)}`);
-    const span = slots.at(-1)! - slots[0]! + 1;
-    assert.equal(slots.length, span, `every slot from the first to the last ran: ${slots.join(',')}`);
-    assert.ok(span >= 5, `at least 5 slots passed: ${span}`);
+    const missed = [...tried].filter((slot) => !slots.includes(slot));
+    assert.deepEqual(missed, [], `slots both runners tried within and neither ran; ran: ${slots.join(',')}`);
+    assert.ok(tried.size >= 3, `both runners tried within at least 3 slots: ${tried.size}`);
     assert.equal(runsBy.a! + runsBy.b!, slots.length, 'sweep.run was called once per won slot');
     for (const { id, runner } of runners) {
       const stats = runner.stats.get('probe');

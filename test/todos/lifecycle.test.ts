@@ -2,7 +2,16 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { cancel, claim, claimNext, complete, getTodoWithAttempts, heartbeat, release } from '../../src/todos/index.js';
+import {
+  cancel,
+  claim,
+  claimNext,
+  complete,
+  createTodo,
+  getTodoWithAttempts,
+  heartbeat,
+  release,
+} from '../../src/todos/index.js';
 import { type World, attemptsOf, caught, claimed, lapseLease, rowOf, world } from './world.js';
 
 test('a lapsed lease is taken over by claim_next without the reaper, and the old owner can no longer complete', async () => {
@@ -112,13 +121,37 @@ test('creating again with the idempotency key of a live todo returns that todo w
   assert.equal(count.rows[0]?.n, 1);
 });
 
-test("a completed todo's idempotency key mints a new todo", async () => {
+test("a completed todo's idempotency key answers it within the window and mints a new todo after it", async () => {
   const w = await world('lc_idem_done');
   const first = await w.create({ idempotency_key: 'job-2' });
   await claim(w.deps, w.a, { id: first.todo.id });
   await complete(w.deps, w.a, { id: first.todo.id });
 
-  const next = await w.create({ idempotency_key: 'job-2' });
+  const within = await w.create({ idempotency_key: 'job-2' });
+  assert.equal(within.created, false);
+  assert.equal(within.todo.id, first.todo.id);
+  assert.equal(within.todo.state, 'done');
+
+  const windowSeconds = 3_600;
+  const narrow = { ...w.deps, idempotencyWindowSeconds: windowSeconds };
+  await w.pool.query(`UPDATE todos SET updated_at = now() - make_interval(secs => $2 + 1) WHERE id = $1`, [
+    first.todo.id,
+    windowSeconds,
+  ]);
+  const owner = await w.pool.query<{ human_id: string }>('SELECT human_id FROM endpoints WHERE id = $1', [
+    w.endpointId,
+  ]);
+  const humanId = owner.rows[0]?.human_id ?? '';
+  const next = await createTodo(
+    narrow,
+    { endpointId: w.endpointId },
+    { humanId },
+    {
+      queue: 'inbox',
+      title: 'again',
+      idempotency_key: 'job-2',
+    },
+  );
   assert.equal(next.created, true);
   assert.notEqual(next.todo.id, first.todo.id);
   assert.equal(next.todo.state, 'pending');

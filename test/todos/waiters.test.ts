@@ -5,6 +5,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isAppError } from '../../src/domain/errors.js';
+import { Registry } from 'prom-client';
+import { LatencyHistograms } from '../../src/metrics/latency.js';
 import { Waiters, type Attempt } from '../../src/todos/waiters.js';
 
 /** A pile of work the fake attempts take from; each attempt is recorded by waiter name. */
@@ -31,6 +33,7 @@ async function settled(waiters: Waiters, endpointId: string, n: number) {
 }
 
 const request = (name: string, attempt: () => Promise<Attempt<string | null>>, seconds = 1) => ({
+  verb: 'claim_next' as const,
   endpointId: 'ep',
   sessionId: `ms_${name}`,
   queues: ['inbox'],
@@ -141,4 +144,61 @@ test('close ends every wait at once, and later calls attempt once without waitin
   assert.equal(await waiters.wait(request('late', w.attempt('late'), 30)), null);
   assert.deepEqual(w.tried, ['one', 'late']);
   assert.equal(waiters.waiting(), 0);
+});
+
+test('each waiting call is timed once, by how it ended; a refused call is not timed', async () => {
+  const latency = new LatencyHistograms(new Registry());
+  const counts = async () => {
+    const { values } = await latency.longPoll.get();
+    const out: Record<string, number> = {};
+    for (const v of values) {
+      if (v.metricName === 'switchboard_long_poll_wait_seconds_count' && v.value > 0) {
+        out[`${v.labels.verb}/${v.labels.outcome}`] = v.value;
+      }
+    }
+    return out;
+  };
+  const waiters = new Waiters({ maxPerEndpoint: 3, fallbackMs: 60_000, metrics: latency });
+  const w = world();
+  const message = (name: string, seconds = 30) => ({
+    ...request(name, w.attempt(name), seconds),
+    verb: 'next_message' as const,
+  });
+
+  // work: woken by an event; timeout: nothing by its deadline; closed: its session ended.
+  const worker = waiters.wait(request('worker', w.attempt('worker'), 30));
+  const closed = waiters.wait(message('closed'));
+  const timeout = waiters.wait(request('timeout', w.attempt('timeout'), 0.05));
+  await settled(waiters, 'ep', 3);
+  // The bound is reached: refused before any attempt, so it never waited and is not timed.
+  await assert.rejects(waiters.wait(message('refused')), (err) => isAppError(err, 'resource_exhausted'));
+  w.work.push('td_1');
+  waiters.todoReady('ep', 'inbox', false);
+  assert.equal(await worker, 'td_1');
+  waiters.end('ep', 'ms_closed');
+  assert.equal(await closed, null);
+  assert.equal(await timeout, null);
+  // gone: the caller went away, here while its attempt got work (the verb gives it back).
+  const abort = new AbortController();
+  const grabbing = async (): Promise<Attempt<string | null>> => {
+    abort.abort();
+    return { done: true, value: 'td_2', queue: 'inbox' };
+  };
+  assert.equal(await waiters.wait({ ...request('gone', grabbing, 30), signal: abort.signal }), 'td_2');
+  // error: the attempt threw, and the call answers that error.
+  const failing = async (): Promise<Attempt<string | null>> => {
+    throw new Error('database down');
+  };
+  await assert.rejects(waiters.wait({ ...message('broken'), attempt: failing }), /database down/);
+  assert.deepEqual(await counts(), {
+    'claim_next/work': 1,
+    'claim_next/timeout': 1,
+    'claim_next/gone': 1,
+    'next_message/closed': 1,
+    'next_message/error': 1,
+  });
+  // Shutdown: a later call attempts once; with nothing to get, it is closed.
+  waiters.close();
+  assert.equal(await waiters.wait(message('late')), null);
+  assert.equal((await counts())['next_message/closed'], 2);
 });

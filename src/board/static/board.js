@@ -1,6 +1,6 @@
 // The board's only script, on top of htmx: error pages are swapped in like any other
 // (a form with a mistake shows its message), the todo drawer opens and closes, the
-// element marked data-live is kept fresh from the board's SSE stream, and times are
+// element marked data-live is kept fresh from the board's SSE stream, copy buttons copy, and times are
 // shown in the viewer's own zone (UTC stays in the tooltip). Everything here is an
 // enhancement: every page works without it.
 (function () {
@@ -106,20 +106,58 @@
     });
   }
 
+  // What opened the drawer, so closing it hands the keyboard back there.
+  let drawerOpener = null;
+
+  // Copy buttons (data-copy="#id"): hidden in the HTML, shown here, since only a script can
+  // write the clipboard. A click copies the target's text and says "Copied" for a moment.
+  function showCopyButtons(root) {
+    for (const button of root.querySelectorAll('button[data-copy][hidden]')) button.hidden = false;
+  }
+
+  async function copyFrom(button) {
+    const target = document.querySelector(button.getAttribute('data-copy'));
+    if (!target) return;
+    const text = target.textContent;
+    try {
+      await navigator.clipboard.writeText(text);
+    } catch {
+      const range = document.createRange();
+      range.selectNodeContents(target);
+      const selection = document.getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+      document.execCommand('copy');
+    }
+    button.setAttribute('data-copied', 'true');
+    const label = button.firstChild;
+    if (label && label.nodeType === 3) label.textContent = 'Copied ';
+    setTimeout(() => {
+      button.removeAttribute('data-copied');
+      if (label && label.nodeType === 3) label.textContent = 'Copy ';
+    }, 2000);
+  }
+
   function closeDrawer() {
     const drawer = document.getElementById('drawer');
-    if (drawer) drawer.innerHTML = '';
+    if (!drawer || !drawer.firstChild) return;
+    drawer.innerHTML = '';
+    const opener = drawerOpener && drawerOpener.id && document.getElementById(drawerOpener.id);
+    if (opener) opener.focus();
+    drawerOpener = null;
   }
 
   document.addEventListener('DOMContentLoaded', () => {
     connect();
     connectQueue();
     localizeTimes(document);
+    showCopyButtons(document);
   });
   document.addEventListener('htmx:afterSettle', (event) => {
     connect();
     connectQueue();
     localizeTimes(document);
+    showCopyButtons(document);
     const drawer = document.getElementById('drawer');
     if (drawer && event.target === drawer) {
       const heading = drawer.querySelector('h2');
@@ -130,6 +168,11 @@
     if (event.key === 'Escape') closeDrawer();
   });
   document.addEventListener('click', (event) => {
-    if (event.target.closest && event.target.closest('[data-close-drawer]')) closeDrawer();
+    if (!event.target.closest) return;
+    if (event.target.closest('[data-close-drawer]')) closeDrawer();
+    const opener = event.target.closest('[hx-target="#drawer"]');
+    if (opener) drawerOpener = opener;
+    const copy = event.target.closest('button[data-copy]');
+    if (copy) void copyFrom(copy);
   });
 })();

@@ -9,6 +9,7 @@ import {
   createHookInput,
   deleteHook,
   hookIdInput,
+  rotateHookInput,
   listHooks,
   listHooksInput,
   rotateHook,
@@ -23,7 +24,8 @@ import { DESTROYS, READS, WRITES } from './types.js';
 const STRICT = new HookGuard({ allowHttp: false, allowCidrs: [] });
 
 function deps(ctx: VerbContext): HookDeps {
-  return { db: ctx.todos.db, guard: ctx.hookGuard ?? STRICT };
+  const quotas = ctx.todos.quotas;
+  return { db: ctx.todos.db, guard: ctx.hookGuard ?? STRICT, ...(quotas ? { quotas } : {}) };
 }
 
 const owner = (ctx: VerbContext) => ({ id: ctx.endpoint.id, queues: ctx.endpoint.queues });
@@ -75,8 +77,8 @@ export const hookVerbs: Verb[] = [
     annotations: { ...DESTROYS, idempotentHint: false },
     description:
       'Give a notify hook a new signing secret (answered once) and re-enable it; the old secret keeps ' +
-      'signing alongside for 24 h.',
-    input: hookIdInput,
+      'signing alongside for 24 h, or with immediate: true stops signing at once.',
+    input: rotateHookInput,
     output: hookWithSecret,
     run: (ctx, args) => rotateHook(deps(ctx), owner(ctx), args),
   },

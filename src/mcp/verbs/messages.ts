@@ -1,8 +1,9 @@
 // The messages family (list_sessions, send_message) and the message self verbs
 // (next_message, ack_message) of the session message queue
-// (docs/design/message-queue.md). send_message queues into a session of any endpoint with
-// the same owner, always as `agent`; a message reaches the agent on its stream, or
-// through next_message, and stays until ack_message.
+// (docs/design/message-queue.md). send_message queues into a session of this endpoint, or
+// of another endpoint with the same owner that accepts agent messages, always as `agent`
+// and naming the sender; a message reaches the agent on its stream, or through
+// next_message, and stays until ack_message.
 
 import { z } from 'zod';
 import { parseInput } from '../../domain/todo.js';
@@ -57,9 +58,10 @@ export const messageVerbs: Verb[] = [
     name: 'send_message',
     annotations: WRITES,
     description:
-      'Queue a message into a live MCP session of one of your owner’s endpoints (see list_sessions for this ' +
-      "endpoint's own). It reaches that agent in FIFO order, one at a time. `queue_full` means the session's " +
-      'queue is at capacity: retry later.',
+      "Queue a message into a live MCP session of this endpoint (see list_sessions), or of another of your owner's " +
+      'endpoints that accepts agent messages (its owner turns that on; else `forbidden`). It reaches that agent ' +
+      "in FIFO order, one at a time, naming this endpoint as the sender. `queue_full` means the session's queue " +
+      'is at capacity: retry later.',
     input: sendInput,
     output: z.object({
       message: z.object({
@@ -73,7 +75,12 @@ export const messageVerbs: Verb[] = [
     }),
     async run(ctx, args) {
       const data = parseInput(sendInput, args);
-      const actor = { kind: 'agent' as const, humanId: ctx.endpoint.human_id, endpointId: ctx.endpoint.id };
+      const actor = {
+        kind: 'agent' as const,
+        humanId: ctx.endpoint.human_id,
+        endpointId: ctx.endpoint.id,
+        endpointSlug: ctx.endpoint.slug,
+      };
       const { entry } = await addMessage(ctx.messages, actor, data.session_id, { content: data.content });
       return { message: entry };
     },
@@ -94,6 +101,8 @@ export const messageVerbs: Verb[] = [
           queued_at: time,
           content: z.string(),
           delivery_attempt: z.number().int().describe('1 on the first delivery, more when it is delivered again.'),
+          from_endpoint: z.string().optional().describe('The sending endpoint’s slug, when an agent queued it.'),
+          from_endpoint_id: z.string().optional().describe('The sending endpoint’s id, when an agent queued it.'),
         }),
       }),
       z.object({ empty: z.literal(true) }),

@@ -6,6 +6,7 @@
 
 import { z } from 'zod';
 import { TODO_STATES, type Todo, type TodoSummary } from '../../domain/todo.js';
+import { AHEAD_OVER } from '../../domain/waiting.js';
 
 export function todoOut(todo: Todo | TodoSummary): Record<string, unknown> {
   const { body: _body, payload: _payload, ...rest } = todo as Partial<Todo> & TodoSummary;
@@ -41,6 +42,27 @@ export const admissionStateOut = z.object({
   exact: z.boolean().describe('Whether next_eligible_at is exact (a window reset) or a lower bound (a lease).'),
 });
 
+/** Why a todo waits (docs/design/todos.md, "Why is it waiting"): one reason, by precedence. */
+export const waitingOut = z
+  .discriminatedUnion('reason', [
+    z.object({ reason: z.literal('scheduled'), until: time.nullable() }),
+    z.object({ reason: z.literal('retry_backoff'), until: time }),
+    z.object({ reason: z.literal('presence_out'), until: time.nullable() }),
+    z.object({
+      reason: z.literal('deferred'),
+      until: time.nullable(),
+      exact: z.boolean(),
+      budget: deferReason,
+      usage: usageOut.nullable().describe('The budget’s usage as its status reads it now.'),
+    }),
+    z.object({ reason: z.literal('no_consumer') }),
+    z.object({ reason: z.literal('queued'), ahead: z.union([z.number().int().min(0), z.literal(AHEAD_OVER)]) }),
+  ])
+  .describe(
+    'Why it is not being worked on yet: scheduled, retry_backoff, presence_out, deferred, no_consumer, or ' +
+      'queued with the number of todos ahead of it in claim order (0: next; "1000+" past a thousand).',
+  );
+
 /** The columns every todo answer has (TODO_SUMMARY_COLUMNS): what the lease verbs answer. */
 const summary = {
   endpoint_id: z.string(),
@@ -69,7 +91,10 @@ const details = {
   source: z.string().nullable(),
   created_by_human_id: z.string().nullable(),
   created_by_endpoint_id: z.string().nullable(),
+  schedule_id: z.string().nullable().describe('The recurring schedule that made this todo, if one did.'),
   idempotency_key: z.string().nullable(),
+  priority: z.number().int().describe('-100 to 100, higher first: claims take the highest priority first.'),
+  not_before: time.nullable().describe('Unclaimable before this instant; a pending todo with it ahead is scheduled.'),
   claimed_at: time.nullable(),
   result: z.unknown().describe('What complete or fail recorded; null before.'),
   ring_attempts: z.number().int(),
@@ -84,6 +109,7 @@ export const todoListedOut = z.object({
   admission: admissionStateOut
     .optional()
     .describe('On a pending todo of a budgeted queue: whether the budget admits it now.'),
+  waiting: waitingOut.optional().describe('On a pending todo, or a failed one whose retry is coming.'),
 });
 
 /** A claimed todo: everything, its content included. */

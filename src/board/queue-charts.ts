@@ -1,0 +1,86 @@
+// A queue's charts (docs/board.md, "Charts"): the small strip in each queue's header on the
+// queues page (the last hour's depth and throughput, the oldest waiting age) and the queue
+// page GET /endpoints/:ref/queues/:queue with the last hour and the last day. Another
+// human's endpoint, or a queue the endpoint is not granted, answers 404.
+
+import type { FastifyInstance } from 'fastify';
+import { isAppError } from '../domain/errors.js';
+import { LAST_DAY, LAST_HOUR, chartKey, queueCharts, type QueueChart } from '../endpoints/charts.js';
+import { resolveEndpoint } from '../endpoints/manage.js';
+import { lineChart } from './chart.js';
+import { chromeOf, html, notFoundPage, signedIn } from './guard.js';
+import { escape, page, roughDuration } from './html.js';
+import type { BoardDeps } from './guard.js';
+
+const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+
+/** "oldest waiting 3 min", or that nothing waits. */
+export function oldestWaiting(chart: QueueChart | undefined, now: Date): string {
+  const at = chart?.oldestReadyAt;
+  const text = at ? `oldest waiting ${roughDuration(now.getTime() - at.getTime())}` : 'nothing waiting';
+  return `<span class="oldest" data-field="oldest-waiting">${text}</span>`;
+}
+
+/** The depth chart and the throughput chart of one window. */
+function charts(queue: string, chart: QueueChart, span: string, width: number, height: number): string {
+  const s = chart.slots;
+  const depth = lineChart({
+    title: `${queue}: depth over the ${span}`,
+    series: [
+      { name: 'depth', values: s.depth },
+      { name: 'in_flight', label: 'in flight', values: s.in_flight },
+    ],
+    width,
+    height,
+  });
+  const throughput = lineChart({
+    title: `${queue}: throughput over the ${span} (${sum(s.created)} created, ${sum(s.completed)} completed, ${sum(s.failed)} failed)`,
+    series: [
+      { name: 'created', values: s.created },
+      { name: 'completed', values: s.completed },
+      { name: 'failed', values: s.failed },
+    ],
+    width,
+    height,
+  });
+  return `<figure class="chart-depth">${depth}<figcaption>depth</figcaption></figure><figure class="chart-throughput" data-completed="${sum(s.completed)}" data-created="${sum(s.created)}">${throughput}<figcaption>throughput</figcaption></figure>`;
+}
+
+/** The queues page's strip: the last hour, small, with a link to the queue page. */
+export function chartStrip(slug: string, queue: string, chart: QueueChart | undefined, now: Date): string {
+  if (!chart) return '';
+  const href = `/endpoints/${escape(slug)}/queues/${escape(queue)}`;
+  return `<div class="charts" data-slot="charts">${charts(queue, chart, 'last hour', 120, 28)}${oldestWaiting(chart, now)} <a href="${href}">history<span class="sr"> of ${escape(queue)}</span></a></div>`;
+}
+
+export function queueChartPages(app: FastifyInstance, deps: BoardDeps): void {
+  app.get<{ Params: { ref: string; queue: string } }>('/endpoints/:ref/queues/:queue', async (request, reply) => {
+    const session = await signedIn(deps.identity, request, reply);
+    if (!session) return reply;
+    const { ref, queue } = request.params;
+    let endpoint;
+    try {
+      endpoint = await resolveEndpoint(deps.operator, session.principal.human.id, ref);
+    } catch (err) {
+      if (isAppError(err, 'not_found')) return notFoundPage(reply, session, 'queue');
+      throw err;
+    }
+    if (!endpoint.queues.includes(queue)) return notFoundPage(reply, session, 'queue');
+    const now = deps.now();
+    const refs = [{ endpointId: endpoint.id, queue }];
+    const [hour, day] = await Promise.all([
+      queueCharts(deps.operator, refs, LAST_HOUR, now),
+      queueCharts(deps.operator, refs, LAST_DAY, now),
+    ]);
+    const key = chartKey(endpoint.id, queue);
+    const section = (title: string, chart: QueueChart | undefined, span: string) =>
+      chart
+        ? `<section class="queue-history" aria-label="${escape(title)}"><h2>${escape(title)}</h2><div class="charts wide">${charts(queue, chart, span, 480, 120)}</div></section>`
+        : '';
+    const body = `<p><a href="/endpoints/${escape(endpoint.slug)}">${escape(endpoint.name)}</a> · <a href="/">Queues</a></p>
+<p>${oldestWaiting(hour.get(key), now)}</p>
+${section('Last hour', hour.get(key), 'last hour')}${section('Last day', day.get(key), 'last day')}
+<p class="note">Depth is the ready todos at each minute's sample (the peak of a slot); throughput is the todos created, completed and failed in it. Samples are taken once a minute.</p>`;
+    return html(reply, 200, page(`${queue} · ${endpoint.name}`, body, chromeOf(session, 'queues')));
+  });
+}

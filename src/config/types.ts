@@ -1,0 +1,119 @@
+// The parsed configuration (src/config/schema.ts makes it from the environment): the
+// slices each part of the server receives.
+
+import type { LOG_LEVELS } from './fields.js';
+import type { Quotas } from '../domain/quotas.js';
+import type { OidcConfig } from './oidc.js';
+import type { TracingConfig } from './tracing.js';
+
+export type { OidcConfig, TracingConfig };
+
+export interface Config {
+  /** Traces (OpenTelemetry over OTLP/HTTP). */
+  tracing: TracingConfig;
+  listen: { host: string; port: number };
+  publicUrl: string;
+  database: {
+    url: string | null;
+    dataDir: string;
+    poolSize: number;
+    /** statement_timeout of every pooled connection, in ms; 0: none. */
+    statementTimeoutMs: number;
+    /** idle_in_transaction_session_timeout of every pooled connection, in ms; 0: none. */
+    idleInTransactionTimeoutMs: number;
+    /** lock_timeout of every pooled connection (not migrations), in ms; 0: none. */
+    lockTimeoutMs: number;
+  };
+  logLevel: (typeof LOG_LEVELS)[number];
+  /** false only with SWITCHBOARD_AUTH=off on a loopback address: every request is an admin. */
+  auth: boolean;
+  /** SWITCHBOARD_TOKEN_TTL in seconds: a login token's sliding lifetime. */
+  tokenTtlSeconds: number;
+  /** Human sign-in through OIDC; null: off (docs/design/oauth.md, "Human sign-in through OIDC"). */
+  oidc: OidcConfig | null;
+  /** false with SWITCHBOARD_PASSWORD_SIGNIN=off: board and API password sign-in are refused. */
+  passwordSignIn: boolean;
+  /** OAuth token lifetimes in seconds (access: clamped to the endpoint's expiry). */
+  oauth: {
+    accessTokenTtlSeconds: number;
+    refreshTokenTtlSeconds: number;
+    /** Registrations per client address, per instance. */
+    registerLimit: { perSecond: number; burst: number };
+  };
+  trustProxy: string[];
+  instanceId: string | null;
+  /** The bearer /metrics requires; null: /metrics is open (loopback binds only). */
+  metricsToken: string | null;
+  /** Endpoints labelled on the queue series before the rest fold into endpoint="_other". */
+  metricsMaxEndpoints: number;
+  /** SWITCHBOARD_QUEUE_WAIT_ALERT, in seconds. */
+  queueWaitAlertSeconds: number;
+  /**
+   * The Host names served (lower case, IPv6 in brackets): the public URL's, the loopback
+   * names on a loopback bind, SWITCHBOARD_ALLOWED_HOSTS. null: any Host (a non-loopback
+   * bind with neither a public URL nor allowed hosts).
+   */
+  allowedHosts: string[] | null;
+  quotas: Quotas;
+  todos: { defaultLeaseSeconds: number; idempotencyWindowSeconds: number };
+  sweeps: { reaperIntervalMs: number; retentionIntervalMs: number; retentionMs: number };
+  /**
+   * How long each growing table keeps a row once it is dead (closed, expired, spent, revoked,
+   * received, sent). The admission audit follows SWITCHBOARD_RETENTION like finished todos:
+   * it explains budget decisions about work that is kept that long.
+   */
+  retention: RetentionConfig;
+  /** Notify hook targets: http allowed, and CIDRs exempt from the private-address refusal. */
+  hooks: { allowHttp: boolean; allowCidrs: string[] };
+  doorbell: { ackWindowMs: number };
+  /** Instance liveness: how often this instance beats, and how old a beat means dead. */
+  instances: { heartbeatMs: number; deadAfterMs: number };
+  messages: MessageConfig;
+  mcp: McpConfig;
+  board: { pollMs: number };
+  /** The operator API's rate limits (token buckets, per instance). */
+  api: ApiLimits;
+}
+
+export interface McpConfig {
+  credentialReuseMs: number;
+  maxWaitersPerEndpoint: number;
+  /** Live sessions per endpoint, across instances. */
+  sessionsPerEndpoint: number;
+  /** Requests per credential (endpoint), per instance. */
+  perCredential: { perSecond: number; burst: number };
+  /** Unauthenticated or failed requests per client address, per instance. */
+  unauthenticatedPerIp: { perSecond: number; burst: number };
+}
+
+export interface ApiLimits {
+  perCredential: { perSecond: number; burst: number };
+  perIp: { perSecond: number; burst: number };
+  /** Frames per board WebSocket connection (/ws). */
+  perSocket: { perSecond: number; burst: number };
+  /** Each sign-in bucket (per address and per account). */
+  signIn: { perSecond: number; burst: number };
+}
+
+export interface RetentionConfig {
+  mcpSessionsMs: number;
+  signInMs: number;
+  apiTokensMs: number;
+  webhookDeliveriesMs: number;
+  doorbellMs: number;
+  admissionAuditMs: number;
+  /** Per-minute queue rollups (docs/design/queue-rollups.md). */
+  rollupsMs: number;
+  /** Dead OAuth codes, tokens, grants and unused clients (docs/design/oauth.md). */
+  oauthMs: number;
+  /** A grant holds no usable token this long after its last pair was issued (the longer token life). */
+  oauthTokenLifeMs: number;
+}
+
+export interface MessageConfig {
+  ackTimeoutMs: number;
+  /** The valid environment capacity (non-positive already 0), or null. */
+  envCapacity: number | null;
+  /** Invalid capacity variables, to be logged as warnings and otherwise ignored. */
+  warnings: string[];
+}

@@ -1,0 +1,104 @@
+// Pins the sign-in throttle and the shared credential budget: per account across
+// addresses, per address with IPv6 grouped by /64, least-recently-used eviction that keeps
+// the others' state, one generic answer whether the account exists or not, and workflow
+// tokens spending their human's per-credential bucket.
+
+import assert from 'node:assert/strict';
+import { beforeEach, test, type TestContext } from 'node:test';
+import { addressKey, RateLimiter } from '../../src/http/rate-limit.js';
+import { apiHarness, expectError, expectStatus, makePeople, type Reply } from './app.js';
+
+const h = await apiHarness('api_signin_throttle', undefined, {
+  SWITCHBOARD_API_RATE: '20',
+  SWITCHBOARD_API_BURST: '40',
+});
+const { member } = await makePeople(h);
+beforeEach(() => h.fresh());
+
+function freezeClock(t: TestContext): void {
+  h.frozenAt = new Date();
+  t.after(() => {
+    h.frozenAt = null;
+  });
+}
+
+const attempt = (email: string, remoteAddress: string, password = 'not the password') =>
+  h.post('/api/v1/auth/login', { body: { email, password }, remoteAddress });
+
+test('the per-account throttle holds across addresses, for an existing and an unknown account alike', async (t) => {
+  freezeClock(t);
+  for (const email of [member.email, 'nobody-here@example.test']) {
+    const answers: Reply[] = [];
+    for (let i = 0; i < 10; i++) answers.push(await attempt(email.toUpperCase(), `192.0.2.${i + 1}`));
+    for (const res of answers) expectError(res, 401, 'unauthenticated');
+    const limited = await attempt(email, '192.0.2.200', member.password);
+    expectError(limited, 429, 'resource_exhausted');
+    assert.ok(Number(limited.headers['retry-after']) >= 1);
+  }
+});
+
+test('the failure and the throttle answer in the same words whether the account exists or not', async (t) => {
+  freezeClock(t);
+  const known = await attempt(member.email, '198.51.100.1');
+  const unknown = await attempt('ghost@example.test', '198.51.100.2');
+  expectError(known, 401, 'unauthenticated');
+  assert.deepEqual(unknown.body, known.body);
+  for (let i = 0; i < 10; i++) {
+    await attempt(member.email, `198.51.100.${10 + i}`);
+    await attempt('ghost@example.test', `198.51.100.${30 + i}`);
+  }
+  const a = await attempt(member.email, '198.51.100.50');
+  const b = await attempt('ghost@example.test', '198.51.100.51');
+  expectError(a, 429, 'resource_exhausted');
+  assert.deepEqual(b.body, a.body);
+  assert.equal(b.status, a.status);
+});
+
+test('two addresses in one IPv6 /64 share a sign-in bucket; the next /64 does not', async (t) => {
+  freezeClock(t);
+  for (let i = 0; i < 10; i++) {
+    expectError(await attempt(`v6-${i}@example.test`, `2001:db8:1:2::${i + 1}`), 401, 'unauthenticated');
+  }
+  expectError(await attempt('v6-x@example.test', '2001:db8:1:2:ffff:1:2:3'), 429, 'resource_exhausted');
+  expectError(await attempt('v6-y@example.test', '2001:db8:1:3::1'), 401, 'unauthenticated');
+  assert.equal(addressKey('2001:db8:1:2::1'), addressKey('2001:DB8:0001:0002:ffff:1:2:3'));
+  assert.equal(addressKey('::ffff:192.0.2.1'), '192.0.2.1');
+  assert.equal(addressKey('192.0.2.1'), '192.0.2.1');
+  assert.equal(addressKey('::1'), '0:0:0:0::/64');
+});
+
+test('a full limiter evicts the least recently touched key and keeps the others’ state', () => {
+  const limiter = new RateLimiter({ perSecond: 1, burst: 2 }, 3);
+  const now = 1_000_000;
+  for (const key of ['a', 'b', 'c']) {
+    assert.equal(limiter.take(key, now), 0);
+    assert.equal(limiter.take(key, now), 0);
+  }
+  assert.ok(limiter.take('a', now) > 0, 'a is empty');
+  limiter.take('d', now);
+  assert.equal(limiter.has('b'), false, 'b was touched least recently');
+  for (const key of ['a', 'c', 'd']) assert.ok(limiter.has(key), key);
+  assert.ok(limiter.take('a', now) > 0, 'a is still empty: nobody’s state was reset');
+  assert.ok(limiter.take('c', now) > 0, 'c is still empty');
+});
+
+test('N workflow tokens of one human share one per-credential budget', async (t) => {
+  freezeClock(t);
+  const secrets: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const minted = await h.post('/api/v1/tokens', { token: member.token, body: { name: `wf-${i}`, kind: 'workflow' } });
+    expectStatus(minted, 201);
+    secrets.push(minted.body.secret as string);
+  }
+  await h.fresh();
+  const statuses: number[] = [];
+  for (let i = 0; i < 60; i++) {
+    const res = await h.get('/api/v1/whoami', { token: secrets[i % 3]!, remoteAddress: `203.0.113.${i + 1}` });
+    statuses.push(res.status);
+  }
+  assert.equal(statuses.filter((s) => s !== 429).length, 40, statuses.join(','));
+  assert.ok(
+    statuses.slice(40).every((s) => s === 429),
+    statuses.join(','),
+  );
+});
