@@ -5,7 +5,7 @@
 
 import { notifySql } from '../db/bus.js';
 import type { Queryable } from '../db/pool.js';
-import { RING_READY } from './rings.js';
+import { RING_READY, RUNG_AT } from './rings.js';
 import { countSql } from './todo-counts.js';
 
 export interface PresenceRow {
@@ -148,7 +148,7 @@ export async function claimDigestTarget(
        UPDATE mcp_sessions s SET last_rung_at = now() FROM target
         WHERE s.endpoint_id = target.endpoint_id AND s.id = target.id),
      stamped AS (
-       UPDATE todos t SET last_ringed_at = now(), last_rung_instance = target.instance FROM target
+       UPDATE todos t SET last_ringed_at = ${RUNG_AT}, last_rung_instance = target.instance FROM target
         WHERE t.endpoint_id = $1 AND t.queue = ANY($2) AND ${RING_READY})
      SELECT id AS session_id, instance FROM target`,
     [a.endpointId, a.queues],

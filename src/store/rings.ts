@@ -49,6 +49,14 @@ export type RingReason =
 // the planner matches an index only on the same predicate). Over alias t.
 const RINGABLE = `t.state = 'pending' AND t.ready_at IS NOT NULL AND t.ring_attempts < 6 AND NOT t.synthetic AND ${SENDER_VERIFIED}`;
 export const RING_READY = `${RINGABLE} AND (t.last_ringed_at IS NULL OR t.last_ringed_at < t.updated_at)`;
+/**
+ * What a ring stamps as last_ringed_at: never before the version of the todo it rang.
+ * now() is when the ring statement began, and its snapshot is taken a moment later (after
+ * planning): a create or requeue that begins and commits in between is seen and rung, yet
+ * its updated_at is after now(). Stamped now(), that ring would read as older than the
+ * change it covered, and the change's own todo_ready would ring the todo again.
+ */
+export const RUNG_AT = 'greatest(now(), t.updated_at)';
 const RERING_DUE = `t.state = 'pending' AND t.ready_at IS NOT NULL AND t.ring_attempts BETWEEN 1 AND 4 AND NOT t.synthetic AND ${SENDER_VERIFIED}`;
 const NOT_RUNG_LATELY = `(t.last_ringed_at IS NULL OR t.last_ringed_at < now() - interval '1 minute')`;
 /**
@@ -136,7 +144,7 @@ export async function claimRings(
     `WITH target AS (${targetSql(reason)}),
      due AS (SELECT d.* FROM (${dueSql(reason)}) d WHERE EXISTS (SELECT 1 FROM target)),
      rung AS (
-       UPDATE todos t SET ring_attempts = t.ring_attempts + 1, last_ringed_at = now(),
+       UPDATE todos t SET ring_attempts = t.ring_attempts + 1, last_ringed_at = ${RUNG_AT},
            last_rung_instance = target.instance, last_rung_stream = target.stream_id
          FROM due, target WHERE t.endpoint_id = due.endpoint_id AND t.id = due.id
        RETURNING t.id, t.queue, t.title, t.kind, t.source, t.claims, t.created_at, t.traceparent),

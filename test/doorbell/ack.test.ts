@@ -135,7 +135,7 @@ test('three unheard rings mark the session, and an ack_doorbell clears the mark'
     JSON.stringify(
       (
         await pool.query(
-          `SELECT id, sent_at, acked_at, unheard_at FROM doorbell_rings WHERE session_id = $1 ORDER BY sent_at DESC`,
+          `SELECT id, todo_id, sent_at, acked_at, unheard_at FROM doorbell_rings WHERE session_id = $1 ORDER BY sent_at DESC`,
           [listener.sessionId],
         )
       ).rows,

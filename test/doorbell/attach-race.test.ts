@@ -5,6 +5,8 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { PoolClient } from 'pg';
+import { claimDigestTarget } from '../../src/store/presence.js';
 import { claimRings, type RingReason, type RungTodo } from '../../src/store/rings.js';
 import { insertSession, setStreamOpen } from '../../src/store/sessions.js';
 import { createTodo } from '../../src/todos/index.js';
@@ -98,3 +100,38 @@ test('racing ready and attach passes on a stream that just opened ring each todo
     await stream(ep, session, false);
   }
 });
+
+// A ring statement's now() is when it began; the todos it sees are those committed before
+// its snapshot, taken a moment later (after planning, which a cold connection on a loaded
+// machine makes milliseconds long). A create that begins and commits in that gap has an
+// updated_at after the ring's now(): stamped now(), the ring read as older than the todo
+// and the todo's own ready pass rang it a second time (CI, Node 24). An open transaction
+// pins now() the same way, so this replays that gap exactly, for each statement that
+// stamps todos rung: a ready pass, an attach pass and a presence digest.
+const early: Array<[string, (db: PoolClient, ep: Endpoint) => Promise<unknown>]> = [
+  ['a ready pass', (db, ep) => claimRings(db, { endpointId: ep.id, maxRings: 6, limit: 10, reason: ready })],
+  [
+    'an attach pass',
+    (db, ep) => claimRings(db, { endpointId: ep.id, maxRings: 6, limit: 10, reason: attach('ms_gap') }),
+  ],
+  ['a presence digest', (db, ep) => claimDigestTarget(db, { endpointId: ep.id, queues: ['inbox'] })],
+];
+for (const [name, stamp] of early) {
+  test(`${name} that began before a create it then saw counts as that todo's ring`, async () => {
+    const ep = await makeEndpoint(pool);
+    await openSession(ep, 'ms_gap');
+    const db = await pool.connect();
+    try {
+      await db.query('BEGIN');
+      await db.query('SELECT now()');
+      const id = await newTodo(ep, `created after ${name} began`);
+      assert.ok(await stamp(db, ep));
+      await db.query('COMMIT');
+      const row = await pool.query('SELECT last_ringed_at, updated_at FROM todos WHERE id = $1', [id]);
+      assert.ok(row.rows[0].last_ringed_at >= row.rows[0].updated_at, 'the stamp is not before the todo it saw');
+    } finally {
+      db.release();
+    }
+    assert.deepEqual(await ring(ep, ready), [], 'the todo’s own ready pass finds it rung');
+  });
+}
