@@ -54,12 +54,11 @@ const child = spawn(
     // accessibility crawl takes ~100 s alone and passed 300 s on a loaded 2-core machine,
     // so the guard is 10 minutes; the fuzzers' long form (npm run test:fuzz) sets a longer one.
     `--test-timeout=${env.SWITCHBOARD_TEST_TIMEOUT_MS ?? '600000'}`,
-    // A file whose tests have all ended exits even if something keeps its event loop alive.
-    // Without it one leaked server or timer holds the whole run (the timeout above covers
-    // tests and hooks, not a process that outlives them): a failing `after` hook skips the
-    // hooks added after it, and a server one of those would have stopped kept a file
-    // running for 77 minutes in CI. The test still fails; the run goes on.
-    '--test-force-exit',
+    // A file whose tests have all ended exits even if something keeps its event loop alive,
+    // once its verdicts have reached this runner (scripts/test-exit.mjs says why this is not
+    // node's --test-force-exit). Test files inherit the flag; this process skips the hook.
+    '--import',
+    join(root, 'scripts', 'test-exit.mjs'),
     ...files,
   ],
   { cwd: root, env, stdio: 'inherit' },
