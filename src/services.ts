@@ -309,11 +309,12 @@ export function buildServices(o: ServiceOptions): Services {
       ];
     },
     async stop() {
-      // Hear nothing new, then let what is in flight settle: the heartbeat (after the
-      // streams were marked closed), hook deliveries, the pump's in-flight messages (they
-      // return to pending first), self-test rings, the buffered ring records.
+      // Hear nothing new, then let what is in flight settle: doorbell passes, the heartbeat
+      // (after the streams were marked closed), hook deliveries, the pump's in-flight
+      // messages (they return to pending first), self-test rings, the buffered ring records.
       for (const off of unsubscribe.splice(0)) off();
       await promoter.settle();
+      await doorbell.settle();
       await heartbeat.stop();
       await delivery.stop();
       await pump.settle();

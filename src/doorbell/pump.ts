@@ -59,6 +59,8 @@ export class Doorbell {
   written = 0;
   /** Rings this instance claimed: written here or forwarded to the stream's instance. */
   private claimed = 0;
+  /** Passes under way, for settle(). */
+  private readonly passes = new Set<Promise<void>>();
 
   constructor(private readonly deps: DoorbellDeps) {}
 
@@ -102,7 +104,21 @@ export class Doorbell {
     return { rung: this.claimed - before };
   }
 
-  private async pass(endpointId: string, reason: RingReason, limit: number, drain: boolean): Promise<void> {
+  /**
+   * Waits for every pass under way, the rings and holds they decide included (shutdown:
+   * before the pool closes under them; tests: before the next step reads what they did).
+   */
+  async settle(): Promise<void> {
+    while (this.passes.size > 0) await Promise.all([...this.passes]);
+  }
+
+  private pass(endpointId: string, reason: RingReason, limit: number, drain: boolean): Promise<void> {
+    const pass = this.run(endpointId, reason, limit, drain).finally(() => this.passes.delete(pass));
+    this.passes.add(pass);
+    return pass;
+  }
+
+  private async run(endpointId: string, reason: RingReason, limit: number, drain: boolean): Promise<void> {
     try {
       // Deferred queues never ring (docs/design/admission.md); their work is held until the reopen.
       const deferred = await holdDeferred(this.deps.db, endpointId);

@@ -28,7 +28,7 @@ const server = (name: string): Promise<Server> => startTestServer(url, name);
 // running between a test's steps would reopen what the test says stays held.
 await holdSweep(pool, 'admission_reopen');
 const a = await server('reopen-a');
-await server('reopen-b');
+const b = await server('reopen-b');
 
 /** Every todo_ready flagged as a reopen, as a LISTENing client hears them. */
 const reopens: Array<{ endpoint_id: string; queue: string }> = [];
@@ -126,7 +126,8 @@ test('a freed in-flight slot pushes once, at once', async () => {
   const { s, claimed, waiting } = await fullQueue();
   const refused = await claimNext(deps, { ...s.agent, sessionId: 'another' }, {});
   assert.ok('empty' in refused && refused.deferred?.[0]?.reason === 'in_flight_full');
-  await new Promise((r) => setTimeout(r, 300));
+  // The push's doorbell passes have held the queue (and read it full once more) by now.
+  await Promise.all([a.doorbell.settle(), b.doorbell.settle()]);
   assert.equal(s.rung.includes(waiting.id), false, 'the waiting todo rang while the slot was taken');
   await complete(deps, s.agent, { id: claimed.todo.id });
   await until(() => s.rung.includes(waiting.id), 'the waiting todo to ring when the slot freed');
@@ -145,7 +146,7 @@ test('a hold decided on a read from before a slot freed reopens at once, not at 
       .rows[0]?.held_at;
   await until(async () => (await heldAt()) !== null, 'the doorbell to hold the new todo back');
   // Every instance's doorbell pass for that push ends first (each marks the policy held).
-  await new Promise((r) => setTimeout(r, 500));
+  await Promise.all([a.doorbell.settle(), b.doorbell.settle()]);
   // Another claim reads the queue full and is about to mark the policy held. Before its
   // mark lands, the slot frees: the settle finds no mark and pushes nothing.
   await pool.query(`UPDATE admission_policies SET held_at = NULL WHERE id = $1`, [policyId]);
@@ -171,6 +172,10 @@ test('a claim made before its queue had a policy frees its slot on the next swee
     const r = await pool.query(`SELECT held_at FROM admission_policies WHERE endpoint_id = $1`, [s.v.endpoint.id]);
     return r.rows[0]?.held_at != null;
   }, 'the doorbell to hold the new todo back');
+  // The pass that marked the hold reads the queue's status once more right after the mark
+  // (holdPolicies); a complete landing before that read frees the slot it reads, and the
+  // pass rightly reopens at once. Settled, the hold stands on the claim still in flight.
+  await Promise.all([a.doorbell.settle(), b.doorbell.settle()]);
   assert.equal(s.rung.includes(waiting.id), false, 'the held todo rang while the queue was full');
   await complete(deps, s.agent, { id: early.todo.id });
   // Settling it read no policy (it was claimed where none existed: claimed_under_policy).
