@@ -19,7 +19,7 @@ export function toolBody(answer: object): ToolBody {
   const result = answer as ToolResultLike;
   const first = Array.isArray(result.content) ? (result.content[0] as { type?: string; text?: string }) : undefined;
   assert.equal(first?.type, 'text', `content[0] is the JSON text: ${JSON.stringify(result)}`);
-  const body = JSON.parse(first.text ?? '') as ToolBody;
+  const body: ToolBody = JSON.parse(first.text ?? '');
   if (result.isError) {
     assert.equal(
       result.structuredContent,
