@@ -5,7 +5,8 @@
 // asks for an endpoint credential. Exit 0 only when every check passed and, with
 // ENDPOINT, the verdict is `pass`. A warning (an endpoint whose live sessions hold no
 // notification stream, so no doorbell can reach them) is reported, not failed: an agent
-// that waits with claim_next wait_seconds needs no stream.
+// that waits with claim_next wait_seconds needs no stream, and one without a lasting
+// session settles with the lease token its claim answered.
 
 import type { Command } from 'commander';
 import { parseDuration } from '../config/duration.js';
@@ -15,6 +16,7 @@ import { renderReport, runSelfTest, type DoorbellReport } from './doctor-test.js
 import { endpointPath, type Endpoint } from './endpoint.js';
 import { CliError, EXIT } from './exit.js';
 import { apiCommand, run, type CommonOptions } from './flags.js';
+import { channelFlag, mcpServerName, WITHOUT_SESSION } from '../domain/guidance.js';
 import { clean, emit, table } from './output.js';
 
 interface DoctorOptions extends CommonOptions {
@@ -156,8 +158,9 @@ export function streamWarnings(endpoints: Answer['endpoints']): Check[] {
       detail:
         `endpoint ${e.slug}: ${e.sessions.length} live session(s), none holds the notification stream, ` +
         'so no doorbell reaches it. Connect a client that opens the stream and loads channels ' +
-        '(e.g. `claude --dangerously-load-development-channels server:switchboard`), or run it through ' +
-        '`switchboard bridge`; or have the agent wait for work with `claim_next` and `wait_seconds`',
+        `(e.g. \`claude ${channelFlag(mcpServerName(e.slug))}\`), or run it through ` +
+        '`switchboard bridge`; or have the agent wait for work with `claim_next` and `wait_seconds`. ' +
+        WITHOUT_SESSION,
     }));
 }
 

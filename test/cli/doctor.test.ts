@@ -8,6 +8,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { WITHOUT_SESSION } from '../../src/domain/guidance.js';
 import { testDatabase } from '../helpers/db.js';
 import { runCli } from '../helpers/cli.js';
 import { agent, endpointOf, owner, server } from '../doorbell/world.js';
@@ -128,6 +129,8 @@ test('doctor warns about an endpoint whose live sessions hold no stream, and say
   assert.match(warned[0]?.detail ?? '', new RegExp(`endpoint ${ep.slug}: 1 live session\\(s\\), none holds`));
   assert.match(warned[0]?.detail ?? '', /switchboard bridge/);
   assert.match(warned[0]?.detail ?? '', /claim_next.*wait_seconds/);
+  assert.ok(warned[0]?.detail.includes(`server:${ep.slug}`), 'the channel flag names this endpoint');
+  assert.ok(warned[0]?.detail.includes(WITHOUT_SESSION), 'how a client without a session finishes its work');
   const text = await doctor([]);
   assert.match(text.stdout, /WARN\s+stream\s+endpoint /);
   assert.doesNotMatch(text.stdout, /doctor: all good/);
