@@ -164,6 +164,17 @@ export function streamWarnings(endpoints: Answer['endpoints']): Check[] {
     }));
 }
 
+/** Verdicts a client without a lasting session or stream gets: it is not connected when the doorbell rings. */
+const UNCONNECTED: ReadonlySet<string> = new Set(['no_session', 'no_stream']);
+
+/** For a client that opens a session per call (a CLI, a script): how it finishes its work, and a way to try it. */
+function sessionlessLines(): string[] {
+  return [
+    `  ${WITHOUT_SESSION}`,
+    '  `switchboard endpoint connect ENDPOINT` prints MCP Inspector CLI commands to try the endpoint that way.',
+  ];
+}
+
 function render(answer: Answer): string {
   const out = answer.checks.map(
     (c) => `${c.ok ? 'ok  ' : c.severity === 'warning' ? 'WARN' : 'FAIL'}  ${c.name.padEnd(11)} ${clean(c.detail)}`,
@@ -179,6 +190,7 @@ function render(answer: Answer): string {
     out.push(rows.trimEnd());
   }
   if (answer.doorbell_test) out.push('', renderReport(answer.doorbell_test).trimEnd());
+  if (answer.doorbell_test && UNCONNECTED.has(answer.doorbell_test.verdict)) out.push(...sessionlessLines());
   const warned = answer.checks.some((c) => !c.ok && c.severity === 'warning');
   out.push(
     '',

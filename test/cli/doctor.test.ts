@@ -96,6 +96,10 @@ test('doctor ENDPOINT with nothing connected exits 1 with no_session', async () 
   assert.equal(answer.ok, false);
   assert.equal(answer.doorbell_test.verdict, 'no_session');
   assert.match(answer.doorbell_test.hints[0] ?? '', /Nothing is connected/);
+  const text = await doctor([ep.slug]);
+  assert.equal(text.code, 1);
+  assert.ok(text.stdout.includes(WITHOUT_SESSION), text.stdout);
+  assert.match(text.stdout, /switchboard endpoint connect ENDPOINT` prints MCP Inspector CLI commands/);
 });
 
 test('doctor not signed in fails the credentials check, names `switchboard login`, and asks for nothing', async () => {
