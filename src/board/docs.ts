@@ -5,7 +5,7 @@
 // same content as docs/doorbell.md: keep the two consistent.
 
 import type { FastifyInstance } from 'fastify';
-import { CREDENTIAL_FILE_PLACEHOLDER, connectGuidance } from '../domain/guidance.js';
+import { CREDENTIAL_FILE_PLACEHOLDER, CREDENTIAL_PLACEHOLDER, connectGuidance } from '../domain/guidance.js';
 import { HINTS, VERDICTS } from '../doorbell/hints.js';
 import { html } from './guard.js';
 import { escape, page } from './html.js';
@@ -69,6 +69,15 @@ allowed tools above still apply, with the same server name.</p>
 <h2>Without the doorbell</h2>
 <p>A client that cannot take channel notifications at all waits for work with a long poll instead:
 ${code('claim_next {wait_seconds}')} holds the call until a todo is ready or the wait ends.</p>
+
+<h2 id="without-session">Without a lasting session</h2>
+<p>${escape(g.without_session)} A doorbell needs a session with an open stream, so such a client waits with
+${code('claim_next {wait_seconds}')}. To try an endpoint from a shell, the MCP Inspector's CLI mode runs one call
+per command (put the endpoint's credential in place of ${code(CREDENTIAL_PLACEHOLDER)}, and the todo id and lease
+token the claim answered in the last one):</p>
+${pre([g.inspector.list_tools, g.inspector.claim_next, g.inspector.complete].join('\n'))}
+<p>An error comes back as a tool result with ${code('isError')} and the text
+${code('{"error": {"code", "message"}}')}: ${code('conflict')} from complete means the claim is no longer yours.</p>
 
 <h2>The self-test and <code>switchboard doctor</code></h2>
 <p>${code('test_doorbell {wait_seconds}')} (MCP, 10–300 s, default 60) or

@@ -7,7 +7,12 @@
 import type { FastifyInstance } from 'fastify';
 import { vendEndpoint } from '../endpoints/manage.js';
 import { isAppError } from '../domain/errors.js';
-import { CREDENTIAL_FILE_PLACEHOLDER, oauthClientConfig, type ConnectGuidance } from '../domain/guidance.js';
+import {
+  CREDENTIAL_FILE_PLACEHOLDER,
+  oauthClientConfig,
+  withCredential,
+  type ConnectGuidance,
+} from '../domain/guidance.js';
 import { QUEUE_NAME } from '../domain/todo.js';
 import { FAMILY_NOTES, VERB_FAMILIES, type VerbFamily } from '../domain/verbs.js';
 import type { BoardSession } from '../identity/board-sessions.js';
@@ -125,6 +130,18 @@ ${copyBlock('bridge-command', g.bridge.command, 'the bridge command')}
 <a id="troubleshooting" href="${escape(g.troubleshooting_url)}">Troubleshooting the doorbell</a></p></section>`;
 }
 
+/** How a client without a lasting session finishes its work, and the Inspector recipe with this credential. */
+function sessionlessSection(g: ConnectGuidance, credential: string): string {
+  const recipe = [g.inspector.list_tools, g.inspector.claim_next, g.inspector.complete]
+    .map((command) => withCredential(command, credential))
+    .join('\n');
+  return `<section id="without-session" aria-labelledby="without-session-heading"><h2 id="without-session-heading">Without a lasting session</h2>
+<p id="lease-token-sentence">${escape(g.without_session)}</p>
+<p>Try the endpoint from a shell with the MCP Inspector CLI; each command is a session of its own, so the last one
+finishes the claim with the lease token that claim_next answered:</p>
+${copyBlock('inspector-recipe', recipe, 'the MCP Inspector commands')}</section>`;
+}
+
 function reveal(session: BoardSession, vended: Awaited<ReturnType<typeof vendEndpoint>>, publicUrl: string): string {
   const oauthJson = JSON.stringify(oauthClientConfig(publicUrl, vended.endpoint.slug), null, 2);
   const body = `<p role="status"><strong>${escape(vended.endpoint.slug)}</strong> is ready. The credential is shown <strong>only this once</strong>: copy it now.</p>
@@ -135,6 +152,7 @@ function reveal(session: BoardSession, vended: Awaited<ReturnType<typeof vendEnd
 ${copyBlock('mcp-json-oauth', oauthJson, 'the OAuth .mcp.json block')}
 <h2>Claude Code</h2>${copyBlock('claude-mcp-add', vended.claude_mcp_add, 'the claude mcp add line')}
 ${guidanceSection(vended.guidance)}
+${sessionlessSection(vended.guidance, vended.credential)}
 <p><a href="/endpoints/${escape(vended.endpoint.slug)}">Go to the endpoint</a> · <a href="/">Queues</a></p>`;
   return page('Endpoint vended', body, chromeOf(session, 'endpoints'));
 }

@@ -5,7 +5,8 @@
 // asks for an endpoint credential. Exit 0 only when every check passed and, with
 // ENDPOINT, the verdict is `pass`. A warning (an endpoint whose live sessions hold no
 // notification stream, so no doorbell can reach them) is reported, not failed: an agent
-// that waits with claim_next wait_seconds needs no stream.
+// that waits with claim_next wait_seconds needs no stream, and one without a lasting
+// session settles with the lease token its claim answered.
 
 import type { Command } from 'commander';
 import { parseDuration } from '../config/duration.js';
@@ -15,6 +16,7 @@ import { renderReport, runSelfTest, type DoorbellReport } from './doctor-test.js
 import { endpointPath, type Endpoint } from './endpoint.js';
 import { CliError, EXIT } from './exit.js';
 import { apiCommand, run, type CommonOptions } from './flags.js';
+import { channelFlag, mcpServerName, WITHOUT_SESSION } from '../domain/guidance.js';
 import { clean, emit, table } from './output.js';
 
 interface DoctorOptions extends CommonOptions {
@@ -156,9 +158,21 @@ export function streamWarnings(endpoints: Answer['endpoints']): Check[] {
       detail:
         `endpoint ${e.slug}: ${e.sessions.length} live session(s), none holds the notification stream, ` +
         'so no doorbell reaches it. Connect a client that opens the stream and loads channels ' +
-        '(e.g. `claude --dangerously-load-development-channels server:switchboard`), or run it through ' +
-        '`switchboard bridge`; or have the agent wait for work with `claim_next` and `wait_seconds`',
+        `(e.g. \`claude ${channelFlag(mcpServerName(e.slug))}\`), or run it through ` +
+        '`switchboard bridge`; or have the agent wait for work with `claim_next` and `wait_seconds`. ' +
+        WITHOUT_SESSION,
     }));
+}
+
+/** Verdicts a client without a lasting session or stream gets: it is not connected when the doorbell rings. */
+const UNCONNECTED: ReadonlySet<string> = new Set(['no_session', 'no_stream']);
+
+/** For a client that opens a session per call (a CLI, a script): how it finishes its work, and a way to try it. */
+function sessionlessLines(): string[] {
+  return [
+    `  ${WITHOUT_SESSION}`,
+    '  `switchboard endpoint connect ENDPOINT` prints MCP Inspector CLI commands to try the endpoint that way.',
+  ];
 }
 
 function render(answer: Answer): string {
@@ -176,6 +190,7 @@ function render(answer: Answer): string {
     out.push(rows.trimEnd());
   }
   if (answer.doorbell_test) out.push('', renderReport(answer.doorbell_test).trimEnd());
+  if (answer.doorbell_test && UNCONNECTED.has(answer.doorbell_test.verdict)) out.push(...sessionlessLines());
   const warned = answer.checks.some((c) => !c.ok && c.severity === 'warning');
   out.push(
     '',

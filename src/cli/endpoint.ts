@@ -3,7 +3,8 @@
 // `claude mcp add` line; connect prints the same templates with a placeholder, because
 // the server keeps only a hash of the credential. Both add how to hear the doorbell (the
 // channel flag and allowed tools under the endpoint's MCP server name, the stdio bridge,
-// the troubleshooting page: src/domain/guidance.ts). Sessions and grants are the server's.
+// the troubleshooting page), how a client without a lasting session finishes its work and
+// an MCP Inspector recipe (src/domain/guidance.ts). Sessions and grants are the server's.
 
 import type { Command } from 'commander';
 import { signedInClient } from './client.js';
@@ -22,7 +23,14 @@ import {
   wholeNumber,
   type CommonOptions,
 } from './flags.js';
-import { clientConfig, connectGuidance, guidanceText, type ConnectGuidance } from '../domain/guidance.js';
+import {
+  clientConfig,
+  connectGuidance,
+  CREDENTIAL_PLACEHOLDER,
+  guidanceText,
+  inspectorText,
+  type ConnectGuidance,
+} from '../domain/guidance.js';
 import { emit, keyValues, objectsTable, section, table } from './output.js';
 
 export interface Endpoint {
@@ -52,9 +60,6 @@ interface VendOptions extends CommonOptions {
 interface SetOptions extends CommonOptions {
   acceptAgentMessages?: string;
 }
-
-/** Stands where the credential goes in `endpoint connect`: it is not stored server-side. */
-export const CREDENTIAL_PLACEHOLDER = '<CREDENTIAL>';
 
 export const endpointPath = (ref: string) => `/api/v1/endpoints/${encodeURIComponent(ref)}`;
 
@@ -118,6 +123,7 @@ async function vend(name: string, opts: VendOptions): Promise<void> {
       section('.mcp.json:', formatJsonBlock(a.mcp_json)),
       section('Claude Code:', `  ${a.claude_mcp_add}\n`),
       a.guidance ? section('Hearing the doorbell:', guidanceText(a.guidance)) : '',
+      a.guidance?.inspector ? section('Without a lasting session:', inspectorText(a.guidance, a.credential)) : '',
     ].join(''),
   );
 }
@@ -186,9 +192,10 @@ async function connect(ref: string, opts: CommonOptions): Promise<void> {
   const shown = await client.request<{ endpoint: Endpoint; guidance?: ConnectGuidance }>('GET', endpointPath(ref));
   const { endpoint } = shown;
   const templates = connectTemplates(client.url, endpoint.slug, CREDENTIAL_PLACEHOLDER);
-  // The server's guidance names its public URL, as the self-test's hints do; a server older
-  // than the guidance gets the same guidance built here for the URL this command uses.
-  const guidance = shown.guidance ?? connectGuidance(client.url, endpoint.slug);
+  // The server's guidance names its public URL, as the self-test's hints do; what a server
+  // older than the guidance (or than a part of it) leaves out is built here for the URL
+  // this command uses.
+  const guidance = { ...connectGuidance(client.url, endpoint.slug), ...shown.guidance };
   const answer = { endpoint, ...templates, guidance };
   emit(opts.json, answer, (a) =>
     [
@@ -202,6 +209,7 @@ async function connect(ref: string, opts: CommonOptions): Promise<void> {
       section('.mcp.json:', formatJsonBlock(a.mcp_json)),
       section('Claude Code:', `  ${a.claude_mcp_add}\n`),
       section('Hearing the doorbell:', guidanceText(a.guidance)),
+      section('Without a lasting session:', inspectorText(a.guidance)),
     ].join(''),
   );
 }

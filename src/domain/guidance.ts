@@ -1,9 +1,11 @@
 // How an agent connects to an endpoint and hears its doorbell, from one place: the MCP
 // server name a client registers the endpoint under, and everything derived from it (the
 // .mcp.json block, the `claude mcp add` line, Claude Code's channel flag and allowed-tools
-// pattern, the stdio bridge, the troubleshooting page). Vend (API, CLI, board wizard),
-// `switchboard endpoint connect` and the self-test's hints all build on these functions,
-// so the name a hint tells you to pass is the name the configuration registered. Pure.
+// pattern, the stdio bridge, the troubleshooting page), plus how a client without a
+// lasting session finishes its work (the lease token) and a recipe for trying the endpoint
+// with the MCP Inspector CLI. Vend (API, CLI, board wizard), `switchboard endpoint
+// connect`, /docs/doorbell and the self-test's hints all build on these functions, so the
+// name a hint tells you to pass is the name the configuration registered. Pure.
 
 /** The MCP server name an endpoint is registered under in a client: its slug. */
 export function mcpServerName(slug: string): string {
@@ -29,6 +31,35 @@ export function allowedTools(serverName: string): string {
 
 /** Stands where the bridge's credential file goes: the credential belongs in a file, not argv. */
 export const CREDENTIAL_FILE_PLACEHOLDER = '<CREDENTIAL_FILE>';
+
+/** Stands where the credential goes in guidance: the server keeps only its hash. */
+export const CREDENTIAL_PLACEHOLDER = '<CREDENTIAL>';
+
+/**
+ * How a client that cannot keep an MCP session finishes what it claims (a CLI that opens
+ * a session per call, a request without one): one sentence, the same everywhere.
+ */
+export const WITHOUT_SESSION =
+  'A client that cannot keep an MCP session (a CLI that opens one per call, a request without one) still ' +
+  'finishes its work: claim and claim_next answer a lease_token; pass it with the id to heartbeat, complete, ' +
+  'fail or release from any later session or request.';
+
+/** A guidance command with the credential in place of its placeholder (where vend shows it once). */
+export function withCredential(command: string, credential: string): string {
+  return command.replaceAll(CREDENTIAL_PLACEHOLDER, credential);
+}
+
+/** The MCP Inspector's CLI mode against an endpoint: one command per call, the bearer as a header. */
+export function inspectorRecipe(publicUrl: string, credential: string) {
+  const base =
+    `npx @modelcontextprotocol/inspector --cli ${publicUrl}/mcp --transport http ` +
+    `--header "Authorization: Bearer ${credential}"`;
+  return {
+    list_tools: `${base} --method tools/list`,
+    claim_next: `${base} --method tools/call --tool-name claim_next --tool-arg wait_seconds=10`,
+    complete: `${base} --method tools/call --tool-name complete --tool-arg id=<TODO_ID> lease_token=<LEASE_TOKEN>`,
+  };
+}
 
 /** The .mcp.json block and the `claude mcp add` line for a credential text (real or a placeholder). */
 export function clientConfig(publicUrl: string, slug: string, credential: string) {
@@ -70,11 +101,30 @@ export function connectGuidance(publicUrl: string, slug: string) {
     },
     without_doorbell:
       'A client that cannot take channel notifications at all waits for work with claim_next {wait_seconds} (a long poll).',
+    without_session: WITHOUT_SESSION,
+    inspector: inspectorRecipe(publicUrl, CREDENTIAL_PLACEHOLDER),
     troubleshooting_url: troubleshootingUrl(publicUrl),
   };
 }
 
 export type ConnectGuidance = ReturnType<typeof connectGuidance>;
+
+/**
+ * The Inspector recipe as plain-text lines; with the credential (vend shows it once) it
+ * is filled in, else <CREDENTIAL> stands for it.
+ */
+export function inspectorText(g: ConnectGuidance, credential?: string): string {
+  const fill = (command: string) => (credential === undefined ? command : withCredential(command, credential));
+  return [
+    `  ${g.without_session}`,
+    `  Try it with the MCP Inspector CLI (each command is a session of its own):`,
+    `    ${fill(g.inspector.list_tools)}`,
+    `    ${fill(g.inspector.claim_next)}`,
+    `    ${fill(g.inspector.complete)}`,
+    ...(credential === undefined ? [`    (${CREDENTIAL_PLACEHOLDER}: the endpoint's credential)`] : []),
+    '',
+  ].join('\n');
+}
 
 /** The guidance as plain-text lines, for the CLI's vend and connect output. */
 export function guidanceText(g: ConnectGuidance): string {

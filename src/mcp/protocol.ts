@@ -16,7 +16,7 @@ import type { SessionDeps } from '../sessions/index.js';
 import type { TodoDeps } from '../todos/index.js';
 import type { Waiters } from '../todos/waiters.js';
 import type { VersionInfo } from '../version.js';
-import { toolError, toolResult, type ErrorLog } from './errors.js';
+import { errorCodeOf, toolError, toolResult, type ErrorLog } from './errors.js';
 import { toolsFor, verbFor, type VerbContext } from './verbs/index.js';
 import type { HookGuard } from '../hooks/guard.js';
 import { NO_TRACING, type Tracing } from '../tracing/index.js';
@@ -71,7 +71,8 @@ export function instructions(version: VersionInfo, leaseSeconds: number): string
     '- Every claim ends in complete, fail (it is retried later) or release (it goes back untouched).',
     '- A doorbell (notifications/claude/channel) names a todo: claiming it also acknowledges the doorbell. ' +
       'Heard one but will not claim? ack_doorbell with its meta.ring_id. test_doorbell checks that you hear them.',
-    '- Errors are tool results with {"error": {"code", "message"}}; `invalid_argument` names the field to fix.',
+    '- Errors are tool results with isError whose text is the JSON {"error": {"code", "message", ...}} (no ' +
+      'structuredContent); `invalid_argument` names the field to fix.',
   ].join('\n');
 }
 
@@ -140,11 +141,6 @@ export async function callTool(
   } finally {
     span.end();
   }
-}
-
-function errorCodeOf(result: CallToolResult): string {
-  const error = (result.structuredContent as { error?: { code?: unknown } } | undefined)?.error;
-  return typeof error?.code === 'string' ? error.code : 'error';
 }
 
 async function runTool(

@@ -8,6 +8,7 @@ import { after, test } from 'node:test';
 import { createPool } from '../../src/db/pool.js';
 import { toolError } from '../../src/mcp/errors.js';
 import { testDatabase } from '../helpers/db.js';
+import { toolError as toolErrorOf } from '../helpers/tool-result.js';
 import { expectError, expectStatus, Harness, makePeople, push, PUBLIC_URL, vend } from './app.js';
 
 const db = await testDatabase('lock_timeout');
@@ -57,9 +58,9 @@ test('an MCP verb whose statement lost a lock wait answers the same retryable un
   const logged: unknown[] = [];
   const result = toolError(lockError, { error: (obj) => logged.push(obj) }, 'claim');
   assert.equal(result.isError, true);
-  const body = result.structuredContent as { error: { code: string; message: string } };
-  assert.equal(body.error.code, 'unavailable');
-  assert.match(body.error.message, /locked by another operation/);
+  const error = toolErrorOf(result);
+  assert.equal(error.code, 'unavailable');
+  assert.match(error.message, /locked by another operation/);
   assert.deepEqual(logged, [], 'not logged as an internal failure');
 });
 
@@ -84,9 +85,9 @@ test('a statement cancelled by statement_timeout answers unavailable naming the 
   );
   const logged: unknown[] = [];
   const result = toolError(cancelError, { error: (obj) => logged.push(obj) }, 'claim');
-  const body = result.structuredContent as { error: { code: string; message: string } };
-  assert.equal(body.error.code, 'unavailable');
-  assert.match(body.error.message, /SWITCHBOARD_STATEMENT_TIMEOUT/);
+  const error = toolErrorOf(result);
+  assert.equal(error.code, 'unavailable');
+  assert.match(error.message, /SWITCHBOARD_STATEMENT_TIMEOUT/);
   assert.deepEqual(logged, [], 'not logged as an internal failure');
   const retried = await ht.post(`/api/v1/todos/${todo.id}/cancel`, { token: member.token });
   expectStatus(retried, 200, 'the retry');

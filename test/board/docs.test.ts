@@ -6,6 +6,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CONTENT_SECURITY_POLICY } from '../../src/board/index.js';
+import { escape } from '../../src/board/html.js';
+import { WITHOUT_SESSION } from '../../src/domain/guidance.js';
 import { testDatabase } from '../helpers/db.js';
 import { startApp } from '../mcp/harness.js';
 
@@ -29,6 +31,10 @@ test('GET /docs/doorbell answers 200 HTML without sign-in, with the guidance and
     'switchboard doctor &lt;server-name&gt; --url http://switchboard.test',
     'notifications/claude/channel',
     'unheard',
+    escape(WITHOUT_SESSION),
+    'npx @modelcontextprotocol/inspector --cli http://switchboard.test/mcp --transport http --header &quot;Authorization: Bearer &lt;CREDENTIAL&gt;&quot; --method tools/list',
+    '--tool-name claim_next --tool-arg wait_seconds=10',
+    '--tool-name complete --tool-arg id=&lt;TODO_ID&gt; lease_token=&lt;LEASE_TOKEN&gt;',
   ]) {
     assert.ok(body.includes(text), `the page says ${text}`);
   }

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
+import { WITHOUT_SESSION } from '../../src/domain/guidance.js';
 import { connect, ok } from '../mcp/harness.js';
 import { testDatabase } from '../helpers/db.js';
 import { human, launchBrowser, liveOpen, screenshot, signedInPage, startBoard } from './harness.js';
@@ -58,6 +59,17 @@ async function walkWizard(page: Page, name: string, shots: string | null): Promi
   assert.ok(command.includes(`--dangerously-load-development-channels server:${slug!} --allowedTools mcp__${slug!}`));
   assert.match((await page.locator('#bridge-command').textContent()) ?? '', /^switchboard bridge --url http/);
   assert.match((await page.locator('#troubleshooting').getAttribute('href')) ?? '', /^http.*\/docs\/doorbell$/);
+  assert.equal(((await page.locator('#lease-token-sentence').textContent()) ?? '').trim(), WITHOUT_SESSION);
+  const recipe = ((await page.locator('#inspector-recipe').textContent()) ?? '').split('\n');
+  assert.equal(recipe.length, 3, recipe.join('\n'));
+  for (const command of recipe) {
+    assert.ok(command.startsWith('npx @modelcontextprotocol/inspector --cli http'), command);
+    assert.ok(
+      command.includes(`/mcp --transport http --header "Authorization: Bearer ${credential}" --method `),
+      command,
+    );
+  }
+  assert.match(recipe[2] ?? '', /--tool-name complete --tool-arg id=<TODO_ID> lease_token=<LEASE_TOKEN>$/);
   return credential;
 }
 

@@ -26,6 +26,7 @@ import { startServer } from '../../src/main.js';
 import { createTodo } from '../../src/todos/index.js';
 import { versionInfo } from '../../src/version.js';
 import { testDatabase } from '../helpers/db.js';
+import { toolError } from '../helpers/tool-result.js';
 import { connect, startApp, vend, type Body } from '../mcp/harness.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -129,9 +130,11 @@ test('a tool error and a protocol error come through unchanged', async () => {
   const direct = await connect(url, credential);
   const b = await bridged(url, credential);
   const args = { id: 'td_01ARZ3NDEKTSV4RRFFQ69G5FAV', result: {} };
+  // Listed tools make the SDK client check every answer against its outputSchema.
+  await Promise.all([b.client.listTools(), direct.client.listTools()]);
   const viaBridge = await tool(b.client, 'complete', args);
   assert.equal(viaBridge.isError, true);
-  assert.equal(viaBridge.structuredContent.error.code, 'not_found');
+  assert.equal(toolError(viaBridge).code, 'not_found');
   assert.deepEqual(viaBridge, await tool(direct.client, 'complete', args));
   const unknownMethod = (c: Client): Promise<Body> =>
     c.request({ method: 'prompts/list' }, ListToolsRequestSchema).catch((e: unknown) => e);

@@ -8,6 +8,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { WITHOUT_SESSION } from '../../src/domain/guidance.js';
 import { testDatabase } from '../helpers/db.js';
 import { runCli } from '../helpers/cli.js';
 import { agent, endpointOf, owner, server } from '../doorbell/world.js';
@@ -95,6 +96,10 @@ test('doctor ENDPOINT with nothing connected exits 1 with no_session', async () 
   assert.equal(answer.ok, false);
   assert.equal(answer.doorbell_test.verdict, 'no_session');
   assert.match(answer.doorbell_test.hints[0] ?? '', /Nothing is connected/);
+  const text = await doctor([ep.slug]);
+  assert.equal(text.code, 1);
+  assert.ok(text.stdout.includes(WITHOUT_SESSION), text.stdout);
+  assert.match(text.stdout, /switchboard endpoint connect ENDPOINT` prints MCP Inspector CLI commands/);
 });
 
 test('doctor not signed in fails the credentials check, names `switchboard login`, and asks for nothing', async () => {
@@ -128,6 +133,8 @@ test('doctor warns about an endpoint whose live sessions hold no stream, and say
   assert.match(warned[0]?.detail ?? '', new RegExp(`endpoint ${ep.slug}: 1 live session\\(s\\), none holds`));
   assert.match(warned[0]?.detail ?? '', /switchboard bridge/);
   assert.match(warned[0]?.detail ?? '', /claim_next.*wait_seconds/);
+  assert.ok(warned[0]?.detail.includes(`server:${ep.slug}`), 'the channel flag names this endpoint');
+  assert.ok(warned[0]?.detail.includes(WITHOUT_SESSION), 'how a client without a session finishes its work');
   const text = await doctor([]);
   assert.match(text.stdout, /WARN\s+stream\s+endpoint /);
   assert.doesNotMatch(text.stdout, /doctor: all good/);

@@ -2,13 +2,16 @@
 // endpoint, the API's vend answer, the CLI's `endpoint vend` and `endpoint connect` (text
 // and --json) and the self-test's Claude Code hints give the same MCP server name, channel
 // flag, allowed-tools pattern and troubleshooting URL ({publicUrl}/docs/doorbell), and
-// that name is the key of the vended .mcp.json and the name in `claude mcp add`.
+// that name is the key of the vended .mcp.json and the name in `claude mcp add`. They also
+// say how a client without a lasting session finishes its work (the lease token) and give
+// an MCP Inspector CLI recipe for the endpoint, its credential filled in only by vend.
 
 import assert from 'node:assert/strict';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { WITHOUT_SESSION } from '../../src/domain/guidance.js';
 import { testDatabase } from '../helpers/db.js';
 import { runCli } from '../helpers/cli.js';
 import { agent, api, expireTest, owner, ringOfTest, server, tool, until, verdictOf, type Body } from './world.js';
@@ -31,6 +34,18 @@ interface Guidance {
   claude_code: { command: string; channel_flag: string; allowed_tools: string };
   bridge: { command: string; mcp_json: { mcpServers: Record<string, unknown> } };
   troubleshooting_url: string;
+  without_session: string;
+  inspector: { list_tools: string; claim_next: string; complete: string };
+}
+
+/** The Inspector recipe's commands for this server, with this credential text. */
+function inspectorCommands(credential: string): string[] {
+  const base = `npx @modelcontextprotocol/inspector --cli ${PUBLIC_URL}/mcp --transport http --header "Authorization: Bearer ${credential}"`;
+  return [
+    `${base} --method tools/list`,
+    `${base} --method tools/call --tool-name claim_next --tool-arg wait_seconds=10`,
+    `${base} --method tools/call --tool-name complete --tool-arg id=<TODO_ID> lease_token=<LEASE_TOKEN>`,
+  ];
 }
 
 /** What a hint list says, pulled out of its text. */
@@ -69,6 +84,9 @@ test('vend (API, CLI), endpoint connect and the self-test hints name the same se
   assert.deepEqual(Object.keys(vended.body.mcp_json.mcpServers), [slug], '.mcp.json registers that name');
   assert.ok((vended.body.claude_mcp_add as string).includes(` --transport http ${slug} `));
   assert.deepEqual(Object.keys(guidance.bridge.mcp_json.mcpServers), [slug], 'the bridge registers that name too');
+  assert.equal(guidance.without_session, WITHOUT_SESSION);
+  assert.match(guidance.without_session, /lease_token/);
+  assert.deepEqual(Object.values(guidance.inspector), inspectorCommands('<CREDENTIAL>'), 'no credential in guidance');
 
   // The CLI: connect (--json and text), and vend's text for a second endpoint.
   const connect = JSON.parse(await cli(['endpoint', 'connect', slug, '--json'])) as { guidance: Guidance };
@@ -78,6 +96,9 @@ test('vend (API, CLI), endpoint connect and the self-test hints name the same se
     assert.ok(connectText.includes(text), `connect prints ${text}`);
   }
   assert.ok(connectText.includes(`Troubleshooting: ${expected.troubleshooting_url}\n`), connectText);
+  for (const text of [WITHOUT_SESSION, ...inspectorCommands('<CREDENTIAL>')]) {
+    assert.ok(connectText.includes(text), `connect prints ${text}`);
+  }
   const cliVend = JSON.parse(await cli(['endpoint', 'vend', 'second', '--json'])) as {
     endpoint: { slug: string };
     guidance: Guidance;
@@ -87,6 +108,11 @@ test('vend (API, CLI), endpoint connect and the self-test hints name the same se
   const third = /^slug\s+(\S+)/m.exec(vendText)?.[1] ?? '';
   assert.ok(vendText.includes(`server:${third} --allowedTools mcp__${third}`), vendText);
   assert.ok(vendText.includes(`Troubleshooting: ${expected.troubleshooting_url}`), vendText);
+  const credential = /^ {2}(sbk_\S+)$/m.exec(vendText)?.[1] ?? '';
+  assert.match(credential, /^sbk_/, vendText);
+  for (const text of [WITHOUT_SESSION, ...inspectorCommands(credential)]) {
+    assert.ok(vendText.includes(text), `vend prints ${text}`);
+  }
 
   // The self-test, from the operator route (as switchboard doctor runs it), for a Claude
   // Code client that does not listen: the hints say exactly what vend said.

@@ -18,6 +18,7 @@ import { newSecret } from '../../src/identity/secrets.js';
 import { startServer, type Server } from '../../src/main.js';
 import { insertApiToken } from '../../src/store/api-tokens.js';
 import { insertHuman } from '../../src/store/humans.js';
+import { toolBody } from '../helpers/tool-result.js';
 import { until, WAIT_MS } from '../helpers/wait.js';
 
 export { until };
@@ -128,7 +129,7 @@ export type Body = any;
 /** Calls a tool and returns its JSON body (with isError when it failed). */
 export async function tool(a: Agent, name: string, args: Record<string, unknown> = {}): Promise<Body> {
   const result = (await a.client.callTool({ name, arguments: args })) as CallToolResult;
-  return { ...(result.structuredContent as object), ...(result.isError ? { isError: true } : {}) };
+  return { ...(toolBody(result) as object), ...(result.isError ? { isError: true } : {}) };
 }
 
 /** An /api/v1 request as the signed-in human. */

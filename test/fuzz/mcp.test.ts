@@ -229,7 +229,27 @@ function headers(t: Target): Record<string, string> {
 
 interface RpcMessage {
   error?: { code?: number; message?: string };
-  result?: { isError?: boolean; structuredContent?: { error?: { code?: unknown; message?: unknown } } };
+  result?: { isError?: boolean; content?: unknown; structuredContent?: unknown };
+}
+
+interface ToolErrorBody {
+  code?: unknown;
+  message?: unknown;
+  field?: unknown;
+}
+
+/**
+ * The `error` of an isError result: the JSON text of content[0] (an error carries no
+ * structuredContent, which SDK clients would check against the tool's outputSchema).
+ */
+function toolErrorOf(result: RpcMessage['result']): ToolErrorBody | undefined {
+  const first = Array.isArray(result?.content) ? (result.content[0] as { text?: unknown } | undefined) : undefined;
+  if (typeof first?.text !== 'string') return undefined;
+  try {
+    return (JSON.parse(first.text) as { error?: ToolErrorBody }).error;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A fixed ceiling's refusal gets an outcome of its own, which the raised pass does not count. */
@@ -250,11 +270,12 @@ function judge(answer: Answer): string | null {
     if (m.error?.code === -32603) return `JSON-RPC internal error: ${m.error.message}`;
     const result = m.result;
     if (result?.isError) {
-      const error = result.structuredContent?.error;
+      const error = toolErrorOf(result);
       if (typeof error?.code !== 'string' || typeof error.message !== 'string')
         return 'tool error not in the documented shape';
+      if (result.structuredContent !== undefined) return 'tool error with structuredContent';
       if (error.code === 'internal') return 'tool error internal';
-      if (error.code === 'invalid_argument' && typeof (error as { field?: unknown }).field !== 'string') {
+      if (error.code === 'invalid_argument' && typeof error.field !== 'string') {
         return 'invalid_argument naming no field';
       }
     }
@@ -301,9 +322,9 @@ async function settle(n: number, verb: string, t: Target, sent: Sent, answer: An
     answer.status !== 200
       ? `http ${answer.status}`
       : result?.isError
-        ? fixedCeiling(result.structuredContent?.error)
+        ? fixedCeiling(toolErrorOf(result))
           ? FIXED
-          : String(result.structuredContent?.error?.code)
+          : String(toolErrorOf(result)?.code)
         : result
           ? 'ok'
           : 'rpc error';

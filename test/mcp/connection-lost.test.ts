@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { testDatabase } from '../helpers/db.js';
 import { startTestServer } from '../helpers/server.js';
+import { toolError } from '../helpers/tool-result.js';
 import { connect, vend } from './harness.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 
@@ -48,9 +49,7 @@ test('a tool call whose database connection is cut answers unavailable, not inte
   const v = await vend(pool);
   const c = await connect(server.url, v.credential);
   const result = await cutWhileWaiting('todos', () => c.client.callTool({ name: 'list_todos', arguments: {} }));
-  const body = result.structuredContent as { error?: { code?: string } };
-  assert.equal(result.isError, true);
-  assert.equal(body.error?.code, 'unavailable', JSON.stringify(body));
+  assert.equal(toolError(result).code, 'unavailable', JSON.stringify(result));
 });
 
 test('a request whose credential lookup loses its connection answers 503 unavailable, not 500', async () => {

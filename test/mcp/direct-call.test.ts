@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { testDatabase } from '../helpers/db.js';
+import { toolError } from '../helpers/tool-result.js';
 import { connect, raw, startApp, vend } from './harness.js';
 
 const { pool } = await testDatabase('mcp_direct');
@@ -53,9 +54,9 @@ test('a domain error on the direct path is an isError result naming the field', 
     params: { name: 'claim', arguments: { id: 42 } },
   });
   const body = JSON.parse(res.text);
-  assert.equal(body.result.isError, true);
-  assert.equal(body.result.structuredContent.error.code, 'invalid_argument');
-  assert.match(body.result.structuredContent.error.message, /\bid\b/);
+  const error = toolError(body.result);
+  assert.equal(error.code, 'invalid_argument');
+  assert.match(error.message, /\bid\b/);
   await c.client.close();
 });
 
@@ -171,7 +172,7 @@ test('a NUL or an unpaired surrogate anywhere in the arguments is invalid_argume
       method: 'tools/call',
       params: { name, arguments: args },
     });
-    const error = JSON.parse(res.text).result?.structuredContent?.error;
+    const error = toolError(JSON.parse(res.text).result);
     assert.equal(error?.code, 'invalid_argument', `${name}: ${res.text}`);
     assert.equal(error.field, field, name);
   }

@@ -16,6 +16,7 @@ import { vendEndpoint } from '../../src/endpoints/manage.js';
 import { insertHuman } from '../../src/store/humans.js';
 import type { Services } from '../../src/services.js';
 import { listeningApp, testServices, type ServiceSetup } from '../helpers/services.js';
+import { toolBody } from '../helpers/tool-result.js';
 
 export const DEFAULT_LEASE_SECONDS = 300;
 
@@ -89,13 +90,13 @@ export async function resume(url: string, credential: string, sessionId: string)
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tool bodies are checked field by field
 export type Body = any;
 
-/** Calls a tool and returns its body, asserting that content[0] carries the same JSON. */
+/**
+ * Calls a tool and returns its body (content[0]'s JSON, which a success also carries as
+ * structuredContent and an error carries alone), with isError when it failed.
+ */
 export async function call(c: Connected, name: string, args: Record<string, unknown> = {}): Promise<Body> {
   const result = (await c.client.callTool({ name, arguments: args })) as CallToolResult;
-  const first = result.content[0];
-  assert.equal(first?.type, 'text');
-  assert.deepEqual(JSON.parse(first.type === 'text' ? first.text : ''), result.structuredContent);
-  return { ...(result.structuredContent as object), ...(result.isError ? { isError: true } : {}) };
+  return { ...(toolBody(result) as object), ...(result.isError ? { isError: true } : {}) };
 }
 
 /** Calls a tool that must succeed. */

@@ -46,6 +46,8 @@ test('initialize advertises tools, the claude/channel capability, serverInfo and
   assert.match(instructions, /120 s/);
   assert.match(instructions, /`conflict`.*lost the todo/);
   assert.match(instructions, /complete, fail .*or release/);
+  assert.match(instructions, /Errors are tool results with isError whose text is the JSON \{"error"/);
+  assert.match(instructions, /no structuredContent/);
 });
 
 test('the session is recorded with its client, instance and open stream', async () => {
