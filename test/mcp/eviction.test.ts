@@ -8,7 +8,7 @@ import { after, test } from 'node:test';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { testDatabase } from '../helpers/db.js';
 import { until } from '../helpers/wait.js';
-import { connect, ok, raw, startApp, vend, type Connected } from './harness.js';
+import { bareSession, connect, ok, raw, startApp, vend } from './harness.js';
 
 const { pool } = await testDatabase('mcp_eviction');
 
@@ -62,70 +62,61 @@ async function endpointWithWork(todos: number) {
   return vended;
 }
 
-/** A session holding a claim. */
-async function claimer(url: string, credential: string): Promise<Connected> {
-  const c = await connect(url, credential, 'claimer');
-  assert.ok((await ok(c, 'claim_next', { queue: 'inbox' })).todo);
-  return c;
+/** Whether the session's row says a stream is open (the bare sessions below open none). */
+async function streamOpen(id: string): Promise<boolean> {
+  return (await pool.query('SELECT 1 FROM mcp_sessions WHERE id = $1 AND stream_open', [id])).rowCount === 1;
 }
 
-/** A session whose notification stream is open on `url`. */
-async function streamer(url: string, credential: string, endpointId: string): Promise<string> {
-  const { id } = await initialize(url, credential);
-  const headers = {
-    authorization: `Bearer ${credential}`,
-    'mcp-session-id': id,
-    'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
-  };
-  assert.equal((await raw(url, 'POST', headers, { jsonrpc: '2.0', method: 'notifications/initialized' })).status, 202);
+/** A session holding a claim, with no stream and no wait. */
+async function claimer(url: string, credential: string): Promise<string> {
+  const s = await bareSession(url, credential);
+  assert.ok((await s.call('claim_next', { queue: 'inbox' })).todo);
+  assert.equal(await streamOpen(s.id), false);
+  return s.id;
+}
+
+/** A session whose notification stream is open on `url`, with no claim and no wait. */
+async function streamer(url: string, credential: string): Promise<string> {
+  const s = await bareSession(url, credential);
   const controller = new AbortController();
   const res = await fetch(new URL('/mcp', url), {
-    headers: { ...headers, accept: 'text/event-stream' },
+    headers: { ...s.headers, accept: 'text/event-stream' },
     signal: controller.signal,
   });
   assert.equal(res.status, 200);
   after(() => controller.abort());
-  await until(
-    async () =>
-      (
-        await pool.query('SELECT 1 FROM mcp_sessions WHERE endpoint_id = $1 AND id = $2 AND stream_open', [
-          endpointId,
-          id,
-        ])
-      ).rowCount === 1,
-    'the stream to be recorded open',
-  );
-  return id;
+  await until(() => streamOpen(s.id), 'the stream to be recorded open');
+  return s.id;
 }
 
-/** A session with a claim_next waiting (wait_seconds) on the empty queue, recorded as waiting. */
-async function waiter(url: string, credential: string, endpointId: string): Promise<Connected> {
-  const c = await connect(url, credential, 'waiter');
-  void c.client
-    .callTool({ name: 'claim_next', arguments: { queue: 'quiet', wait_seconds: 60 } })
-    .catch(() => undefined);
+/** A session with a claim_next waiting (wait_seconds) on the empty queue, recorded as waiting; no stream, no claim. */
+async function waiter(url: string, credential: string): Promise<string> {
+  const s = await bareSession(url, credential);
+  const controller = new AbortController();
+  after(() => controller.abort());
+  void s.call('claim_next', { queue: 'quiet', wait_seconds: 60 }, controller.signal).catch(() => undefined);
   await until(
     async () =>
       (
-        await pool.query(
-          "SELECT 1 FROM mcp_sessions WHERE endpoint_id = $1 AND id = $2 AND waiting_until > now() + interval '30 seconds'",
-          [endpointId, c.sessionId],
-        )
+        await pool.query(`SELECT 1 FROM mcp_sessions WHERE id = $1 AND waiting_until > now() + interval '30 seconds'`, [
+          s.id,
+        ])
       ).rowCount === 1,
     'the waiting call to be recorded',
   );
-  return c;
+  assert.equal(await streamOpen(s.id), false);
+  return s.id;
 }
 
 test('at the cap initialize closes the idle session idle longest, never one with a claim, a stream or a waiting call; all busy answers 429', async () => {
   const { endpoint, credential } = await endpointWithWork(3);
   const before = await evicted();
   const claiming = await claimer(a.url, credential);
-  const streaming = await streamer(b.url, credential, endpoint.id);
+  const streaming = await streamer(b.url, credential);
   const older = (await initialize(a.url, credential)).id;
-  const waiting = await waiter(b.url, credential, endpoint.id);
+  const waiting = await waiter(b.url, credential);
   const newer = (await initialize(b.url, credential)).id;
-  const busy = [claiming.sessionId, streaming, waiting.sessionId];
+  const busy = [claiming, streaming, waiting];
   assert.equal((await live(endpoint.id)).size, CAP);
 
   const first = await initialize(a.url, credential);
@@ -192,11 +183,7 @@ test('a burst of initialize calls on two instances keeps the cap, spares the bus
   const { endpoint, credential } = await endpointWithWork(1);
   const before = await evicted();
   const idle = [(await initialize(a.url, credential)).id, (await initialize(b.url, credential)).id];
-  const busy = [
-    (await claimer(b.url, credential)).sessionId,
-    await streamer(a.url, credential, endpoint.id),
-    (await waiter(a.url, credential, endpoint.id)).sessionId,
-  ];
+  const busy = [await claimer(b.url, credential), await streamer(a.url, credential), await waiter(a.url, credential)];
   assert.equal((await live(endpoint.id)).size, CAP);
 
   const gate = barrier();
