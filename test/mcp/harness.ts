@@ -170,7 +170,7 @@ export async function bareSession(url: string, credential: string) {
     const data = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '');
     const result = (JSON.parse(data) as { result: CallToolResult }).result;
     const first = result.content[0];
-    return JSON.parse(first?.type === 'text' ? first.text : '{}') as Body;
+    return JSON.parse(first?.type === 'text' ? first.text : '{}');
   };
   return { id, headers, call };
 }
