@@ -3,9 +3,8 @@
 // for a bus event that may mean work for it — `todo_ready` on one of its queues,
 // `message_ready` for its session — and then makes a real attempt (a claim, a
 // reservation). Nothing here touches the database: the attempt is the caller's, and a
-// waiter holds no pool connection while it waits, only a timer and a few closures. The
-// one write a waiting call causes (its session marked waiting, `onWait`) is the
-// composition root's.
+// waiter holds no pool connection while it waits, only a timer and a few closures (the
+// session's waiting mark, `onWait`, is the composition root's write).
 //
 // Fairness and wake-one: the waiters of one endpoint are a list in arrival order; an
 // event wakes the first idle waiter it concerns, and only that one, so one todo wakes one
@@ -68,6 +67,8 @@ interface Waiter {
   /** Set while waiting idle: resolves the idle promise. */
   wake: ((why: 'woken' | 'ended') => void) | null;
   ended: boolean;
+  /** onWait was told of this call (once, as it first goes idle). */
+  told: boolean;
 }
 
 export interface WaitersOptions {
@@ -77,10 +78,9 @@ export interface WaitersOptions {
   /** switchboard_long_poll_wait_seconds: each waiting call, timed here, where its end is known. */
   metrics?: Pick<LatencyHistograms, 'waited'>;
   /**
-   * Told once per call, when it first goes idle, how many more seconds it may wait: the
-   * composition root records it on the session, so an initialize at the cap on any
-   * instance sees the session busy (docs/design/mcp-surface.md, "Limits"). Not awaited:
-   * a wait never hangs on it, and a call that finds work at once is never told.
+   * Told once per call, as it first goes idle, how many seconds it may still wait: the
+   * session is marked busy for an initialize at the cap (docs/design/mcp-surface.md,
+   * "Limits"). Not awaited; a call that finds work at once is never told.
    */
   onWait?: (endpointId: string, sessionId: string, seconds: number) => void;
 }
@@ -235,6 +235,7 @@ export class Waiters {
       again: false,
       wake: null,
       ended: false,
+      told: false,
     };
     // Listed before the first attempt, so an event that lands during it is not lost.
     list.push(w);
@@ -244,7 +245,6 @@ export class Waiters {
     const gone = () => w.ended || r.signal?.aborted === true;
     let answer = r.empty;
     let claimedOn: string | undefined;
-    let told = false;
     try {
       while (!gone()) {
         w.attempting = true;
@@ -268,10 +268,7 @@ export class Waiters {
         // The last sleep is the deadline, with no attempt after it. A timer runs in whole
         // milliseconds and may fire up to one early, so it sleeps one more: never short.
         const last = remaining <= this.fallbackMs;
-        if (!told) {
-          told = true;
-          this.options.onWait?.(r.endpointId, r.sessionId, Math.ceil(remaining / 1000) + 1);
-        }
+        if (!w.told) this.tell(w, Math.ceil(remaining / 1000) + 1);
         const why = await this.idle(w, last ? Math.ceil(remaining) + 1 : this.fallbackMs, r.signal);
         if (why === 'ended' || (why === 'timeout' && last)) break;
       }
@@ -283,6 +280,11 @@ export class Waiters {
       if (list.length === 0 && this.byEndpoint.get(r.endpointId) === list) this.byEndpoint.delete(r.endpointId);
       if (claimedOn !== undefined) this.todoReady(r.endpointId, claimedOn, false);
     }
+  }
+
+  private tell(w: Waiter, seconds: number): void {
+    w.told = true;
+    this.options.onWait?.(w.endpointId, w.sessionId, seconds);
   }
 
   /** Waits for a wake-up, an end, the caller's abort or `ms`. */
