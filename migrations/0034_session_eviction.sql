@@ -15,7 +15,10 @@
 ALTER TABLE mcp_sessions ADD COLUMN waiting_until timestamptz;
 
 -- The idle sweep reads sessions with no stream by how long they have been idle, through
--- this index, never the closed rows retention keeps (a week of one-shot clients).
+-- this index: the candidates past the cutoff, not every live session (through
+-- mcp_sessions_live_idx it would read them all each minute) nor the closed rows
+-- retention keeps. Its price: the once-a-minute last_seen_at stamp of a session in use
+-- is no longer a HOT update (one index entry more per minute per active session).
 CREATE INDEX mcp_sessions_idle_idx ON mcp_sessions (last_seen_at) WHERE closed_at IS NULL AND NOT stream_open;
 
 DROP FUNCTION open_mcp_session(text, text, text, text, text, integer, boolean);
