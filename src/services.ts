@@ -29,7 +29,7 @@ import { MessagePump } from './messages/pump.js';
 import { Metrics } from './metrics/index.js';
 import { collectFromDatabase } from './metrics-reads.js';
 import { PresenceService } from './presence/digest.js';
-import type { SessionDeps } from './sessions/index.js';
+import { recordWait, type SessionDeps } from './sessions/index.js';
 import { LocalStreams } from './sessions/local-streams.js';
 import { admissionReopenSweep, admissionRetentionSweep } from './sweeps/admission.js';
 import { todoCountsFoldSweep } from './sweeps/counts.js';
@@ -166,11 +166,19 @@ export function buildServices(o: ServiceOptions): Services {
     quotas: config.quotas,
     tracing,
   };
-  const sessions: SessionDeps = { db, instanceId, credentials };
+  const sessions: SessionDeps = { db, instanceId, credentials, metrics: metrics.sessions };
   const capacity = new CapacitySetting({ db, envCapacity: config.messages.envCapacity, log });
   const messages: MessageDeps = { db, capacity, metrics };
   const hookGuard = new HookGuard(config.hooks);
-  const waiters = new Waiters({ maxPerEndpoint: config.mcp.maxWaitersPerEndpoint, metrics: metrics.latency });
+  const waiters = new Waiters({
+    maxPerEndpoint: config.mcp.maxWaitersPerEndpoint,
+    metrics: metrics.latency,
+    // A waiting session is busy: an initialize at the cap must not evict it.
+    onWait: (endpointId, sessionId, seconds) =>
+      void recordWait(sessions, endpointId, sessionId, seconds).catch((err: unknown) =>
+        log.warn({ err }, 'recording a waiting call on its session failed'),
+      ),
+  });
 
   // The doorbell writes to this instance's streams and tells its recorder what it wrote;
   // the self-test ringer sends through the doorbell.
@@ -233,7 +241,10 @@ export function buildServices(o: ServiceOptions): Services {
     reringSweep(doorbell),
     todoCountsFoldSweep(pool),
     queueRollupSweep(pool),
-    idleSessionSweep(pool),
+    idleSessionSweep(pool, {
+      streamlessSeconds: config.mcp.streamlessIdleSeconds,
+      metrics: metrics.sessions,
+    }),
     admissionReopenSweep(pool),
     admissionRetentionSweep(pool, config.sweeps.retentionIntervalMs),
     scheduleSweep({

@@ -110,8 +110,16 @@ const SCHEMA = z.object({
   // mcp_sessions as a session opens; docs/design/mcp-surface.md, "Limits"). One session is
   // one client process, and a fleet of agents sharing one endpoint is a few dozen: a
   // hundred is never met by one, while it stops a looping `initialize` from piling up
-  // rows and the work each live session costs until the 30-minute idle sweep.
+  // rows. At the cap an initialize evicts the endpoint's idle session; refused only when
+  // every one has a stream, a wait or a claim.
   SWITCHBOARD_MCP_SESSIONS_PER_ENDPOINT: integer(100, 1, 100_000),
+  // A session with no stream and no claim closes after this long without a request
+  // (docs/design/mcp-surface.md, "Ending a session"). Five minutes is well past the
+  // pause between an agent's calls within one step, and lets a script running a one-shot
+  // client (no DELETE) four times a minute hold twenty sessions, not the cap. The floor
+  // stays above a request's staleness: last_seen_at is stamped at most once a minute and
+  // a long-poll lasts at most a minute, so a session in a call never looks 3 min idle.
+  SWITCHBOARD_MCP_STREAMLESS_IDLE: duration('5m', 180_000, 86_400_000, '3m–24h'),
   // /mcp requests per credential (endpoint), per instance, as a token bucket. Every tool
   // call, notification, stream open and close counts. 200/s with a burst of 400 is the
   // operator API's limit: a hundred sessions each calling twice a second stay under it,
@@ -401,6 +409,7 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
         credentialReuseMs: e.SWITCHBOARD_MCP_CREDENTIAL_REUSE,
         maxWaitersPerEndpoint: e.SWITCHBOARD_MAX_WAITERS_PER_ENDPOINT,
         sessionsPerEndpoint: e.SWITCHBOARD_MCP_SESSIONS_PER_ENDPOINT,
+        streamlessIdleSeconds: Math.round(e.SWITCHBOARD_MCP_STREAMLESS_IDLE / 1000),
         perCredential: { perSecond: e.SWITCHBOARD_MCP_RATE, burst: e.SWITCHBOARD_MCP_BURST },
         unauthenticatedPerIp: {
           perSecond: e.SWITCHBOARD_MCP_UNAUTH_RATE_PER_IP,

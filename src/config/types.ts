@@ -80,6 +80,8 @@ export interface McpConfig {
   maxWaitersPerEndpoint: number;
   /** Live sessions per endpoint, across instances. */
   sessionsPerEndpoint: number;
+  /** SWITCHBOARD_MCP_STREAMLESS_IDLE: idle seconds after which a session with no stream and no claim closes. */
+  streamlessIdleSeconds: number;
   /** Requests per credential (endpoint), per instance. */
   perCredential: { perSecond: number; burst: number };
   /** Unauthenticated or failed requests per client address, per instance. */

@@ -24,7 +24,7 @@ export interface BusEvents {
   ring: { instance: string; endpoint_id: string; session_id: string; params: unknown; ring?: unknown };
   /** A session's message queue changed; `deliver: false` tells boards only, not the pump. */
   message_ready: { endpoint_id: string; session_id: string; deliver?: boolean };
-  /** A session ended (DELETE, idle expiry): its streams and transports go. */
+  /** A session ended (DELETE, idle expiry, eviction at the cap): its streams and transports go. */
   session_closed: { endpoint_id: string; session_id: string };
   /**
    * An endpoint was revoked, or its owner disabled (docs/design/people.md): its

@@ -14,8 +14,8 @@ import { RateLimiter, rateLimitFields, type NamedState } from '../http/rate-limi
 export const LIMITED = -32000;
 
 /**
- * What a client past the session cap is told to wait: a minute, long enough for another
- * session of the endpoint to end (DELETE /mcp) or an idle one to be swept, short enough
+ * What a client refused at the session cap (every session busy) is told to wait: a minute,
+ * long enough for a wait to end or a session to end (DELETE /mcp, the idle sweep), short enough
  * that a fleet restarting after a crash gets its sessions back promptly.
  */
 export const SESSION_CAP_RETRY_SECONDS = 60;
@@ -73,14 +73,14 @@ export class McpLimits {
     };
   }
 
-  /** The refusal of an initialize past the session cap. */
+  /** The refusal of an initialize at the session cap when no session could be evicted. */
   sessionCap(live: number, max: number): Refusal {
     const wait = SESSION_CAP_RETRY_SECONDS;
     return {
       message:
         `Too many sessions: this endpoint has ${live} live MCP sessions, its limit ` +
-        `(SWITCHBOARD_MCP_SESSIONS_PER_ENDPOINT = ${max}); end one with DELETE /mcp (idle ones close after ` +
-        `30 min) and retry in ${wait} s`,
+        `(SWITCHBOARD_MCP_SESSIONS_PER_ENDPOINT = ${max}), and each is busy (an open stream, a waiting call ` +
+        `or a claim), so none was closed for this one; end one with DELETE /mcp and retry in ${wait} s`,
       data: { limit: 'SWITCHBOARD_MCP_SESSIONS_PER_ENDPOINT', max, live, retry_after_seconds: wait },
     };
   }

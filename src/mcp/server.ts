@@ -6,7 +6,8 @@
 // records as stream_open while it lasts (the LocalStreams service); DELETE closes the
 // session. The doorbell, which writes to those streams, is not here. Every request passes
 // the limits first (limits.ts: per address before authentication, per credential after
-// it), and an initialize past the endpoint's live-session cap answers 429.
+// it), and an initialize at the endpoint's live-session cap evicts an idle session, or
+// answers 429 when every one is busy.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';

@@ -58,9 +58,9 @@ export class SessionRegistry {
   constructor(private readonly deps: RegistryDeps) {}
 
   /**
-   * The SDK objects for an initialize request, or the session cap it met. The row is
-   * written first, counted against `maxLive` live sessions of the endpoint on every
-   * instance; when the SDK then refuses the request (it never mints the id) the row is
+   * The SDK objects for an initialize request, or the session cap it met with every
+   * session busy. The row is written first, counted against `maxLive` live sessions of the
+   * endpoint on every instance (at the cap taking an idle session's slot); when the SDK then refuses the request (it never mints the id) the row is
    * discarded as the request is released, so a refused initialize leaves nothing behind.
    */
   async initialize(

@@ -1,7 +1,7 @@
 // The Prometheus registry of one process: built once by the composition root and handed
 // to whatever counts. Every counter family is created here, once, when the registry is
 // constructed (grouped by area: `metrics.doorbell`, `metrics.messages`,
-// `metrics.admission`, `metrics.hooks`; the todo counters sit on the registry itself),
+// `metrics.admission`, `metrics.hooks`, `metrics.sessions`; the todo counters sit on the registry itself),
 // so the registry's series are the same whatever starts first. Counters move after the
 // transaction that did the thing commits, never before. Scrape-time gauges (read from the
 // database, so every instance reports the same truth) are attached with `collect`, given
@@ -17,6 +17,7 @@ import { HealthSeries } from './health.js';
 import { hookCounters } from './hooks.js';
 import { LatencyHistograms } from './latency.js';
 import { messageCounters } from './messages.js';
+import { sessionCounters } from './sessions.js';
 
 /**
  * Distinct `queue` label values a process will report before folding the rest into
@@ -88,6 +89,7 @@ export class Metrics implements SeriesLabels {
   readonly doorbell = new DoorbellCounters(this.registry);
   readonly messages = messageCounters(this.registry);
   readonly hooks = hookCounters(this.registry);
+  readonly sessions = sessionCounters(this.registry);
   readonly health = new HealthSeries(this.registry);
   readonly latency = new LatencyHistograms(this.registry);
 

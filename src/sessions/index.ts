@@ -3,6 +3,8 @@
 // is scoped by the caller's endpoint: another endpoint's session is "not there".
 // Closing releases the session's claims in the same statement (store/sessions.ts); idle
 // expiry is the idle_sessions sweep, revoke is the endpoint's (it dead-letters instead).
+// An open at the cap evicts the endpoint's idle session (store/sessions.ts,
+// insertSessionUnderCap); a wait in progress is recorded so that it counts as busy.
 
 import type { Queryable } from '../db/pool.js';
 import * as store from '../store/sessions.js';
@@ -10,6 +12,7 @@ import { tagSession } from '../store/oauth.js';
 import { AppError } from '../domain/errors.js';
 import { reopenQueue } from '../budgets/reopen.js';
 import type { CredentialForgetting } from '../endpoints/credentials.js';
+import type { SessionCounters } from '../metrics/sessions.js';
 
 export type { McpSession } from '../store/sessions.js';
 
@@ -19,6 +22,8 @@ export interface SessionDeps {
   instanceId: string;
   /** The credential answers this process reuses: a close drops the session's at once. */
   credentials?: CredentialForgetting;
+  /** switchboard_mcp_sessions_evicted_total (src/metrics/sessions.ts). */
+  metrics?: Pick<SessionCounters, 'evicted'>;
 }
 
 /** Client-supplied text is stored trimmed to this many characters: enough to recognise a client. */
@@ -34,10 +39,11 @@ function clientText(value: unknown): string | null {
 export type OpenedSession = { ok: true } | { ok: false; live: number; max: number };
 
 /**
- * Opens a session of the endpoint unless it already holds `maxLive` live ones, on any
- * instance (docs/design/mcp-surface.md, "Limits"): the count and the insert are one
- * statement under the endpoint's session lock, so a burst of initialize calls across
- * instances leaves exactly the cap.
+ * Opens a session of the endpoint, keeping it at most `maxLive` live ones on every
+ * instance (docs/design/mcp-surface.md, "Limits"): the count, the eviction of its idle
+ * session at the cap and the insert are one statement under the endpoint's session lock,
+ * so a burst of initialize calls across instances leaves exactly the cap. Refused only
+ * when every live session is busy (a stream, a wait, a claim).
  */
 export async function openSession(
   deps: SessionDeps,
@@ -61,6 +67,11 @@ export async function openSession(
     channel: a.channel,
     max: a.maxLive,
   });
+  if (opened.evicted !== null) {
+    // Every instance hears session_closed after commit; this one forgets at once.
+    deps.credentials?.forget(a.endpointId, opened.evicted);
+    deps.metrics?.evicted.inc();
+  }
   if (
     opened.opened &&
     a.oauthGrantId !== undefined &&
@@ -103,6 +114,14 @@ export async function closeSession(
   // A released claim a budget admitted may free its queue's slot, as the release verb's does.
   for (const queue of closed?.policy_queues ?? []) await reopenQueue(deps.db, endpointId, queue);
   return closed;
+}
+
+/**
+ * Records that a call of the session waits for up to `seconds` (the Waiters' `onWait`,
+ * src/todos/waiters.ts): an initialize at the cap leaves it alone meanwhile.
+ */
+export function recordWait(deps: SessionDeps, endpointId: string, id: string, seconds: number): Promise<void> {
+  return store.markWaiting(deps.db, { endpointId, id, seconds });
 }
 
 export function listSessions(deps: SessionDeps, endpointId: string): Promise<store.McpSession[]> {

@@ -46,20 +46,44 @@ export async function insertSession(db: Queryable, a: InsertSessionArgs): Promis
 
 /**
  * Inserts the session unless its endpoint already has `max` live ones, on any instance:
- * one call of open_mcp_session (migrations/0021_mcp_session_cap.sql, 0033_session_channel.sql), which counts and
- * inserts under the endpoint's advisory lock, so concurrent opens count one after another.
- * `live` is the endpoint's live sessions after the call (at most `max`).
+ * one call of open_mcp_session (migrations/0021_mcp_session_cap.sql, 0033, 0034), which
+ * counts and inserts under the endpoint's advisory lock, so concurrent opens count one
+ * after another. At the cap it closes the endpoint's session idle longest that holds no
+ * stream, no wait and no claim, and takes its slot (`evicted`, told to every instance as
+ * `session_closed` on commit); it refuses only when every live session is busy. `live`
+ * is the endpoint's live sessions after the call (at most `max`).
  */
 export async function insertSessionUnderCap(
   db: Queryable,
   a: InsertSessionArgs & { max: number },
-): Promise<{ opened: boolean; live: number }> {
-  const res = await db.query<{ live_count: number; opened: boolean }>(
-    `SELECT live_count, opened FROM open_mcp_session($1, $2, $3, $4, $5, $6::int, $7)`,
+): Promise<{ opened: boolean; live: number; evicted: string | null }> {
+  const res = await db.query<{ live_count: number; opened: boolean; evicted: string | null }>(
+    `SELECT o.live_count, o.opened, o.evicted,
+            CASE WHEN o.evicted IS NOT NULL
+              THEN ${notifySql('session_closed', { endpoint_id: '$1::text', session_id: 'o.evicted' })} END AS notified
+       FROM open_mcp_session($1, $2, $3, $4, $5, $6::int, $7) o`,
     [a.endpointId, a.id, a.clientName, a.clientVersion, a.instance, a.max, a.channel ?? false],
   );
   const row = res.rows[0];
-  return { opened: row?.opened ?? false, live: row?.live_count ?? 0 };
+  return { opened: row?.opened ?? false, live: row?.live_count ?? 0, evicted: row?.evicted ?? null };
+}
+
+/**
+ * Records that a call of the session has begun to wait (claim_next / next_message with
+ * wait_seconds) until `seconds` from now: an initialize at the cap does not evict a
+ * session whose wait is ahead (0034_session_eviction.sql says why it is never cleared).
+ * One primary-key update per waiting call; a later deadline only moves it forward.
+ */
+export async function markWaiting(
+  db: Queryable,
+  a: { endpointId: string; id: string; seconds: number },
+): Promise<void> {
+  await db.query(
+    `UPDATE mcp_sessions SET waiting_until = now() + make_interval(secs => $3)
+      WHERE endpoint_id = $1 AND id = $2 AND closed_at IS NULL
+        AND (waiting_until IS NULL OR waiting_until < now() + make_interval(secs => $3))`,
+    [a.endpointId, a.id, a.seconds],
+  );
 }
 
 /**
@@ -151,33 +175,47 @@ export async function listLiveSessions(db: Queryable, endpointId: string): Promi
   return res.rows;
 }
 
+/** What one pass of closeIdleSessions closed. */
+export interface IdleClosed {
+  closed: number;
+  /** Of those, closed by the streamless rule before the idle one would have. */
+  early: number;
+  released: number;
+}
+
 /**
- * Closes sessions idle past the cutoff with no open stream (30 min,
- * docs/design/mcp-surface.md), releases their claims in the same statement
- * (releaseClaimsOfSql), and tells every instance to drop their transports. Returns how
- * many closed and how many claims went back to pending; a budget a released claim held
- * is reopened by its 30 s sweep.
+ * Closes the sessions with no open stream that are idle (docs/design/mcp-surface.md,
+ * "Ending a session"): after `streamlessSeconds` when the session holds no claim and no
+ * wait is in progress (waiting_until), else after `idleSeconds`. Reads them through
+ * mcp_sessions_idle_idx (0034); the claim check reads todos_claimed_idx. Releases their
+ * claims in the same statement (releaseClaimsOfSql) and tells every instance to drop
+ * their transports. A budget a released claim held is reopened by its 30 s sweep.
  */
 export async function closeIdleSessions(
   db: Queryable,
-  idleSeconds: number,
-  limit: number,
-): Promise<{ closed: number; released: number }> {
-  const res = await db.query<{ closed: number; released: number }>(
+  a: { idleSeconds: number; streamlessSeconds: number; limit: number },
+): Promise<IdleClosed> {
+  const res = await db.query<IdleClosed>(
     `WITH idle AS (
-       SELECT endpoint_id, id FROM mcp_sessions
-        WHERE closed_at IS NULL AND NOT stream_open AND last_seen_at < now() - make_interval(secs => $1)
-        LIMIT $2 FOR UPDATE SKIP LOCKED),
+       SELECT s.endpoint_id, s.id, s.last_seen_at >= now() - make_interval(secs => $1) AS early
+         FROM mcp_sessions s
+        WHERE s.closed_at IS NULL AND NOT s.stream_open
+          AND s.last_seen_at < now() - make_interval(secs => least($1, $2))
+          AND (s.last_seen_at < now() - make_interval(secs => $1)
+               OR ((s.waiting_until IS NULL OR s.waiting_until <= now())
+                   AND NOT EXISTS (SELECT 1 FROM todos t WHERE t.endpoint_id = s.endpoint_id
+                                      AND t.state = 'claimed' AND t.owner_session_id = s.id)))
+        LIMIT $3 FOR UPDATE OF s SKIP LOCKED),
      closed AS (
        UPDATE mcp_sessions s SET closed_at = now() FROM idle
-        WHERE s.endpoint_id = idle.endpoint_id AND s.id = idle.id RETURNING s.endpoint_id, s.id),
+        WHERE s.endpoint_id = idle.endpoint_id AND s.id = idle.id RETURNING s.endpoint_id, s.id, idle.early),
      ${releaseClaimsOfSql('closed')},
      notified AS (
        SELECT ${notifySql('session_closed', { endpoint_id: 'endpoint_id', session_id: 'id' })} FROM closed)
-     SELECT (SELECT count(*) FROM notified)::int AS closed, (SELECT count(*) FROM rel)::int AS released,
-            (SELECT count(*) FROM rel_ready) AS ready`,
-    [idleSeconds, limit],
+     SELECT (SELECT count(*) FROM notified)::int AS closed, (SELECT count(*) FROM closed WHERE early)::int AS early,
+            (SELECT count(*) FROM rel)::int AS released, (SELECT count(*) FROM rel_ready) AS ready`,
+    [a.idleSeconds, a.streamlessSeconds, a.limit],
   );
   const row = res.rows[0];
-  return { closed: row?.closed ?? 0, released: row?.released ?? 0 };
+  return { closed: row?.closed ?? 0, early: row?.early ?? 0, released: row?.released ?? 0 };
 }

@@ -3,7 +3,8 @@
 // for a bus event that may mean work for it — `todo_ready` on one of its queues,
 // `message_ready` for its session — and then makes a real attempt (a claim, a
 // reservation). Nothing here touches the database: the attempt is the caller's, and a
-// waiter holds no pool connection while it waits, only a timer and a few closures.
+// waiter holds no pool connection while it waits, only a timer and a few closures (the
+// session's waiting mark, `onWait`, is the composition root's write).
 //
 // Fairness and wake-one: the waiters of one endpoint are a list in arrival order; an
 // event wakes the first idle waiter it concerns, and only that one, so one todo wakes one
@@ -66,6 +67,8 @@ interface Waiter {
   /** Set while waiting idle: resolves the idle promise. */
   wake: ((why: 'woken' | 'ended') => void) | null;
   ended: boolean;
+  /** onWait was told of this call (once, as it first goes idle). */
+  told: boolean;
 }
 
 export interface WaitersOptions {
@@ -74,6 +77,12 @@ export interface WaitersOptions {
   fallbackMs?: number;
   /** switchboard_long_poll_wait_seconds: each waiting call, timed here, where its end is known. */
   metrics?: Pick<LatencyHistograms, 'waited'>;
+  /**
+   * Told once per call, as it first goes idle, how many seconds it may still wait: the
+   * session is marked busy for an initialize at the cap (docs/design/mcp-surface.md,
+   * "Limits"). Not awaited; a call that finds work at once is never told.
+   */
+  onWait?: (endpointId: string, sessionId: string, seconds: number) => void;
 }
 
 export class Waiters {
@@ -226,6 +235,7 @@ export class Waiters {
       again: false,
       wake: null,
       ended: false,
+      told: false,
     };
     // Listed before the first attempt, so an event that lands during it is not lost.
     list.push(w);
@@ -258,6 +268,7 @@ export class Waiters {
         // The last sleep is the deadline, with no attempt after it. A timer runs in whole
         // milliseconds and may fire up to one early, so it sleeps one more: never short.
         const last = remaining <= this.fallbackMs;
+        if (!w.told) this.tell(w, Math.ceil(remaining / 1000) + 1);
         const why = await this.idle(w, last ? Math.ceil(remaining) + 1 : this.fallbackMs, r.signal);
         if (why === 'ended' || (why === 'timeout' && last)) break;
       }
@@ -269,6 +280,11 @@ export class Waiters {
       if (list.length === 0 && this.byEndpoint.get(r.endpointId) === list) this.byEndpoint.delete(r.endpointId);
       if (claimedOn !== undefined) this.todoReady(r.endpointId, claimedOn, false);
     }
+  }
+
+  private tell(w: Waiter, seconds: number): void {
+    w.told = true;
+    this.options.onWait?.(w.endpointId, w.sessionId, seconds);
   }
 
   /** Waits for a wake-up, an end, the caller's abort or `ms`. */

@@ -136,3 +136,42 @@ export async function raw(
   });
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
+
+/**
+ * A session driven by bare HTTP, as a one-shot client drives it: initialize and
+ * `notifications/initialized`, then tool calls, and never a notification stream (the SDK
+ * client opens one on its own). `call` answers the tool result's JSON text; `signal`
+ * ends a call in flight (a waiting claim_next).
+ */
+export async function bareSession(url: string, credential: string) {
+  const init = await raw(
+    url,
+    'POST',
+    { authorization: `Bearer ${credential}` },
+    {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bare', version: '0' } },
+    },
+  );
+  assert.equal(init.status, 200, init.text);
+  const id = init.headers.get('mcp-session-id') ?? '';
+  const headers = { authorization: `Bearer ${credential}`, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' };
+  assert.equal((await raw(url, 'POST', headers, { jsonrpc: '2.0', method: 'notifications/initialized' })).status, 202);
+  const call = async (name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<Body> => {
+    const res = await fetch(new URL('/mcp', url), {
+      method: 'POST',
+      headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name, arguments: args } }),
+      ...(signal ? { signal } : {}),
+    });
+    const text = await res.text();
+    assert.equal(res.status, 200, text);
+    const data = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '');
+    const result = (JSON.parse(data) as { result: CallToolResult }).result;
+    const first = result.content[0];
+    return JSON.parse(first?.type === 'text' ? first.text : '{}');
+  };
+  return { id, headers, call };
+}

@@ -1,8 +1,10 @@
 // Pins the limits of /mcp (docs/design/mcp-surface.md, "Limits"): the live-session cap
-// per endpoint (429 naming it, Retry-After, a closed session frees a slot, exact under a
-// real concurrent burst and across two instances, 1,000 initialize calls leave the cap and
-// no SDK objects), the per-credential rate, and the per-address bucket for requests
-// without a valid credential, which refuses before any database read.
+// per endpoint (at it an idle session is evicted; with every session busy 429 naming it,
+// Retry-After, a closed session frees a slot; exact under a real concurrent burst and
+// across two instances; 1,000 initialize calls leave the cap and no SDK objects), the
+// per-credential rate, and the per-address bucket for requests without a valid
+// credential, which refuses before any database read. test/mcp/eviction.test.ts pins
+// which session an initialize evicts.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -42,6 +44,14 @@ async function liveSessions(endpointId: string): Promise<number> {
   return res.rows[0]?.n ?? -1;
 }
 
+/** Every live session of the endpoint busy, as a waiting call makes it (0034_session_eviction.sql). */
+async function allBusy(endpointId: string): Promise<void> {
+  await pool.query(
+    `UPDATE mcp_sessions SET waiting_until = now() + interval '1 hour' WHERE endpoint_id = $1 AND closed_at IS NULL`,
+    [endpointId],
+  );
+}
+
 interface RpcRefusal {
   jsonrpc: string;
   id: null;
@@ -60,7 +70,7 @@ function refusalOf(res: { status: number; headers: Headers; text: string }, limi
   return body;
 }
 
-test('past the session cap initialize answers 429 naming the limit with Retry-After; closing a session frees a slot', async () => {
+test('at the session cap with every session busy initialize answers 429 naming the limit with Retry-After; closing a session frees a slot', async () => {
   const { endpoint, credential } = await vend(pool);
   const ids: string[] = [];
   for (let i = 0; i < CAP; i++) {
@@ -68,6 +78,7 @@ test('past the session cap initialize answers 429 naming the limit with Retry-Af
     assert.equal(res.status, 200, res.text);
     ids.push(res.headers.get('mcp-session-id') ?? '');
   }
+  await allBusy(endpoint.id);
   const refused = refusalOf(await initialize(a.url, credential), 'SWITCHBOARD_MCP_SESSIONS_PER_ENDPOINT');
   assert.equal(refused.error.data.max, CAP);
   assert.equal(refused.error.data.live, CAP);
@@ -81,6 +92,10 @@ test('past the session cap initialize answers 429 naming the limit with Retry-Af
   const closed = await raw(a.url, 'DELETE', { authorization: `Bearer ${credential}`, 'mcp-session-id': ids[0] ?? '' });
   assert.equal(closed.status, 200);
   assert.equal((await initialize(a.url, credential)).status, 200, 'the closed session’s slot is free again');
+  // The newcomer is idle: the next initialize takes its slot.
+  assert.equal((await initialize(a.url, credential)).status, 200);
+  assert.equal(await liveSessions(endpoint.id), CAP);
+  await allBusy(endpoint.id);
   assert.equal((await initialize(a.url, credential)).status, 429);
 });
 
@@ -97,12 +112,18 @@ test('an initialize the SDK refuses after the slot was taken gives the slot back
   for (let i = 0; i < CAP; i++) assert.equal((await initialize(a.url, credential)).status, 200);
 });
 
-test('a concurrent burst of initialize calls leaves exactly the cap', async () => {
+test('a concurrent burst of initialize calls leaves exactly the cap, each past it evicting an idle session', async () => {
   const { endpoint, credential } = await vend(pool);
   const answers = await Promise.all(Array.from({ length: 64 }, () => initialize(a.url, credential)));
   const statuses = answers.map((r) => r.status);
-  assert.equal(statuses.filter((s) => s === 200).length, CAP, statuses.join(','));
-  assert.equal(statuses.filter((s) => s === 429).length, 64 - CAP, statuses.join(','));
+  assert.equal(statuses.filter((s) => s === 200).length, 64, statuses.join(','));
+  assert.equal(await liveSessions(endpoint.id), CAP);
+  await allBusy(endpoint.id);
+  const refused = await Promise.all(Array.from({ length: 16 }, () => initialize(a.url, credential)));
+  assert.deepEqual(
+    refused.map((r) => r.status),
+    Array.from({ length: 16 }, () => 429),
+  );
   assert.equal(await liveSessions(endpoint.id), CAP);
 });
 
@@ -111,6 +132,9 @@ test('two instances on one database share the cap, one at a time and in a burst 
   assert.equal((await initialize(a.url, one.credential)).status, 200);
   assert.equal((await initialize(b.url, one.credential)).status, 200);
   assert.equal((await initialize(a.url, one.credential)).status, 200);
+  assert.equal((await initialize(b.url, one.credential)).status, 200, 'an idle session of instance A made room');
+  assert.equal(await liveSessions(one.endpoint.id), CAP);
+  await allBusy(one.endpoint.id);
   refusalOf(await initialize(b.url, one.credential), 'SWITCHBOARD_MCP_SESSIONS_PER_ENDPOINT');
   refusalOf(await initialize(a.url, one.credential), 'SWITCHBOARD_MCP_SESSIONS_PER_ENDPOINT');
 
@@ -118,11 +142,11 @@ test('two instances on one database share the cap, one at a time and in a burst 
   const answers = await Promise.all(
     Array.from({ length: 64 }, (_, i) => initialize(i % 2 === 0 ? a.url : b.url, two.credential)),
   );
-  assert.equal(answers.filter((r) => r.status === 200).length, CAP);
+  assert.equal(answers.filter((r) => r.status === 200).length, 64);
   assert.equal(await liveSessions(two.endpoint.id), CAP);
 });
 
-test('1,000 initialize calls of one credential leave the default cap of sessions and no SDK objects in memory', async () => {
+test('1,000 initialize calls of one credential (none ending its session) leave the default cap of sessions and no SDK objects in memory', async () => {
   // Only the MCP surface, so the test can read what its registry holds.
   const services = await testServices({ pool, instanceId: 'limits-memory', env: unlimitedRate });
   assert.equal(services.config.mcp.sessionsPerEndpoint, 100, 'the documented default');
@@ -143,8 +167,7 @@ test('1,000 initialize calls of one credential leave the default cap of sessions
       }
     }
     assert.equal(statuses.length, 1000);
-    assert.equal(statuses.filter((s) => s === 200).length, 100);
-    assert.equal(statuses.filter((s) => s === 429).length, 900);
+    assert.equal(statuses.filter((s) => s === 200).length, 1000, 'each past the cap evicted an idle one');
     assert.equal(await liveSessions(endpoint.id), 100);
     // What a session costs between requests: nothing here. The SDK objects of every
     // answered request are released; the sessions are rows.

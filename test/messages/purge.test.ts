@@ -30,7 +30,7 @@ test('a reserved message whose session ends is purged with the queue; a retry af
         await pool.query(`UPDATE mcp_sessions SET last_seen_at = now() - interval '2 hours' WHERE id = $1`, [
           o.sessionId,
         ]);
-        return closeIdleSessions(pool, 1800, 1000);
+        return closeIdleSessions(pool, { idleSeconds: 1800, streamlessSeconds: 300, limit: 1000 });
       },
     ],
     ['revoke', (o) => revokeEndpoint(pool, o.endpointId)],

@@ -3,7 +3,8 @@
 // passes, the reaper, the retry requeue, retention, the dead-instance sweep, admission's
 // deferred summary, the board's lanes and charts, the queue rollup sample and the metrics
 // collectors reads todos, todo_attempts and doorbell_rings through an index — no
-// sequential scan of them. Each
+// sequential scan of them; the idle-session sweep, the open at the session cap and the
+// waiting mark read mcp_sessions through one too, beside 20,000 closed sessions. Each
 // statement is captured as the store issues it (text and parameters) and EXPLAINed with
 // those parameters; and every statement that runs, those inside SQL functions included,
 // is checked under a forced generic plan (auto_explain), as a cached plan ends up. A
@@ -25,7 +26,7 @@ import { claimDigest, claimDigestTarget, pendingCount } from '../../src/store/pr
 import { oldestPendingAges, queueStateCounts } from '../../src/store/queue-stats.js';
 import { oldestReadyOf, rollupBuckets, sampleQueueRollups } from '../../src/store/queue-rollups.js';
 import { claimRings, endpointsWithOpenStreams } from '../../src/store/rings.js';
-import { closeIdleSessions, closeSession } from '../../src/store/sessions.js';
+import { closeIdleSessions, closeSession, insertSessionUnderCap, markWaiting } from '../../src/store/sessions.js';
 import { foldTodoCounts, stateCounts } from '../../src/store/todo-counts.js';
 import { msUntilNextDue, promoteDue } from '../../src/store/todo-schedule.js';
 import { findTodos, type FindTodosArgs } from '../../src/store/todo-find.js';
@@ -35,6 +36,7 @@ import { testDatabase, type TestDatabase } from '../helpers/db.js';
 import { makeEndpoint } from '../helpers/fixtures.js';
 
 const PENDING = 200_000;
+const CLOSED_SESSIONS = 20_000;
 const DONE = 200_000;
 const WATCHED = new Set(['todos', 'todo_attempts', 'doorbell_rings']);
 
@@ -106,6 +108,13 @@ before(async () => {
   await db.pool.query(
     `INSERT INTO mcp_sessions (endpoint_id, id, instance, stream_open) VALUES ($1, 'ms_live', 'i-live', true)`,
     [endpointId],
+  );
+  await db.pool.query(
+    `INSERT INTO mcp_sessions (endpoint_id, id, instance, last_seen_at, created_at, closed_at)
+     SELECT $1, 'ms_closed' || g, 'i-live', now() - g * interval '30 seconds', now() - g * interval '30 seconds',
+            now() - g * interval '30 seconds'
+       FROM generate_series(1, $2::int) g`,
+    [endpointId, CLOSED_SESSIONS],
   );
   await db.pool.query(`INSERT INTO instances (id, host, pid, version, last_beat_at)
                        VALUES ('i-dead', 'h', 1, 'v', now() - interval '1 hour')`);
@@ -190,10 +199,10 @@ async function capture(fn: (q: Queryable) => Promise<unknown>): Promise<{ sent: 
   return { sent, ran };
 }
 
-function seqScans(node: PlanNode): string[] {
+function seqScans(node: PlanNode, watched: ReadonlySet<string>): string[] {
   const here =
-    node['Node Type'] === 'Seq Scan' && WATCHED.has(node['Relation Name'] ?? '') ? [node['Relation Name']!] : [];
-  return [...here, ...(node.Plans ?? []).flatMap(seqScans)];
+    node['Node Type'] === 'Seq Scan' && watched.has(node['Relation Name'] ?? '') ? [node['Relation Name']!] : [];
+  return [...here, ...(node.Plans ?? []).flatMap((n) => seqScans(n, watched))];
 }
 
 /**
@@ -202,7 +211,11 @@ function seqScans(node: PlanNode): string[] {
  * one inside a function — ran with one under a generic plan. (An unnamed statement is
  * planned afresh with its parameters on every run, as EXPLAIN plans it.)
  */
-async function assertIndexed(name: string, fn: (q: Queryable) => Promise<unknown>): Promise<void> {
+async function assertIndexed(
+  name: string,
+  fn: (q: Queryable) => Promise<unknown>,
+  watched: ReadonlySet<string> = WATCHED,
+): Promise<void> {
   const { sent, ran } = await capture(fn);
   assert.ok(sent.length > 0, `${name} sent no statement`);
   for (const s of sent) {
@@ -210,7 +223,7 @@ async function assertIndexed(name: string, fn: (q: Queryable) => Promise<unknown
       `EXPLAIN (FORMAT JSON) ${s.text}`,
       s.values,
     );
-    const scans = seqScans(res.rows[0]!['QUERY PLAN'][0]!.Plan);
+    const scans = seqScans(res.rows[0]!['QUERY PLAN'][0]!.Plan, watched);
     if (scans.length > 0) {
       const text = await db.pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${s.text}`, s.values);
       assert.fail(
@@ -220,7 +233,7 @@ async function assertIndexed(name: string, fn: (q: Queryable) => Promise<unknown
   }
   const unnamed = new Set(sent.filter((x) => !x.named).map((x) => x.text.trim()));
   for (const r of ran.filter((x) => !unnamed.has(x.query.trim()))) {
-    const scans = seqScans(r.plan);
+    const scans = seqScans(r.plan, watched);
     if (scans.length > 0) {
       assert.fail(
         `${name}: a generic plan scans ${scans.join(', ')} in\n${r.query}\n\n${JSON.stringify(r.plan, null, 1)}`,
@@ -307,7 +320,7 @@ const statements: Record<string, (q: Queryable) => Promise<unknown>> = {
     await claimDigestTarget(q, { endpointId, queues: ['inbox'] });
   },
   'presence pending': (q) => pendingCount(q, endpointId),
-  'idle sessions': (q) => closeIdleSessions(q, 1800, 500),
+  'idle sessions': (q) => closeIdleSessions(q, { idleSeconds: 1800, streamlessSeconds: 300, limit: 500 }),
   // ms_live holds claims: closing it releases them in the same statement.
   'session close': (q) => closeSession(q, endpointId, 'ms_live'),
   'counter fold': (q) => foldTodoCounts(q),
@@ -331,6 +344,41 @@ const statements: Record<string, (q: Queryable) => Promise<unknown>> = {
 
 for (const [name, fn] of Object.entries(statements)) {
   test(`${name} reads through indexes`, () => assertIndexed(name, fn));
+}
+
+// The session statements of 0034 also read mcp_sessions through an index: the closed rows
+// retention keeps (a week of one-shot clients: CLOSED_SESSIONS of them) are never scanned.
+const withSessions = new Set([...WATCHED, 'mcp_sessions']);
+const sessionStatements: Record<string, (q: Queryable) => Promise<unknown>> = {
+  // ms_live, streamless and idle 10 minutes, holds claims: the claim check reads todos.
+  'streamless idle close': async (q) => {
+    await q.query(
+      `UPDATE mcp_sessions SET stream_open = false, last_seen_at = now() - interval '10 minutes'
+                    WHERE endpoint_id = $1 AND id = 'ms_live'`,
+      [endpointId],
+    );
+    await closeIdleSessions(q, { idleSeconds: 1800, streamlessSeconds: 300, limit: 500 });
+  },
+  // At a cap of two: ms_live is busy (claims, a stream), ms_spare is evicted.
+  'session open at the cap': async (q) => {
+    await q.query(`INSERT INTO mcp_sessions (endpoint_id, id, instance) VALUES ($1, 'ms_spare', 'i-live')`, [
+      endpointId,
+    ]);
+    const opened = await insertSessionUnderCap(q, {
+      endpointId,
+      id: 'ms_new',
+      clientName: null,
+      clientVersion: null,
+      instance: 'i-live',
+      max: 2,
+    });
+    assert.equal(opened.evicted, 'ms_spare');
+  },
+  'waiting call mark': (q) => markWaiting(q, { endpointId, id: 'ms_live', seconds: 30 }),
+};
+
+for (const [name, fn] of Object.entries(sessionStatements)) {
+  test(`${name} reads through indexes, mcp_sessions included`, () => assertIndexed(name, fn, withSessions));
 }
 
 test('the counters the plans were read with match the rows', async () => {

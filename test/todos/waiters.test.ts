@@ -1,6 +1,7 @@
 // Pins the waiting rules of src/todos/waiters.ts without a database: first come first
 // served, one event wakes one waiter, an event during an attempt is not lost, a deferred
-// queue wakes only on its reopen, the fallback re-check, and the bound.
+// queue wakes only on its reopen, the fallback re-check, the bound, and the one notice
+// (onWait) of a call that goes idle.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -201,4 +202,36 @@ test('each waiting call is timed once, by how it ended; a refused call is not ti
   waiters.close();
   assert.equal(await waiters.wait(message('late')), null);
   assert.equal((await counts())['next_message/closed'], 2);
+});
+
+test('a call is told to onWait once, when it first goes idle, with the seconds it may still wait; a call served at once is not', async () => {
+  const told: Array<[string, string, number]> = [];
+  const waiters = new Waiters({
+    maxPerEndpoint: 10,
+    fallbackMs: 60_000,
+    onWait: (endpointId, sessionId, seconds) => told.push([endpointId, sessionId, seconds]),
+  });
+  const w = world();
+  w.work.push('td_now');
+  assert.equal(await waiters.wait(request('quick', w.attempt('quick'), 30)), 'td_now');
+  assert.deepEqual(told, [], 'served by its first attempt: never waited');
+
+  const waiting = waiters.wait(request('slow', w.attempt('slow'), 30));
+  await settled(waiters, 'ep', 1);
+  // Woken twice with nothing for it: it goes idle again, and is not told again.
+  for (let i = 0; i < 2; i++) {
+    waiters.todoReady('ep', 'inbox', false);
+    await settled(waiters, 'ep', 1);
+  }
+  assert.deepEqual(w.tried, ['quick', 'slow', 'slow', 'slow']);
+  assert.equal(told.length, 1);
+  const [endpointId, sessionId, seconds] = told[0] ?? [];
+  assert.deepEqual([endpointId, sessionId], ['ep', 'ms_slow']);
+  assert.ok(
+    seconds !== undefined && seconds >= 30 && seconds <= 31,
+    `the rest of its deadline, rounded up: ${seconds}`,
+  );
+  w.work.push('td_later');
+  waiters.todoReady('ep', 'inbox', false);
+  assert.equal(await waiting, 'td_later');
 });
