@@ -6,7 +6,8 @@
 // records as stream_open while it lasts (the LocalStreams service); DELETE closes the
 // session. The doorbell, which writes to those streams, is not here. Every request passes
 // the limits first (limits.ts: per address before authentication, per credential after
-// it), and an initialize past the endpoint's live-session cap answers 429.
+// it), and an initialize past the endpoint's live-session cap answers 429. A POST that is
+// an MCP 2026-07-28 request (per-request envelope, no session) goes to modern.ts instead.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
@@ -18,6 +19,7 @@ import type { ErrorLog } from './errors.js';
 import { directCallOf, invalidParamsOf, isDirectNotification } from './direct-call.js';
 import { authInfoFor, buildProtocol, callTool, type ProtocolDeps } from './protocol.js';
 import { SessionRegistry, type RequestProtocol } from './sessions.js';
+import { StatelessMcp } from './modern.js';
 import type { BusEvent } from '../domain/events.js';
 import { BODY_LIMIT } from '../http/app.js';
 import { handleError } from '../http/errors.js';
@@ -31,6 +33,8 @@ interface McpDeps {
   log: ErrorLog;
   /** The Host names served (config.allowedHosts), which a browser's Origin must name. */
   allowedHosts: readonly string[] | null;
+  /** The MCP 2026-07-28 leg: stateless requests, routed by what they say. */
+  stateless: StatelessMcp;
 }
 
 /** JSON-RPC error codes the SDK uses for session problems, kept so clients see one dialect. */
@@ -207,6 +211,9 @@ function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, r
     if (request.body === NOT_JSON || request.body === undefined) {
       return rpcError(reply, 400, PARSE_ERROR, 'Parse error: the body must be JSON-RPC');
     }
+    if (await deps.stateless.claims(request)) {
+      return deps.stateless.serve(request, reply, authInfoFor(caller.endpoint, caller.token));
+    }
     if (sessionIdOf(request) === null && isInitializeRequest(request.body)) {
       const sdk = await registry.initialize(
         caller.endpoint,
@@ -305,7 +312,15 @@ export function mcpRoutes(app: FastifyInstance, services: Services): SessionRegi
     services.bus.subscribe('session_closed', forget),
     services.bus.subscribe('endpoint_revoked', forget),
   ];
-  app.addHook('onClose', async () => unsubscribe.forEach((u) => u()));
+  const stateless = new StatelessMcp({
+    protocol,
+    publicUrl: services.config.publicUrl,
+    onerror: (err) => log.error({ err }, 'MCP 2026-07-28 request failed'),
+  });
+  app.addHook('onClose', async () => {
+    unsubscribe.forEach((u) => u());
+    await stateless.close();
+  });
   // Streams and waiting calls stay open until closed: shutdown ends them first, or
   // app.close() would wait on them.
   app.addHook('preClose', () => {
@@ -319,6 +334,7 @@ export function mcpRoutes(app: FastifyInstance, services: Services): SessionRegi
     streams,
     log,
     allowedHosts: services.config.allowedHosts,
+    stateless,
   };
   void app.register(async (scope) => routes(scope, deps, protocol, registry));
   return registry;
