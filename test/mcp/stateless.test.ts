@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { testDatabase } from '../helpers/db.js';
+import { until } from '../helpers/wait.js';
 import { connect, ok, raw, startApp, vend } from './harness.js';
 
 const { pool } = await testDatabase('mcp_stateless');
@@ -197,4 +198,48 @@ test('a 2025-11-25 session on the same instance is unchanged, and a request with
   );
   assert.equal(bare.status, 400);
   assert.match(bare.text, /Mcp-Session-Id header is required/);
+});
+
+test('a stateless client that goes away ends its wait at once, and claims nothing pushed after', async () => {
+  const v = await vend(pool);
+  const gone = new AbortController();
+  const call = fetch(new URL('/mcp', a.url), {
+    method: 'POST',
+    headers: {
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+      ...modernHeaders(v.credential, 'tools/call', 'claim_next'),
+    },
+    body: JSON.stringify(envelope('tools/call', { name: 'claim_next', arguments: { wait_seconds: 60 } })),
+    signal: gone.signal,
+  }).catch((err: unknown) => err);
+  await until(() => a.services.waiters.waiting(v.endpoint.id) === 1, 'the call to wait');
+  gone.abort();
+  await call;
+  await until(() => a.services.waiters.waiting(v.endpoint.id) === 0, 'the wait to end');
+  const session = await connect(a.url, v.credential);
+  const { todo } = await ok(session, 'create_todo', { queue: 'inbox', title: 'after' });
+  assert.equal((await ok(session, 'get_todo', { id: todo.id })).todo.state, 'pending');
+});
+
+test('stateless requests pass the same per-credential rate limit and Origin check as sessions', async () => {
+  const limited = await startApp(pool, 'stateless-limited', undefined, {
+    env: { SWITCHBOARD_MCP_RATE: '1', SWITCHBOARD_MCP_BURST: '1' },
+  });
+  const v = await vend(pool);
+  const answers = await Promise.all(
+    Array.from({ length: 10 }, () =>
+      raw(limited.url, 'POST', modernHeaders(v.credential, 'tools/list'), envelope('tools/list')),
+    ),
+  );
+  const refused = answers.filter((r) => r.status === 429);
+  assert.ok(refused.length >= 1, `statuses ${answers.map((r) => r.status).join(',')}`);
+  assert.match(refused[0]?.text ?? '', /SWITCHBOARD_MCP_RATE/);
+  const foreign = await raw(
+    a.url,
+    'POST',
+    { ...modernHeaders(v.credential, 'tools/list'), origin: 'https://evil.example' },
+    envelope('tools/list'),
+  );
+  assert.equal(foreign.status, 403);
 });
