@@ -198,9 +198,14 @@ export class StatelessMcp {
     });
   }
 
-  /** Whether this POST is a 2026-07-28 request (the SDK's own classification decides). */
+  /**
+   * Whether this is a 2026-07-28 request: a POST the SDK's own classification does not call
+   * legacy, or a GET or DELETE without a session whose MCP-Protocol-Version names that era
+   * (the revision has no GET stream and no session to delete: the handler answers 405).
+   */
   async claims(request: FastifyRequest): Promise<boolean> {
-    if (request.method !== 'POST' || !claimsStateless(request)) return false;
+    if (!claimsStateless(request)) return false;
+    if (request.method !== 'POST') return request.headers['mcp-session-id'] === undefined;
     return !(await isLegacyRequest(webRequestOf(request, this.deps.publicUrl), request.body));
   }
 

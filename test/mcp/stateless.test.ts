@@ -243,3 +243,14 @@ test('stateless requests pass the same per-credential rate limit and Origin chec
   );
   assert.equal(foreign.status, 403);
 });
+
+test('a GET or DELETE naming 2026-07-28 without a session is 405 (that revision has no stream and no session)', async () => {
+  const v = await vend(pool);
+  for (const method of ['GET', 'DELETE']) {
+    const res = await raw(a.url, method, { authorization: `Bearer ${v.credential}`, 'mcp-protocol-version': REVISION });
+    assert.equal(res.status, 405, `${method}: ${res.text}`);
+    assert.equal(res.headers.get('allow'), 'POST');
+  }
+  const stale = await raw(a.url, 'GET', { authorization: `Bearer ${v.credential}` });
+  assert.equal(stale.status, 400, 'without the header it is a 2025 GET missing its session, as before');
+});
