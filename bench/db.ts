@@ -95,7 +95,7 @@ export async function claimStatementBuffers(pool: Pool, endpointId: string, prin
     await client.query('BEGIN');
     const res = await client.query<{ 'QUERY PLAN': string }>(
       `EXPLAIN (ANALYZE, BUFFERS) ${nextSql('t.queue = ($2::text[])[1]')}`,
-      [endpointId, ['inbox'], 'bench-explain', 300],
+      [endpointId, ['inbox'], 'bench-explain', 300, 25],
     );
     const plan = res.rows.map((r) => r['QUERY PLAN']);
     if (print) process.stdout.write(`${plan.map((l) => `    ${l}`).join('\n')}\n`);

@@ -161,6 +161,7 @@ export function buildServices(o: ServiceOptions): Services {
     db,
     defaultLeaseSeconds: config.todos.defaultLeaseSeconds,
     idempotencyWindowSeconds: config.todos.idempotencyWindowSeconds,
+    keepAttempts: config.todos.keepAttempts,
     metrics,
     quotas: config.quotas,
     tracing,

@@ -233,7 +233,11 @@ export class Bridge {
 
   private async open(): Promise<Upstream> {
     if (!this.identity) throw new RpcError(ErrorCode.InvalidRequest, 'initialize first');
-    const client = new Client(this.identity.clientInfo, { capabilities: this.identity.capabilities });
+    // The bridge exists to carry channel notifications to its client, so it declares the
+    // capability for it: the server rings only sessions that declared it.
+    const { capabilities } = this.identity;
+    const declared = { ...capabilities, experimental: { ...capabilities.experimental, 'claude/channel': {} } };
+    const client = new Client(this.identity.clientInfo, { capabilities: declared });
     const upstream: Upstream = {
       client,
       gone: false,

@@ -54,6 +54,10 @@ const SCHEMA = z.object({
   // A day: a client that retries a create after an outage of hours gets its first todo
   // back even when that todo already finished; zero keeps only live todos' keys.
   SWITCHBOARD_IDEMPOTENCY_WINDOW: duration('24h', 0, 30 * 86_400_000, '0s–30d'),
+  // Attempts kept per todo: the latest 25 explain any todo (max_attempts is 5 by default,
+  // releases add a few); a todo released over and over would otherwise grow its history
+  // without bound. At least 5, the prior_attempts a claim answers.
+  SWITCHBOARD_ATTEMPTS_KEPT_PER_TODO: integer(25, 5, 1_000),
   // A lapsed lease is already claimable by takeover; the reaper only tidies rows nobody
   // asked for, so 30 s is prompt without scanning constantly.
   SWITCHBOARD_REAPER_INTERVAL: duration('30s', 1_000, 600_000, '1s–10m'),
@@ -362,6 +366,7 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
       todos: {
         defaultLeaseSeconds: Math.round(e.SWITCHBOARD_DEFAULT_LEASE / 1000),
         idempotencyWindowSeconds: Math.round(e.SWITCHBOARD_IDEMPOTENCY_WINDOW / 1000),
+        keepAttempts: e.SWITCHBOARD_ATTEMPTS_KEPT_PER_TODO,
       },
       sweeps: {
         reaperIntervalMs: e.SWITCHBOARD_REAPER_INTERVAL,

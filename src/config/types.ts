@@ -55,7 +55,7 @@ export interface Config {
    */
   allowedHosts: string[] | null;
   quotas: Quotas;
-  todos: { defaultLeaseSeconds: number; idempotencyWindowSeconds: number };
+  todos: { defaultLeaseSeconds: number; idempotencyWindowSeconds: number; keepAttempts: number };
   sweeps: { reaperIntervalMs: number; retentionIntervalMs: number; retentionMs: number };
   /**
    * How long each growing table keeps a row once it is dead (closed, expired, spent, revoked,

@@ -309,4 +309,8 @@ export interface TodoAttempt {
   lease_expires_at: Date;
   ended_at: Date | null;
   outcome: AttemptOutcome | null;
+  /** What the agent said when it ended the attempt (docs/design/todos.md, "What an attempt leaves"). */
+  summary: string | null;
+  summary_truncated: boolean;
+  artifact: string | null;
 }

@@ -18,7 +18,7 @@ import { McpLimits, refuse } from './limits.js';
 import type { ErrorLog } from './errors.js';
 import { directCallOf, invalidParamsOf, isDirectNotification } from './direct-call.js';
 import { authInfoFor, buildProtocol, callTool, type ProtocolDeps } from './protocol.js';
-import { SessionRegistry, type RequestProtocol } from './sessions.js';
+import { SessionRegistry, type ClientDeclared, type RequestProtocol } from './sessions.js';
 import { StatelessMcp } from './modern.js';
 import type { BusEvent } from '../domain/events.js';
 import { mcpScope, NOT_JSON, REFUSED, rpcError } from './scope.js';
@@ -51,10 +51,18 @@ function sessionIdOf(request: FastifyRequest): string | null {
   return typeof value === 'string' && value !== '' ? value : null;
 }
 
-function clientInfoOf(body: unknown): { name?: unknown; version?: unknown } | null {
-  const params = (body as { params?: { clientInfo?: unknown } }).params;
+/**
+ * What an initialize says of its client: its clientInfo, and whether it declared the
+ * `claude/channel` experimental capability (the doorbell rings only sessions that did,
+ * docs/design/doorbell-acknowledgement.md, "Who is rung").
+ */
+function clientOf(body: unknown): ClientDeclared {
+  const params = (body as { params?: { clientInfo?: unknown; capabilities?: { experimental?: unknown } } }).params;
   const info = params?.clientInfo;
-  return info && typeof info === 'object' ? info : null;
+  const experimental = params?.capabilities?.experimental;
+  const channel =
+    typeof experimental === 'object' && experimental !== null && Object.hasOwn(experimental, 'claude/channel');
+  return { info: info && typeof info === 'object' ? info : null, channel };
 }
 
 /**
@@ -161,7 +169,7 @@ function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, r
     if (sessionIdOf(request) === null && isInitializeRequest(request.body)) {
       const sdk = await registry.initialize(
         caller.endpoint,
-        clientInfoOf(request.body),
+        clientOf(request.body),
         deps.limits.sessionsPerEndpoint,
         caller.grantId,
       );

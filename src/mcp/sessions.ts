@@ -15,6 +15,13 @@ import type { LocalStreams } from '../sessions/local-streams.js';
 import type { ErrorLog } from './errors.js';
 
 /** The SDK objects that answer one POST; `close` them once its answer is done. */
+/** What an initialize said of its client (src/mcp/server.ts reads it from the request). */
+export interface ClientDeclared {
+  info: { name?: unknown; version?: unknown } | null;
+  /** It declared the `claude/channel` experimental capability. */
+  channel: boolean;
+}
+
 export interface RequestProtocol {
   transport: StreamableHTTPServerTransport;
   server: Server;
@@ -58,7 +65,7 @@ export class SessionRegistry {
    */
   async initialize(
     endpoint: Endpoint,
-    clientInfo: { name?: unknown; version?: unknown } | null,
+    client: ClientDeclared,
     maxLive: number,
     oauthGrantId?: string,
   ): Promise<RequestProtocol | { full: { live: number; max: number } }> {
@@ -66,7 +73,8 @@ export class SessionRegistry {
     const opened = await openSession(this.deps.sessions, {
       endpointId: endpoint.id,
       id: sessionId,
-      clientInfo,
+      clientInfo: client.info,
+      channel: client.channel,
       maxLive,
       ...(oauthGrantId !== undefined ? { oauthGrantId } : {}),
     });

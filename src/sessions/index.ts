@@ -45,6 +45,8 @@ export async function openSession(
     endpointId: string;
     id: string;
     clientInfo: { name?: unknown; version?: unknown } | null;
+    /** Its initialize declared the claude/channel capability: the doorbell rings it. */
+    channel: boolean;
     maxLive: number;
     /** The OAuth grant whose token opens it: revoking the grant closes it (docs/design/oauth.md). */
     oauthGrantId?: string;
@@ -56,6 +58,7 @@ export async function openSession(
     clientName: clientText(a.clientInfo?.name),
     clientVersion: clientText(a.clientInfo?.version),
     instance: deps.instanceId,
+    channel: a.channel,
     max: a.maxLive,
   });
   if (

@@ -8,6 +8,7 @@
 // answer means is decided by the caller: this module knows no policy. Endpoints without
 // policies on the requested queues never come here.
 
+import { DEFAULT_ATTEMPTS_KEPT } from '../domain/attempts.js';
 import type { Queryable } from '../db/pool.js';
 import type { AdmitAnswer, PolicyRow } from '../domain/admission.js';
 import { byIdSql, nextSql, type ClaimArgs, type ClaimedTodo, type ClaimRow, type ProbedPolicy } from './claims.js';
@@ -91,6 +92,7 @@ export async function admit(
       list.map(([, p]) => p.updatedAt),
       list.map(([, p]) => p.bounds?.start ?? null),
       list.map(([, p]) => p.bounds?.next ?? null),
+      args.keepAttempts ?? DEFAULT_ATTEMPTS_KEPT,
     ],
   });
   const row = res.rows[0];

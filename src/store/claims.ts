@@ -5,6 +5,7 @@
 
 import type { Queryable } from '../db/pool.js';
 import type { AdmitAnswer } from '../domain/admission.js';
+import { DEFAULT_ATTEMPTS_KEPT, type AttemptNote } from '../domain/attempts.js';
 import { MAX_DOUBLINGS, type Backoff } from '../domain/backoff.js';
 import type { Todo, TodoSummary } from '../domain/todo.js';
 import {
@@ -14,6 +15,7 @@ import {
   TODO_SUMMARY_COLUMNS,
   closeAttemptSql,
   todoColumnsOf,
+  tokenHash,
   withoutNotice,
 } from './todo-sql.js';
 import type { RingOutcome } from './doorbell-rings.js';
@@ -26,6 +28,8 @@ export interface ClaimArgs {
   queues: string[];
   sessionId: string;
   leaseSeconds: number;
+  /** Attempts kept per todo (SWITCHBOARD_ATTEMPTS_KEPT_PER_TODO): the claim prunes older ended ones. */
+  keepAttempts?: number;
 }
 
 /**
@@ -49,7 +53,7 @@ export interface ClaimArgs {
  * client library parses costs it on each claim, so the admission data rides in one
  * jsonb column that is null on that path.
  */
-export function claimSql(pick: (gate: string) => string, admission: 'probe' | 'admit' = 'probe'): string {
+export function claimSql(pick: (gate: string) => string, admission: 'probe' | 'admit', keep: string): string {
   const gate =
     admission === 'probe'
       ? `pol AS (SELECT to_jsonb(p) || jsonb_build_object('probed_at', clock_timestamp()) AS policy
@@ -62,8 +66,8 @@ export function claimSql(pick: (gate: string) => string, admission: 'probe' | 'a
   const at = admission === 'probe' ? 'now()' : 'free.at';
   const held =
     admission === 'probe'
-      ? `SELECT ${NULL_TODO}, pol.policy FROM pol`
-      : `SELECT ${NULL_TODO}, to_jsonb(adm) || jsonb_build_object('picked_queue', pick.queue) FROM pick, adm
+      ? `SELECT ${NULL_TODO}, pol.policy, NULL FROM pol`
+      : `SELECT ${NULL_TODO}, to_jsonb(adm) || jsonb_build_object('picked_queue', pick.queue), NULL FROM pick, adm
           WHERE NOT adm.o_admitted`;
   const admitted = admission === 'probe' ? 'NULL::jsonb' : '(SELECT to_jsonb(adm) FROM adm)';
   return `WITH ${gate},
@@ -74,16 +78,57 @@ export function claimSql(pick: (gate: string) => string, admission: 'probe' | 'a
         lease_expires_at = ${at} + make_interval(secs => $4), claimed_at = ${at}, next_retry_at = NULL,
         ready_at = CASE WHEN t.attempt + 1 < t.max_attempts THEN ${at} + make_interval(secs => $4) END,
         claimed_under_policy = ${admission === 'admit'}, updated_at = now()
-      FROM free WHERE t.endpoint_id = free.endpoint_id AND t.id = free.id
+      FROM free, (SELECT ${NEW_TOKEN} AS token) tok WHERE t.endpoint_id = free.endpoint_id AND t.id = free.id
       RETURNING ${COLUMNS}, t.traceparent, (SELECT count(*) FROM closed) AS taken_over,
-        greatest(extract(epoch FROM ${at} - free.ready_at), 0)::float8 AS waited_seconds),
+        greatest(extract(epoch FROM ${at} - free.ready_at), 0)::float8 AS waited_seconds, tok.token AS lease_token),
     opened AS (
-      INSERT INTO todo_attempts (endpoint_id, todo_id, seq, attempt, session_id, claimed_at, lease_expires_at)
-      SELECT endpoint_id, id, claims, attempt, owner_session_id, claimed_at, lease_expires_at FROM claimed)
-    SELECT claimed.*, ${ACKED_RINGS} AS rings, ${admitted} AS admission FROM claimed
+      INSERT INTO todo_attempts (endpoint_id, todo_id, seq, attempt, session_id, claimed_at, lease_expires_at,
+        lease_token_hash)
+      SELECT endpoint_id, id, claims, attempt, owner_session_id, claimed_at, lease_expires_at, ${tokenHash('lease_token')}
+        FROM claimed),
+    pruned AS (${pruneAttemptsSql(keep)})
+    SELECT claimed.*, ${ACKED_RINGS} AS rings, ${admitted} AS admission, ${PRIOR_ATTEMPTS} AS prior_attempts
+      FROM claimed
     UNION ALL
     ${held}`;
 }
+
+/**
+ * A new lease token (docs/design/todos.md, "Lease tokens"): `lt_` and two random UUIDs'
+ * 32 bytes in base64url, 244 random bits from PostgreSQL's strong random source. The
+ * claim answers it once; the attempt keeps only its SHA-256 (tokenHash).
+ */
+const NEW_TOKEN = `'lt_' || translate(rtrim(encode(uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid()),
+  'base64'), '='), '+/', '-_')`;
+
+/**
+ * Keeps at most `keep` (a parameter: SWITCHBOARD_ATTEMPTS_KEPT_PER_TODO) attempts of the
+ * claimed todo: the ended ones older than that go. Only a todo claimed more than `keep`
+ * times probes the primary key for them; a todo released over and over otherwise grows
+ * without bound (release does not spend its attempts).
+ */
+function pruneAttemptsSql(keep: string): string {
+  return `DELETE FROM todo_attempts a USING claimed
+     WHERE claimed.claims > ${keep}::int AND a.endpoint_id = claimed.endpoint_id AND a.todo_id = claimed.id
+       AND a.seq <= claimed.claims - ${keep}::int AND a.ended_at IS NOT NULL`;
+}
+
+/**
+ * What the attempts before this claim left, newest first, at most PRIOR_SHOWN: a retrying
+ * agent sees what the last one did. Read in the claim statement, so its snapshot is from
+ * before it: an attempt still open there is the lapsed one this claim took over, which the
+ * statement closes as lease_expired. A first claim reads nothing.
+ */
+export const PRIOR_SHOWN = 5;
+const PRIOR_ATTEMPTS = `CASE WHEN claimed.claims > 1 THEN (
+      SELECT coalesce(jsonb_agg(jsonb_build_object('attempt', p.attempt,
+               'outcome', coalesce(p.outcome, 'lease_expired'), 'summary', p.summary,
+               'summary_truncated', p.summary_truncated, 'artifact', p.artifact,
+               'ended_at', coalesce(p.ended_at, now())) ORDER BY p.seq DESC), '[]'::jsonb)
+        FROM (SELECT a.* FROM todo_attempts a
+               WHERE a.endpoint_id = claimed.endpoint_id AND a.todo_id = claimed.id AND a.seq < claimed.claims
+               ORDER BY a.seq DESC LIMIT ${PRIOR_SHOWN}) p)
+    ELSE '[]'::jsonb END`;
 
 /**
  * The claim is the acknowledgement (docs/design/doorbell-acknowledgement.md, "A claim"):
@@ -100,7 +145,7 @@ export const ACKED_RINGS = `CASE WHEN EXISTS (SELECT 1 FROM doorbell_rings r
                      WHERE r.endpoint_id = $1 AND r.todo_id IS NULL AND r.acked_at IS NULL)
       THEN ack_rings_of_claim($1, claimed.id, $3) END`;
 
-const NULL_TODO = [...COLUMNS.split(','), 'traceparent', 'taken_over', 'waited_seconds', 'rings']
+const NULL_TODO = [...COLUMNS.split(','), 'traceparent', 'taken_over', 'waited_seconds', 'lease_token', 'rings']
   .map(() => 'NULL')
   .join(', ');
 
@@ -115,8 +160,22 @@ export type ClaimedTodo = Todo & {
   traceparent: string | null;
   taken_over: number;
   waited_seconds: number;
+  /** The new attempt's lease token, in the clear: answered once, never stored or logged. */
+  lease_token: string;
   rings: RingOutcome[] | null;
+  /** What the attempts before this one left, newest first (PRIOR_SHOWN at most). */
+  prior_attempts: PriorAttempt[];
 };
+
+/** An earlier attempt as a claim answers it. */
+export interface PriorAttempt {
+  attempt: number;
+  outcome: string;
+  summary: string | null;
+  summary_truncated: boolean;
+  artifact: string | null;
+  ended_at: string;
+}
 
 export type { AdmitAnswer };
 
@@ -138,6 +197,10 @@ export type ClaimRow =
 // unlocked row, with no sort; ties (a bulk insert) fall back to index order. One queue
 // compares with `=` so the planner can use the per-queue index; several use the
 // per-endpoint one.
+// The attempts cap is each statement's last parameter: $5 for claim_next, $6 for claim by
+// id, $10 on the admission path (whose $5–$9 are the id and the policies).
+const keepParam = (admission: 'probe' | 'admit', byId: boolean) => (admission === 'admit' ? '$10' : byId ? '$6' : '$5');
+
 export const nextSql = (queueMatch: string, admission: 'probe' | 'admit' = 'probe') =>
   claimSql(
     (gate) => `
@@ -146,6 +209,7 @@ export const nextSql = (queueMatch: string, admission: 'probe' | 'admit' = 'prob
    ORDER BY ${CLAIM_RANK} DESC, t.ready_at
    LIMIT 1 FOR UPDATE SKIP LOCKED`,
     admission,
+    keepParam(admission, false),
   );
 const CLAIM_NEXT_ONE = nextSql('t.queue = ($2::text[])[1]');
 const CLAIM_NEXT_ANY = nextSql('t.queue = ANY($2::text[])');
@@ -159,7 +223,7 @@ export async function claimNext(db: Queryable, a: ClaimArgs): Promise<ClaimRow[]
   const res = await db.query<ClaimRow>({
     name: a.queues.length === 1 ? 'claim_next_one' : 'claim_next_any',
     text: sql,
-    values: [a.endpointId, a.queues, a.sessionId, a.leaseSeconds],
+    values: [a.endpointId, a.queues, a.sessionId, a.leaseSeconds, a.keepAttempts ?? DEFAULT_ATTEMPTS_KEPT],
   });
   return res.rows;
 }
@@ -187,6 +251,7 @@ export const byIdSql = (admission: 'probe' | 'admit' = 'probe') =>
    WHERE t.endpoint_id = $1 AND t.queue = ANY($2::text[]) AND t.id = $5 AND ${CLAIMABLE} AND ${gate}
    FOR UPDATE`,
     admission,
+    keepParam(admission, true),
   );
 const CLAIM_BY_ID = byIdSql();
 
@@ -195,7 +260,7 @@ export async function claimById(db: Queryable, a: ClaimArgs & { id: string }): P
   const res = await db.query<ClaimRow>({
     name: 'claim_by_id',
     text: CLAIM_BY_ID,
-    values: [a.endpointId, a.queues, a.sessionId, a.leaseSeconds, a.id],
+    values: [a.endpointId, a.queues, a.sessionId, a.leaseSeconds, a.id, a.keepAttempts ?? DEFAULT_ATTEMPTS_KEPT],
   });
   return res.rows;
 }
@@ -204,6 +269,8 @@ export interface OwnedArgs {
   endpointId: string;
   id: string;
   sessionId: string;
+  /** The claim's lease token: when given it, not the session, says who holds the claim. */
+  leaseToken?: string | null;
 }
 
 /**
@@ -229,7 +296,21 @@ const TRACEPARENT = `t.traceparent`;
 /** How long the settled claim ran (its claimed_at, which settling leaves as it was), for switchboard_run_seconds. */
 const RUN_SECONDS = `extract(epoch FROM now() - t.claimed_at)::float8 AS run_seconds`;
 
-const OWNED = `t.endpoint_id = $1 AND t.id = $2 AND t.state = 'claimed' AND t.owner_session_id = $3 AND NOT t.synthetic`;
+/**
+ * The caller holds the claim: without a token ($tok null), its session is the owner;
+ * with one, the token is the current attempt's (one primary-key probe of todo_attempts),
+ * whatever session or none the call came from.
+ */
+const owned = (tok: string) => `t.endpoint_id = $1 AND t.id = $2 AND t.state = 'claimed' AND NOT t.synthetic
+  AND CASE WHEN ${tok}::text IS NULL THEN t.owner_session_id = $3
+      ELSE EXISTS (SELECT 1 FROM todo_attempts a WHERE a.endpoint_id = t.endpoint_id AND a.todo_id = t.id
+                     AND a.seq = t.claims AND a.ended_at IS NULL AND a.lease_token_hash = ${tokenHash(`${tok}::text`)})
+      END`;
+
+/** The note's SET list on the closing attempt, from three parameters starting at `from`. */
+const noteSet = (from: number) =>
+  `summary = $${from}::text, summary_truncated = $${from + 1}::boolean, artifact = $${from + 2}::text`;
+const noteValues = (n: Partial<AttemptNote>) => [n.summary ?? null, n.summaryTruncated ?? false, n.artifact ?? null];
 
 // Statement texts are built once: the driver compares a named statement's text with the
 // one it prepared on every call, which is a pointer check for the same string.
@@ -237,7 +318,7 @@ const HEARTBEAT = `WITH r AS (
        UPDATE todos t SET lease_expires_at = now() + make_interval(secs => $4),
          ready_at = CASE WHEN t.attempt < t.max_attempts THEN now() + make_interval(secs => $4) END,
          updated_at = now()
-       WHERE ${OWNED} RETURNING ${SUMMARY}, ${TRACEPARENT}),
+       WHERE ${owned('$5')} RETURNING ${SUMMARY}, ${TRACEPARENT}),
      a AS (UPDATE todo_attempts a SET lease_expires_at = r.lease_expires_at FROM r
             WHERE a.endpoint_id = r.endpoint_id AND a.todo_id = r.id AND a.seq = r.claims AND a.ended_at IS NULL)
      SELECT * FROM r`;
@@ -246,7 +327,7 @@ export async function heartbeat(db: Queryable, a: OwnedArgs & { leaseSeconds: nu
   const res = await db.query<BeatTodo>({
     name: 'heartbeat',
     text: HEARTBEAT,
-    values: [a.endpointId, a.id, a.sessionId, a.leaseSeconds],
+    values: [a.endpointId, a.id, a.sessionId, a.leaseSeconds, a.leaseToken ?? null],
   });
   return res.rows[0] ?? null;
 }
@@ -254,15 +335,25 @@ export async function heartbeat(db: Queryable, a: OwnedArgs & { leaseSeconds: nu
 const COMPLETE = `WITH r AS (
        UPDATE todos t SET state = 'done', result = $4::jsonb, completed_at = now(),
          lease_expires_at = NULL, ready_at = NULL, updated_at = now()
-       WHERE ${OWNED} RETURNING ${SUMMARY}, ${UNDER_POLICY}, ${RUN_SECONDS}, ${TRACEPARENT}),
-     closed AS (${closeAttemptSql('r', 'completed')})
+       WHERE ${owned('$5')} RETURNING ${SUMMARY}, ${UNDER_POLICY}, ${RUN_SECONDS}, ${TRACEPARENT}),
+     closed AS (${closeAttemptSql('r', 'completed', noteSet(6))})
      SELECT * FROM r`;
 
-export async function complete(db: Queryable, a: OwnedArgs & { result: unknown }): Promise<SettledTodo | null> {
+export async function complete(
+  db: Queryable,
+  a: OwnedArgs & Partial<AttemptNote> & { result: unknown },
+): Promise<SettledTodo | null> {
   const res = await db.query<SettledTodo>({
     name: 'complete',
     text: COMPLETE,
-    values: [a.endpointId, a.id, a.sessionId, a.result === undefined ? null : JSON.stringify(a.result)],
+    values: [
+      a.endpointId,
+      a.id,
+      a.sessionId,
+      a.result === undefined ? null : JSON.stringify(a.result),
+      a.leaseToken ?? null,
+      ...noteValues(a),
+    ],
   });
   return res.rows[0] ?? null;
 }
@@ -270,8 +361,9 @@ export async function complete(db: Queryable, a: OwnedArgs & { result: unknown }
 // Below the cap the retry waits the todo's backoff (its own, else the server's $6 base and
 // $7 cap) for the attempt that failed, times a jitter factor drawn per failure from
 // [1 - $8, 1 + $8] (one draw per statement, `jitter.draw`, so next_retry_at and ready_at
-// agree). The arithmetic is retryDelaySeconds() in src/domain/todo.ts, per row.
-const RETRY_AT = `CASE WHEN t.attempt < t.max_attempts THEN now() + make_interval(secs =>
+// agree), unless $9 (retry) is false: then it is dead-lettered now. The arithmetic is
+// retryDelaySeconds() in src/domain/todo.ts, per row.
+const RETRY_AT = `CASE WHEN $9::boolean AND t.attempt < t.max_attempts THEN now() + make_interval(secs =>
       least(coalesce(t.retry_max_seconds, $7::int)::float8,
             coalesce(t.retry_base_seconds, $6::int) * power(2::float8, least(greatest(t.attempt - 1, 0), ${MAX_DOUBLINGS})))
       * (1 - $8::float8 + 2 * $8::float8 * jitter.draw)) END`;
@@ -279,17 +371,18 @@ const FAIL = `WITH r AS (
        UPDATE todos t SET state = 'failed', error = $4, result = coalesce($5::jsonb, t.result),
          lease_expires_at = NULL, next_retry_at = ${RETRY_AT}, ready_at = ${RETRY_AT}, updated_at = now()
        FROM (SELECT random() AS draw) jitter
-       WHERE ${OWNED} RETURNING ${SUMMARY}, ${UNDER_POLICY}, ${RUN_SECONDS}, ${TRACEPARENT}),
-     closed AS (${closeAttemptSql('r', 'failed')})
+       WHERE ${owned('$10')} RETURNING ${SUMMARY}, ${UNDER_POLICY}, ${RUN_SECONDS}, ${TRACEPARENT}),
+     closed AS (${closeAttemptSql('r', 'failed', noteSet(11))})
      SELECT * FROM r`;
 
 /**
  * Below the cap the retry waits the todo's backoff, jittered (RETRY_AT); `backoff` is the
- * server's, for todos without their own.
+ * server's, for todos without their own. `retry: false` dead-letters it now.
  */
 export async function fail(
   db: Queryable,
-  a: OwnedArgs & { error: string | null; result: unknown; backoff: Backoff; jitter: number },
+  a: OwnedArgs &
+    Partial<AttemptNote> & { error: string | null; result: unknown; backoff: Backoff; jitter: number; retry?: boolean },
 ): Promise<SettledTodo | null> {
   const res = await db.query<SettledTodo>({
     name: 'fail',
@@ -303,6 +396,9 @@ export async function fail(
       a.backoff.baseSeconds,
       a.backoff.maxSeconds,
       a.jitter,
+      a.retry ?? true,
+      a.leaseToken ?? null,
+      ...noteValues(a),
     ],
   });
   return res.rows[0] ?? null;
@@ -311,16 +407,16 @@ export async function fail(
 const RELEASE = `WITH r AS (
        UPDATE todos t SET state = 'pending', owner_session_id = NULL, lease_expires_at = NULL,
          ready_at = now(), updated_at = now()
-       WHERE ${OWNED} RETURNING ${SUMMARY}, ${UNDER_POLICY}, ${RUN_SECONDS}, ${TRACEPARENT}),
-     closed AS (${closeAttemptSql('r', 'released')})
+       WHERE ${owned('$4')} RETURNING ${SUMMARY}, ${UNDER_POLICY}, ${RUN_SECONDS}, ${TRACEPARENT}),
+     closed AS (${closeAttemptSql('r', 'released', noteSet(5))})
      SELECT r.*, ${NOTIFY_READY} AS notified FROM r`;
 
 /** Back to pending with the attempt count kept; announces the todo as ready again. */
-export async function release(db: Queryable, a: OwnedArgs): Promise<SettledTodo | null> {
+export async function release(db: Queryable, a: OwnedArgs & Partial<AttemptNote>): Promise<SettledTodo | null> {
   const res = await db.query<SettledTodo & { notified: unknown }>({
     name: 'release',
     text: RELEASE,
-    values: [a.endpointId, a.id, a.sessionId],
+    values: [a.endpointId, a.id, a.sessionId, a.leaseToken ?? null, ...noteValues(a)],
   });
   return withoutNotice(res.rows[0]);
 }

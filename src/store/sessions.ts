@@ -16,12 +16,14 @@ export interface McpSession {
   stream_open: boolean;
   last_seen_at: Date;
   unheard: boolean;
+  /** Its initialize declared the claude/channel capability: the doorbell rings it. */
+  channel: boolean;
   created_at: Date;
   closed_at: Date | null;
 }
 
 const COLUMNS = `endpoint_id, id, client_name, client_version, instance, stream_open, last_seen_at, unheard,
-  created_at, closed_at`;
+  channel, created_at, closed_at`;
 
 export interface InsertSessionArgs {
   endpointId: string;
@@ -29,20 +31,22 @@ export interface InsertSessionArgs {
   clientName: string | null;
   clientVersion: string | null;
   instance: string;
+  /** It declared the claude/channel capability (0033_session_channel.sql); insertSession's default: yes. */
+  channel?: boolean;
 }
 
 export async function insertSession(db: Queryable, a: InsertSessionArgs): Promise<McpSession> {
   const res = await db.query<McpSession>(
-    `INSERT INTO mcp_sessions (endpoint_id, id, client_name, client_version, instance)
-     VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
-    [a.endpointId, a.id, a.clientName, a.clientVersion, a.instance],
+    `INSERT INTO mcp_sessions (endpoint_id, id, client_name, client_version, instance, channel)
+     VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLUMNS}`,
+    [a.endpointId, a.id, a.clientName, a.clientVersion, a.instance, a.channel ?? true],
   );
   return res.rows[0] as McpSession;
 }
 
 /**
  * Inserts the session unless its endpoint already has `max` live ones, on any instance:
- * one call of open_mcp_session (migrations/0021_mcp_session_cap.sql), which counts and
+ * one call of open_mcp_session (migrations/0021_mcp_session_cap.sql, 0033_session_channel.sql), which counts and
  * inserts under the endpoint's advisory lock, so concurrent opens count one after another.
  * `live` is the endpoint's live sessions after the call (at most `max`).
  */
@@ -51,8 +55,8 @@ export async function insertSessionUnderCap(
   a: InsertSessionArgs & { max: number },
 ): Promise<{ opened: boolean; live: number }> {
   const res = await db.query<{ live_count: number; opened: boolean }>(
-    `SELECT live_count, opened FROM open_mcp_session($1, $2, $3, $4, $5, $6::int)`,
-    [a.endpointId, a.id, a.clientName, a.clientVersion, a.instance, a.max],
+    `SELECT live_count, opened FROM open_mcp_session($1, $2, $3, $4, $5, $6::int, $7)`,
+    [a.endpointId, a.id, a.clientName, a.clientVersion, a.instance, a.max, a.channel ?? false],
   );
   const row = res.rows[0];
   return { opened: row?.opened ?? false, live: row?.live_count ?? 0 };

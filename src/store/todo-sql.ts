@@ -73,13 +73,16 @@ export const NOTIFY_SCHEDULED = notifySql('todo_scheduled', {
 /** pg_notify telling boards that a todo of row `r`'s endpoint changed without becoming ready. */
 export const NOTIFY_BOARD = notifySql('board_changed', { endpoint_id: 'r.endpoint_id' });
 
+/** The stored form of a lease token given as SQL text (a column or a parameter): its SHA-256. */
+export const tokenHash = (token: string) => `sha256(convert_to(${token}, 'UTF8'))`;
+
 /**
  * Closes the open attempt of each todo in CTE `src` (which yields endpoint_id, id and
- * claims) with the given outcome. `claims` is the seq of the latest attempt, so this is
- * a primary-key lookup.
+ * claims) with the given outcome, and `note` (a SET list: what the agent said) when given.
+ * `claims` is the seq of the latest attempt, so this is a primary-key lookup.
  */
-export function closeAttemptSql(src: string, outcome: string): string {
-  return `UPDATE todo_attempts a SET ended_at = now(), outcome = '${outcome}'
+export function closeAttemptSql(src: string, outcome: string, note?: string): string {
+  return `UPDATE todo_attempts a SET ended_at = now(), outcome = '${outcome}'${note ? `, ${note}` : ''}
     FROM ${src} WHERE a.endpoint_id = ${src}.endpoint_id AND a.todo_id = ${src}.id
       AND a.seq = ${src}.claims AND a.ended_at IS NULL`;
 }

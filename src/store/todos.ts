@@ -5,7 +5,7 @@ import type { Queryable } from '../db/pool.js';
 import type { Todo, TodoAttempt, TodoState } from '../domain/todo.js';
 import { assertTakesWork } from './endpoints.js';
 import { findKeyHolder } from './todo-idempotency.js';
-import { LIVE_ENDPOINT, NOTIFY_READY, NOTIFY_SCHEDULED, TODO_COLUMNS, withoutNotice } from './todo-sql.js';
+import { LIVE_ENDPOINT, NOTIFY_READY, NOTIFY_SCHEDULED, TODO_COLUMNS, tokenHash, withoutNotice } from './todo-sql.js';
 
 export interface InsertTodoArgs {
   endpointId: string;
@@ -117,42 +117,54 @@ export interface TodoProbe {
   state: TodoState;
   owner_session_id: string | null;
   /**
-   * With a session: the outcome of that session's latest attempt on the todo (null while
-   * it is open), or undefined when the session never held one. Without a session: undefined.
+   * With a holder: the outcome of its latest attempt on the todo (the session's, or the one
+   * the lease token names; null while it is open), or undefined when it never held one.
+   * Without a holder: undefined.
    */
   my_outcome?: string | null;
+  /** With a lease token: whether the attempt it names is the todo's latest. */
+  current?: boolean;
 }
 
+/** Who an owner verb acts as: the calling session, or the lease token it passed. */
+export type Holder = { sessionId: string } | { leaseToken: string };
+
 /**
- * State and owner, and — given the acting session — whether that session ever held an
- * attempt and how its latest one ended: one read of the todo's key and its attempts'
- * key prefix (a todo has a handful of attempts).
+ * State and owner, and — given the holder — whether it ever held an attempt and how its
+ * latest one ended: one read of the todo's key and its attempts' primary key (a todo has
+ * few attempts: SWITCHBOARD_ATTEMPTS_KEPT_PER_TODO at most).
  */
 export async function probeTodo(
   db: Queryable,
   scope: TodoScope,
   id: string,
-  sessionId?: string,
+  holder?: Holder,
 ): Promise<TodoProbe | null> {
+  const sessionId = holder && 'sessionId' in holder ? holder.sessionId : null;
+  const token = holder && 'leaseToken' in holder ? holder.leaseToken : null;
   const res = await db.query<{
     state: TodoState;
     owner_session_id: string | null;
     held: boolean | null;
     my_outcome: string | null;
+    current: boolean | null;
   }>(
-    `SELECT t.state, t.owner_session_id, mine.seq IS NOT NULL AS held, mine.outcome AS my_outcome
+    `SELECT t.state, t.owner_session_id, mine.seq IS NOT NULL AS held, mine.outcome AS my_outcome,
+            mine.seq = t.claims AS current
        FROM todos t
        LEFT JOIN LATERAL (
          SELECT a.seq, a.outcome FROM todo_attempts a
-          WHERE $4::text IS NOT NULL AND a.endpoint_id = t.endpoint_id AND a.todo_id = t.id AND a.session_id = $4
+          WHERE a.endpoint_id = t.endpoint_id AND a.todo_id = t.id
+            AND (a.session_id = $4::text OR a.lease_token_hash = ${tokenHash('$5::text')})
           ORDER BY a.seq DESC LIMIT 1) mine ON true
       WHERE t.endpoint_id = $1 AND t.id = $2 AND ($3::text[] IS NULL OR t.queue = ANY($3::text[]))`,
-    [scope.endpointId, id, scope.queues ?? null, sessionId ?? null],
+    [scope.endpointId, id, scope.queues ?? null, sessionId, token],
   );
   const row = res.rows[0];
   if (!row) return null;
   const probe: TodoProbe = { state: row.state, owner_session_id: row.owner_session_id };
-  if (sessionId !== undefined && row.held) probe.my_outcome = row.my_outcome;
+  if (holder !== undefined && row.held) probe.my_outcome = row.my_outcome;
+  if (token !== null) probe.current = row.current === true;
   return probe;
 }
 
@@ -183,7 +195,8 @@ export async function listTodos(db: Queryable, endpointId: string, a: ListTodosA
 
 export async function listAttempts(db: Queryable, endpointId: string, todoId: string): Promise<TodoAttempt[]> {
   const res = await db.query<TodoAttempt>(
-    `SELECT seq, attempt, session_id, claimed_at, lease_expires_at, ended_at, outcome
+    `SELECT seq, attempt, session_id, claimed_at, lease_expires_at, ended_at, outcome, summary, summary_truncated,
+            artifact
        FROM todo_attempts WHERE endpoint_id = $1 AND todo_id = $2 ORDER BY seq`,
     [endpointId, todoId],
   );

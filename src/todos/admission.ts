@@ -7,6 +7,7 @@ import type { DeferReason, Usage } from '../admission/policy.js';
 import { AppError } from '../domain/errors.js';
 import type { Todo } from '../domain/todo.js';
 import { pendingByQueue } from '../store/admission.js';
+import type { PriorAttempt } from '../store/claims.js';
 import type { Claimed, Refusal } from './claim-loop.js';
 import type { TodoDeps } from './context.js';
 
@@ -26,12 +27,16 @@ export interface DeferredEntry {
  * waited ready and how long each of its rings waited for this claim (both observed only
  * when the caller knows the endpoint's slug, their label).
  */
-export function admitted(
-  deps: TodoDeps,
-  claimed: Claimed,
-  endpointSlug: string | undefined,
-): { todo: Todo; admission?: Usage } {
-  const { taken_over: takenOver, waited_seconds: waited, rings, traceparent, ...todo } = claimed.todo;
+export function admitted(deps: TodoDeps, claimed: Claimed, endpointSlug: string | undefined): ClaimAnswer {
+  const {
+    taken_over: takenOver,
+    waited_seconds: waited,
+    rings,
+    traceparent,
+    lease_token: leaseToken,
+    prior_attempts: prior,
+    ...todo
+  } = claimed.todo;
   // The claim's span (the verb's, active here) links to the trace that made the todo.
   deps.tracing?.linkActive(traceparent);
   const { metrics } = deps;
@@ -57,7 +62,16 @@ export function admitted(
     if (takenOver > 0) metrics.leaseExpirations.inc();
     if (claimed.charged) metrics.admission.charged.inc({ queue });
   }
-  return claimed.admission ? { todo, admission: claimed.admission } : { todo };
+  const answer = { todo, lease_token: leaseToken, prior_attempts: prior };
+  return claimed.admission ? { ...answer, admission: claimed.admission } : answer;
+}
+
+/** A claim as the claim verbs answer it (ClaimResult in ./claim.ts). */
+interface ClaimAnswer {
+  todo: Todo;
+  lease_token: string;
+  prior_attempts: PriorAttempt[];
+  admission?: Usage;
 }
 
 export function countRefusals(deps: TodoDeps, refused: Refusal[]): void {

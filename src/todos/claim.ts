@@ -26,9 +26,10 @@ import {
 import { admitById, admitNext } from './claim-loop.js';
 import { holdDeferred } from '../budgets/gate.js';
 import { claimSelfTestTodo } from '../doorbell/ack.js';
-import { zeroRowError, type Agent, type TodoDeps } from './context.js';
+import { keepAttempts, zeroRowError, type Agent, type TodoDeps } from './context.js';
 import { release } from './lease.js';
 import type { Waiting } from './waiters.js';
+import type { PriorAttempt } from '../store/claims.js';
 
 export const claimInput = z.strictObject({
   // At most 64 UTF-16 code units, as zod 3 counted (zod 4's `.max()` counts code points).
@@ -56,6 +57,14 @@ export const claimNextInput = z.strictObject({
 
 export interface ClaimResult {
   todo: Todo;
+  /**
+   * The claim's lease token: heartbeat, complete, fail and release accept it from any
+   * session of the endpoint or none (docs/design/todos.md, "Lease tokens"). Absent on a
+   * self-test todo, which the claim itself completes.
+   */
+  lease_token?: string;
+  /** What the attempts before this one left, newest first (at most 5). */
+  prior_attempts?: PriorAttempt[];
   /** Headroom after this claim; only on a queue with an admission policy (docs/design/admission.md). */
   admission?: AdmissionUsage;
 }
@@ -67,6 +76,7 @@ export async function claim(deps: TodoDeps, agent: Agent, input: unknown): Promi
     queues: agent.queues,
     sessionId: agent.sessionId,
     leaseSeconds: resolveLeaseSeconds(data.lease_seconds, agent.defaultLeaseSeconds, deps.defaultLeaseSeconds),
+    keepAttempts: keepAttempts(deps),
     id: data.id,
   });
   if (out.claimed) return admitted(deps, out.claimed, agent.endpointSlug);
@@ -140,6 +150,7 @@ async function claimNextOnce(
     queues,
     sessionId: agent.sessionId,
     leaseSeconds: resolveLeaseSeconds(lease, agent.defaultLeaseSeconds, deps.defaultLeaseSeconds),
+    keepAttempts: keepAttempts(deps),
   });
   countRefusals(deps, out.refused);
   if (out.claimed) return admitted(deps, out.claimed, agent.endpointSlug);

@@ -2,9 +2,10 @@
 // authenticated request; the use cases trust them and scope every statement by them.
 
 import type { Queryable } from '../db/pool.js';
+import { DEFAULT_ATTEMPTS_KEPT } from '../domain/attempts.js';
 import { AppError, notFound } from '../domain/errors.js';
 import type { Metrics } from '../metrics/index.js';
-import { probeTodo, type TodoProbe, type TodoScope } from '../store/todos.js';
+import { probeTodo, type Holder, type TodoProbe, type TodoScope } from '../store/todos.js';
 import type { QuotaDeps } from '../quotas/check.js';
 import type { Tracing } from '../tracing/index.js';
 
@@ -20,6 +21,8 @@ export interface TodoDeps extends QuotaDeps {
    * seconds; absent: DEFAULT_IDEMPOTENCY_WINDOW_SECONDS, the server's default.
    */
   idempotencyWindowSeconds?: number;
+  /** Attempts kept per todo (SWITCHBOARD_ATTEMPTS_KEPT_PER_TODO); absent: DEFAULT_ATTEMPTS_KEPT. */
+  keepAttempts?: number;
   /**
    * The instance's traces: a create stores the active trace context on the todo, and the
    * verbs that act on it link their span to it (docs/design/tracing.md, "A todo's trace").
@@ -30,6 +33,10 @@ export interface TodoDeps extends QuotaDeps {
 
 /** A day: a client retrying a create after an outage of hours still finds its todo. */
 export const DEFAULT_IDEMPOTENCY_WINDOW_SECONDS = 86_400;
+
+export function keepAttempts(deps: TodoDeps): number {
+  return deps.keepAttempts ?? DEFAULT_ATTEMPTS_KEPT;
+}
 
 export function idempotencyWindow(deps: TodoDeps): number {
   return deps.idempotencyWindowSeconds ?? DEFAULT_IDEMPOTENCY_WINDOW_SECONDS;
@@ -60,38 +67,34 @@ export type Sender =
  * Classifies a conditional update that matched no row: not_found when the todo is absent
  * or outside the caller's scope (another endpoint's todo answers exactly like an unknown
  * id), conflict when it exists in the wrong state or is held by another session. For an
- * owner verb (a session given) the message says which, so the agent knows what to do:
- * it never held the todo, its lease lapsed and another session took it over, or the todo
- * was put back or settled meanwhile.
+ * owner verb (a holder given: the calling session, or the lease token it passed) the
+ * message says which, so the agent knows what to do: it never held the todo, its lease
+ * lapsed and another claim took it over, or the todo was put back or settled meanwhile.
  */
 export async function zeroRowError(
   deps: TodoDeps,
   scope: TodoScope,
   id: string,
   verb: string,
-  sessionId?: string,
+  holder?: Holder,
 ): Promise<AppError> {
-  const found = await probeTodo(deps.db, scope, id, sessionId);
+  const found = await probeTodo(deps.db, scope, id, holder);
   if (!found) return notFound('todo', id);
   const message =
-    sessionId === undefined ? `cannot ${verb}: the todo is ${found.state}` : ownerMessage(verb, found, sessionId);
+    holder === undefined ? `cannot ${verb}: the todo is ${found.state}` : ownerMessage(verb, found, holder);
   return new AppError('conflict', message, { id, state: found.state });
 }
 
 const LOST = 'you lost it; do not continue its work';
 
-function ownerMessage(verb: string, found: TodoProbe, sessionId: string): string {
+function ownerMessage(verb: string, found: TodoProbe, holder: Holder): string {
   const { state, my_outcome: mine } = found;
-  const claimedElsewhere = state === 'claimed' && found.owner_session_id !== sessionId;
-  if (mine === undefined) {
-    const now = claimedElsewhere ? 'the todo is claimed by another session' : `the todo is ${state}`;
-    return (
-      `cannot ${verb}: ${now}, and this session never held it. Only the session holding a claim can ` +
-      `heartbeat, complete, fail or release it${state === 'pending' ? '; claim it first' : ''}`
-    );
-  }
+  const byToken = 'leaseToken' in holder;
+  const claimedElsewhere =
+    state === 'claimed' && (byToken ? !found.current : found.owner_session_id !== holder.sessionId);
+  if (mine === undefined) return neverHeld(verb, state, claimedElsewhere, byToken);
   if (claimedElsewhere) {
-    return `cannot ${verb}: your lease lapsed and the todo is now claimed by another session (${LOST})`;
+    return `cannot ${verb}: your lease lapsed and the todo is now claimed ${byToken ? 'under another lease' : 'by another session'} (${LOST})`;
   }
   switch (mine) {
     case 'lease_expired':
@@ -112,4 +115,21 @@ function ownerMessage(verb: string, found: TodoProbe, sessionId: string): string
     default:
       return `cannot ${verb}: the todo is ${state}`;
   }
+}
+
+function neverHeld(verb: string, state: string, claimedElsewhere: boolean, byToken: boolean): string {
+  const now = claimedElsewhere
+    ? `the todo is claimed ${byToken ? 'under another lease' : 'by another session'}`
+    : `the todo is ${state}`;
+  const first = state === 'pending' ? '; claim it first' : '';
+  if (byToken) {
+    return (
+      `cannot ${verb}: ${now}, and this lease token names no claim of it (a token is good only for the todo ` +
+      `whose claim answered it)${first}`
+    );
+  }
+  return (
+    `cannot ${verb}: ${now}, and this session never held it. Only the session holding a claim, or a call ` +
+    `passing the claim's lease_token, can heartbeat, complete, fail or release it${first}`
+  );
 }

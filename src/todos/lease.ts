@@ -1,7 +1,9 @@
-// The owner's verbs on a claimed todo: heartbeat, complete, fail, release. Only the
-// session holding the claim may use them; anyone else gets conflict, whose message says
+// The owner's verbs on a claimed todo: heartbeat, complete, fail, release. The holder
+// is the claim's lease token when the call passes one (from any session of the endpoint,
+// or none), else the session that claimed; anyone else gets conflict, whose message says
 // whether it never held the todo or lost it (context.ts), and a todo outside the caller's
-// endpoint or grant is not_found.
+// endpoint or grant is not_found. complete, fail and release may leave a summary and an
+// artifact on the attempt they end (docs/design/todos.md, "What an attempt leaves").
 
 import { z } from 'zod';
 import {
@@ -15,19 +17,35 @@ import {
 } from '../domain/todo.js';
 import { DEFAULT_BACKOFF, RETRY_JITTER } from '../domain/backoff.js';
 import { reopenQueue } from '../budgets/reopen.js';
+import { artifactArg, attemptNote, leaseTokenArg, summaryArg } from '../domain/attempts.js';
 import * as claims from '../store/claims.js';
 import { zeroRowError, type Agent, type TodoDeps } from './context.js';
 
 // The owner verbs' arguments, as tools/list shows them.
 const result = resultValue.optional().describe('Any JSON value, at most 256 KiB.');
-export const heartbeatInput = z.strictObject({ id: todoId, lease_seconds: leaseSeconds.optional() });
-export const completeInput = z.strictObject({ id: todoId, result });
+const lease_token = leaseTokenArg.optional();
+const summary = summaryArg.optional();
+export const heartbeatInput = z.strictObject({ id: todoId, lease_token, lease_seconds: leaseSeconds.optional() });
+export const completeInput = z.strictObject({
+  id: todoId,
+  lease_token,
+  result,
+  summary,
+  artifact: artifactArg.optional(),
+});
 export const failInput = z.strictObject({
   id: todoId,
+  lease_token,
   error: errorText.optional().describe('What went wrong, for whoever looks next.'),
   result,
+  summary,
+  artifact: artifactArg.optional(),
+  retry: z
+    .boolean()
+    .optional()
+    .describe('false: do not retry, dead-letter it now (default: retried with backoff while attempts remain).'),
 });
-export const releaseInput = z.strictObject({ id: todoId });
+export const releaseInput = z.strictObject({ id: todoId, lease_token, summary });
 
 /**
  * Runs the owner's statement; the verb's span (the active one) links to the todo's stored
@@ -36,29 +54,38 @@ export const releaseInput = z.strictObject({ id: todoId });
 async function owned<T extends TodoSummary & { traceparent: string | null }>(
   deps: TodoDeps,
   agent: Agent,
-  todoId: string,
+  target: Target,
   verb: string,
   run: (args: claims.OwnedArgs) => Promise<T | null>,
 ): Promise<{ todo: Omit<T, 'traceparent'> }> {
-  const row = await run({ endpointId: agent.endpointId, id: todoId, sessionId: agent.sessionId });
+  const leaseToken = target.lease_token ?? null;
+  const row = await run({ endpointId: agent.endpointId, id: target.id, sessionId: agent.sessionId, leaseToken });
   if (row) {
     const { traceparent, ...todo } = row;
     deps.tracing?.linkActive(traceparent);
     return { todo };
   }
-  throw await zeroRowError(deps, { endpointId: agent.endpointId, queues: agent.queues }, todoId, verb, agent.sessionId);
+  const holder = leaseToken === null ? { sessionId: agent.sessionId } : { leaseToken };
+  throw await zeroRowError(deps, { endpointId: agent.endpointId, queues: agent.queues }, target.id, verb, holder);
+}
+
+/** The todo an owner verb names, and the lease token it passed, if any. */
+interface Target {
+  id: string;
+  lease_token?: string | undefined;
 }
 
 export async function heartbeat(deps: TodoDeps, agent: Agent, input: unknown): Promise<{ todo: TodoSummary }> {
   const data = parseInput(heartbeatInput, input);
   const lease = resolveLeaseSeconds(data.lease_seconds, agent.defaultLeaseSeconds, deps.defaultLeaseSeconds);
-  return owned(deps, agent, data.id, 'heartbeat', (a) => claims.heartbeat(deps.db, { ...a, leaseSeconds: lease }));
+  return owned(deps, agent, data, 'heartbeat', (a) => claims.heartbeat(deps.db, { ...a, leaseSeconds: lease }));
 }
 
 export async function complete(deps: TodoDeps, agent: Agent, input: unknown): Promise<{ todo: TodoSummary }> {
   const data = parseInput(completeInput, input);
-  const done = await settle(deps, agent, data.id, 'complete', (a) =>
-    claims.complete(deps.db, { ...a, result: data.result }),
+  const note = attemptNote(data.summary, data.artifact);
+  const done = await settle(deps, agent, data, 'complete', (a) =>
+    claims.complete(deps.db, { ...a, ...note, result: data.result }),
   );
   deps.metrics?.todosCompleted.inc();
   return done;
@@ -66,9 +93,12 @@ export async function complete(deps: TodoDeps, agent: Agent, input: unknown): Pr
 
 export async function fail(deps: TodoDeps, agent: Agent, input: unknown): Promise<{ todo: TodoSummary }> {
   const data = parseInput(failInput, input);
-  const failed = await settle(deps, agent, data.id, 'fail', (a) =>
+  const note = attemptNote(data.summary, data.artifact);
+  const failed = await settle(deps, agent, data, 'fail', (a) =>
     claims.fail(deps.db, {
       ...a,
+      ...note,
+      retry: data.retry ?? true,
       error: data.error ?? null,
       result: data.result,
       backoff: DEFAULT_BACKOFF,
@@ -82,7 +112,8 @@ export async function fail(deps: TodoDeps, agent: Agent, input: unknown): Promis
 
 export async function release(deps: TodoDeps, agent: Agent, input: unknown): Promise<{ todo: TodoSummary }> {
   const data = parseInput(releaseInput, input);
-  const released = await settle(deps, agent, data.id, 'release', (a) => claims.release(deps.db, a));
+  const note = attemptNote(data.summary, undefined);
+  const released = await settle(deps, agent, data, 'release', (a) => claims.release(deps.db, { ...a, ...note }));
   deps.metrics?.todosReleased.inc();
   return released;
 }
@@ -98,11 +129,11 @@ const OUTCOMES = { complete: 'done', fail: 'failed', release: 'released' } as co
 async function settle(
   deps: TodoDeps,
   agent: Agent,
-  todoId: string,
+  target: Target,
   verb: keyof typeof OUTCOMES,
   run: (args: claims.OwnedArgs) => Promise<claims.SettledTodo | null>,
 ): Promise<{ todo: TodoSummary }> {
-  const { todo: row } = await owned(deps, agent, todoId, verb, run);
+  const { todo: row } = await owned(deps, agent, target, verb, run);
   const { under_policy: underPolicy, run_seconds: runSeconds, ...todo } = row;
   const { metrics } = deps;
   if (metrics && agent.endpointSlug !== undefined) {

@@ -6,8 +6,8 @@
 import { z } from 'zod';
 import { invalidArgument, notFound } from '../domain/errors.js';
 import { isId } from '../domain/ids.js';
-import { LIMITS, listTodosInput, parseInput, todoId } from '../domain/todo.js';
-import { getTodo as getRow, listTodos as listRows } from '../store/todos.js';
+import { LIMITS, listTodosInput, parseInput, todoId, type TodoAttempt } from '../domain/todo.js';
+import { getTodo as getRow, listAttempts, listTodos as listRows } from '../store/todos.js';
 import type { TodoDeps } from './context.js';
 import { withWaiting, type ReadTodo } from './waiting-read.js';
 
@@ -22,12 +22,18 @@ export interface ReadScope {
   queues?: string[];
 }
 
-export async function getTodo(deps: TodoDeps, scope: ReadScope, input: unknown): Promise<{ todo: ReadTodo }> {
+/** One todo with its attempts, oldest first, as the API's todo read answers them. */
+export async function getTodo(
+  deps: TodoDeps,
+  scope: ReadScope,
+  input: unknown,
+): Promise<{ todo: ReadTodo; attempts: TodoAttempt[] }> {
   const { id } = parseInput(getTodoInput, input);
-  const todo = await getRow(deps.db, scope, id);
+  // Both reads at once; the attempts are shown only when the todo is in scope.
+  const [todo, attempts] = await Promise.all([getRow(deps.db, scope, id), listAttempts(deps.db, scope.endpointId, id)]);
   if (!todo) throw notFound('todo', id);
   const [withStatus] = await withWaiting(deps.db, scope.endpointId, [todo]);
-  return { todo: withStatus ?? todo };
+  return { todo: withStatus ?? todo, attempts };
 }
 
 export async function listTodos(

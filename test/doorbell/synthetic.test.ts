@@ -106,7 +106,7 @@ const CHECKS: Record<string, () => Promise<void>> = {
     for (const mode of ['probe', 'admit'] as const) assert.match(claims.byIdSql(mode), /NOT t\.synthetic/);
   },
   'claims.claimSql': async () => {
-    const sql = claims.claimSql(() => 'SELECT endpoint_id, id FROM picked_marker');
+    const sql = claims.claimSql(() => 'SELECT endpoint_id, id FROM picked_marker', 'probe', '$5');
     assert.match(sql, /picked_marker/);
   },
   'claims.heartbeat': async () =>

@@ -64,6 +64,21 @@ test('the session is recorded with its client, instance and open stream', async 
   await until(async () => (await sessionRow(c.sessionId)).stream_open === false, 'the stream to be marked closed');
 });
 
+test('a session records whether its initialize declared the claude/channel capability', async () => {
+  const { credential } = await vend(pool);
+  const plain = await connect(a.url, credential);
+  assert.equal((await sessionRow(plain.sessionId)).channel, false);
+  const declared = {
+    ...initializeBody,
+    params: { ...initializeBody.params, capabilities: { experimental: { 'claude/channel': {} } } },
+  };
+  const res = await raw(a.url, 'POST', { authorization: `Bearer ${credential}` }, declared);
+  assert.equal(res.status, 200, res.text);
+  const id = res.headers.get('mcp-session-id');
+  assert.ok(id);
+  assert.equal((await sessionRow(id)).channel, true);
+});
+
 test('tools/list shows the granted verbs plus the self verbs, and nothing else', async () => {
   const only = await connect(a.url, (await vend(pool, { verbs: ['create'] })).credential);
   const names = (await only.client.listTools()).tools.map((t) => t.name).sort();

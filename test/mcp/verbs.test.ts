@@ -40,7 +40,9 @@ test('create_todo → claim_next → heartbeat → complete: the wire shapes of 
   assert.deepEqual([again.created, again.todo.id], [false, created.todo.id]);
 
   const claimed = await ok(c, 'claim_next', {});
-  assert.deepEqual(Object.keys(claimed), ['todo']);
+  assert.deepEqual(Object.keys(claimed), ['todo', 'lease_token', 'prior_attempts']);
+  assert.match(claimed.lease_token, /^lt_[A-Za-z0-9_-]{43}$/);
+  assert.deepEqual(claimed.prior_attempts, []);
   const todo = claimed.todo;
   assert.equal(todo.id, created.todo.id);
   assert.deepEqual(
@@ -58,6 +60,14 @@ test('create_todo → claim_next → heartbeat → complete: the wire shapes of 
 
   const read = await ok(c, 'get_todo', { id: todo.id });
   assert.equal(read.todo.state, 'claimed');
+  assert.deepEqual(
+    (read.attempts as Array<{ seq: number; outcome: string | null; ended_at: string | null }>).map((a) => [
+      a.seq,
+      a.outcome,
+      a.ended_at,
+    ]),
+    [[1, null, null]],
+  );
   assert.equal('payload' in read.todo || 'body' in read.todo, false);
 
   const done = await ok(c, 'complete', { id: todo.id, result: { summary: 'short' } });

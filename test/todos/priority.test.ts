@@ -124,7 +124,7 @@ async function claimPlan(
     const sql = nextSql(queues.length === 1 ? 't.queue = ($2::text[])[1]' : 't.queue = ANY($2::text[])');
     const res = await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
       `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`,
-      [endpointId, queues, 'ms_plan', 300],
+      [endpointId, queues, 'ms_plan', 300, 25],
     );
     await client.query('ROLLBACK');
     const plan = res.rows[0]!['QUERY PLAN'][0]!.Plan;

@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { LIMITS } from '../../domain/todo.js';
 import * as todos from '../../todos/index.js';
-import { claimedOut, deferReason, leaseOut, time, todoListedOut, todoOut } from './shapes.js';
+import { attemptOut, claimedOut, deferReason, leaseOut, time, todoListedOut, todoOut } from './shapes.js';
 import type { Verb } from './types.js';
 import { READS, SETTLES, WRITES } from './types.js';
 
@@ -37,12 +37,15 @@ export const drainVerbs: Verb[] = [
   {
     name: 'get_todo',
     annotations: READS,
-    description: 'Read one todo (state, attempts, lease) without claiming it. Its body and payload come with a claim.',
+    description:
+      'Read one todo (state, lease) and its attempts, with what each left, without claiming it. Its body and ' +
+      'payload come with a claim.',
     input: todos.getTodoInput,
-    output: z.object({ todo: todoListedOut }),
+    output: z.object({ todo: todoListedOut, attempts: z.array(attemptOut) }),
     async run(ctx, args) {
-      const { todo } = await todos.getTodo(ctx.todos, { endpointId: ctx.endpoint.id, queues: ctx.agent.queues }, args);
-      return { todo: todoOut(todo) };
+      const scope = { endpointId: ctx.endpoint.id, queues: ctx.agent.queues };
+      const { todo, attempts } = await todos.getTodo(ctx.todos, scope, args);
+      return { todo: todoOut(todo), attempts };
     },
   },
   {
@@ -86,7 +89,9 @@ export const drainVerbs: Verb[] = [
   {
     name: 'complete',
     annotations: SETTLES,
-    description: 'Finish a todo you hold, with an optional JSON result.',
+    description:
+      'Finish a todo you hold, with an optional JSON result, a summary for whoever looks next and an artifact ' +
+      'reference (a URL, a commit). Pass lease_token when this is not the session that claimed it.',
     input: todos.completeInput,
     output: leaseOut,
     run: async (ctx, args) => ({ todo: todoOut((await todos.complete(ctx.todos, ctx.agent, args)).todo) }),
@@ -95,7 +100,8 @@ export const drainVerbs: Verb[] = [
     name: 'fail',
     annotations: SETTLES,
     description:
-      'Give up on a todo you hold. It is retried later with backoff while attempts remain, then dead-lettered.',
+      'Give up on a todo you hold. It is retried later with backoff while attempts remain (retry: false ' +
+      'dead-letters it now), then dead-lettered; a summary tells the next attempt what you found.',
     input: todos.failInput,
     output: leaseOut,
     run: async (ctx, args) => ({ todo: todoOut((await todos.fail(ctx.todos, ctx.agent, args)).todo) }),

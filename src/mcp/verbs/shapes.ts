@@ -5,7 +5,7 @@
 // values, these only say what an agent gets.
 
 import { z } from 'zod';
-import { TODO_STATES, type Todo, type TodoSummary } from '../../domain/todo.js';
+import { ATTEMPT_OUTCOMES, TODO_STATES, type Todo, type TodoSummary } from '../../domain/todo.js';
 import { AHEAD_OVER } from '../../domain/waiting.js';
 
 export function todoOut(todo: Todo | TodoSummary): Record<string, unknown> {
@@ -120,10 +120,48 @@ export const todoClaimedOut = z.object({
   payload: z.unknown(),
 });
 
+/** An attempt's outcome once it ended (src/domain/todo.ts). */
+const outcome = z.enum(ATTEMPT_OUTCOMES);
+
+/** What an earlier attempt left, as a claim answers it. */
+export const priorAttemptOut = z.object({
+  attempt: z.number().int(),
+  outcome,
+  summary: z.string().nullable(),
+  summary_truncated: z.boolean(),
+  artifact: z.string().nullable(),
+  ended_at: time,
+});
+
 /** claim's answer, and claim_next's when it took one. */
 export const claimedOut = z.object({
   todo: todoClaimedOut,
+  lease_token: z
+    .string()
+    .optional()
+    .describe(
+      'Pass it with id to heartbeat, complete, fail or release, from this or any later session of this ' +
+        'endpoint, or a request without a session. Absent on a doorbell self-test todo, which the claim completes.',
+    ),
+  prior_attempts: z
+    .array(priorAttemptOut)
+    .optional()
+    .describe('What earlier attempts at this todo left, newest first (at most 5).'),
   admission: usageOut.optional().describe('Only on a queue with a budget.'),
+});
+
+/** A todo's attempt as get_todo answers it, oldest first. */
+export const attemptOut = z.object({
+  seq: z.number().int(),
+  attempt: z.number().int(),
+  session_id: z.string().nullable(),
+  claimed_at: time,
+  lease_expires_at: time,
+  ended_at: time.nullable(),
+  outcome: outcome.nullable(),
+  summary: z.string().nullable(),
+  summary_truncated: z.boolean(),
+  artifact: z.string().nullable(),
 });
 
 /** One answer of the lease verbs. */
