@@ -123,10 +123,19 @@ function attemptsTable(attempts: TodoAttempt[], live: ReadonlySet<string>): stri
   const rows = attempts
     .map(
       (a) =>
-        `<tr data-attempt="${a.attempt}"><td>${a.attempt}</td><td>${sessionRef(a.session_id, live)}</td><td>${isoTime(a.claimed_at)}</td><td>${a.lease_expires_at ? isoTime(a.lease_expires_at) : '—'}</td><td>${a.ended_at ? isoTime(a.ended_at) : 'open'}</td><td>${escape(a.outcome ?? '')}</td></tr>`,
+        `<tr data-attempt="${a.attempt}"><td>${a.attempt}</td><td>${sessionRef(a.session_id, live)}</td><td>${isoTime(a.claimed_at)}</td><td>${a.lease_expires_at ? isoTime(a.lease_expires_at) : '—'}</td><td>${a.ended_at ? isoTime(a.ended_at) : 'open'}</td><td>${escape(a.outcome ?? '')}</td><td>${attemptNote(a)}</td></tr>`,
     )
     .join('');
-  return `<table data-slot="attempts"><thead><tr><th scope="col">Attempt</th><th scope="col">Session</th><th scope="col">Claimed</th><th scope="col">Lease expires</th><th scope="col">Ended</th><th scope="col">Outcome</th></tr></thead><tbody>${rows}</tbody></table>`;
+  return `<table data-slot="attempts"><thead><tr><th scope="col">Attempt</th><th scope="col">Session</th><th scope="col">Claimed</th><th scope="col">Lease expires</th><th scope="col">Ended</th><th scope="col">Outcome</th><th scope="col">Left</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+/** What the agent left on the attempt: its summary (marked when cut) and artifact reference. */
+function attemptNote(a: TodoAttempt): string {
+  const parts = [
+    a.summary === null ? '' : `<span data-summary>${escape(a.summary)}${a.summary_truncated ? ' …(cut)' : ''}</span>`,
+    a.artifact === null ? '' : `<code data-artifact>${escape(a.artifact)}</code>`,
+  ].filter((p) => p !== '');
+  return parts.length === 0 ? '—' : parts.join('<br>');
 }
 
 /** Who made the todo: a schedule, a webhook, an endpoint's agent, or a person. */

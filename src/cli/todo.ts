@@ -50,6 +50,8 @@ interface Attempt {
   lease_expires_at: string | null;
   ended_at: string | null;
   outcome: string | null;
+  summary: string | null;
+  artifact: string | null;
 }
 
 export interface PushOptions extends CommonOptions {
@@ -290,6 +292,8 @@ function attemptsTable(attempts: Attempt[]): string {
       { header: 'CLAIMED', value: (a) => a.claimed_at },
       { header: 'ENDED', value: (a) => a.ended_at },
       { header: 'OUTCOME', value: (a) => a.outcome ?? 'open' },
+      { header: 'SUMMARY', value: (a) => a.summary, max: 60 },
+      { header: 'ARTIFACT', value: (a) => a.artifact, max: 60 },
     ],
     '(never claimed)',
   );

@@ -64,6 +64,9 @@ export function instructions(version: VersionInfo, leaseSeconds: number): string
       'waits up to that long for work instead of answering {"empty": true} at once.',
     `- A claim holds a lease of ${leaseSeconds} s on this endpoint unless you pass lease_seconds; call heartbeat ` +
       'before any long step so the lease does not run out.',
+    '- A claim answers a lease_token: pass it with the id to heartbeat, complete, fail or release when you ' +
+      'settle from another session or a request without one (a one-shot client); complete and fail take a ' +
+      'summary (and an artifact: a URL, a commit) that the next claim of the todo sees in prior_attempts.',
     '- `conflict` from heartbeat, complete, fail or release says why: if you lost the todo (your lease lapsed ' +
       'and another session took it over), stop working on it; if you never held it, claim it first.',
     '- Every claim ends in complete, fail (it is retried later) or release (it goes back untouched).',

@@ -198,6 +198,7 @@ test('show answers the todo with its attempts, one per claim', async () => {
   assert.equal(res.body.attempts.length, 2);
   const [first, second] = res.body.attempts;
   assert.deepEqual(Object.keys(first).sort(), [
+    'artifact',
     'attempt',
     'claimed_at',
     'ended_at',
@@ -205,6 +206,8 @@ test('show answers the todo with its attempts, one per claim', async () => {
     'outcome',
     'seq',
     'session_id',
+    'summary',
+    'summary_truncated',
   ]);
   assert.equal(first.seq, 1);
   assert.equal(first.attempt, 1);

@@ -163,11 +163,13 @@ test('prior_attempts: the next claim sees what earlier attempts left, newest fir
     prior.map((p) => [p.attempt, p.outcome, p.artifact]),
     [6, 5, 4, 3, 2].map((n) => [n, 'failed', `log-${n}`]),
   );
-  assert.equal(prior[0].summary_truncated, true);
-  assert.equal(Buffer.byteLength(prior[0].summary, 'utf8'), 2048);
-  assert.equal(prior[0].summary, 'é'.repeat(1024));
-  assert.deepEqual([prior[1].summary, prior[1].summary_truncated], ['attempt 5', false]);
-  assert.ok(!Number.isNaN(Date.parse(prior[0].ended_at)));
+  const [newest, before] = prior;
+  assert.ok(newest && before);
+  assert.equal(newest.summary_truncated, true);
+  assert.equal(Buffer.byteLength(newest.summary ?? '', 'utf8'), 2048);
+  assert.equal(newest.summary, 'é'.repeat(1024));
+  assert.deepEqual([before.summary, before.summary_truncated], ['attempt 5', false]);
+  assert.ok(!Number.isNaN(Date.parse(newest.ended_at)));
 });
 
 test('fail with retry: false dead-letters the todo at once', async () => {
