@@ -110,9 +110,10 @@ export function statelessInstructions(version: VersionInfo, leaseSeconds: number
     '- Take work with claim_next (or claim by id), do it, then complete it.',
     '- Waiting for work: call claim_next with wait_seconds (up to 60); it answers as soon as a todo is ready, ' +
       'or {"empty": true} at the deadline. There is no doorbell without a session.',
-    `- A claim holds a lease of ${leaseSeconds} s unless you pass lease_seconds, and answers a lease_token: pass ` +
-      'it with heartbeat, complete, fail and release (each request is on its own, so the token is what says ' +
-      'you hold the todo). Heartbeat before any long step.',
+    `- A claim holds a lease of ${leaseSeconds} s unless you pass lease_seconds; heartbeat before any long step.`,
+    '- A claim answers a lease_token. Every request here stands alone, so pass it with the id to heartbeat, ' +
+      'complete, fail and release: it is what says you hold the todo. complete and fail take a summary (and an ' +
+      'artifact: a URL, a commit) that the next claim of the todo sees in prior_attempts.',
     '- `conflict` from heartbeat, complete, fail or release says why: if you lost the todo, stop working on it.',
     '- Every claim ends in complete, fail (it is retried later) or release (it goes back untouched).',
     '- Errors are tool results with {"error": {"code", "message"}}; `invalid_argument` names the field to fix.',

@@ -73,6 +73,7 @@ test('the v2 client pinned to 2026-07-28 discovers the server and lists the tool
   const client = await modern(a.url, v.credential);
   assert.equal(client.getServerVersion()?.name, 'switchboard');
   assert.match(client.getInstructions() ?? '', /claim_next with wait_seconds/);
+  assert.match(client.getInstructions() ?? '', /lease_token/);
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name);
   for (const verb of ['claim_next', 'complete', 'whoami', 'create_todo', 'get_doorbell_test']) {
@@ -253,4 +254,20 @@ test('a GET or DELETE naming 2026-07-28 without a session is 405 (that revision 
   }
   const stale = await raw(a.url, 'GET', { authorization: `Bearer ${v.credential}` });
   assert.equal(stale.status, 400, 'without the header it is a 2025 GET missing its session, as before');
+});
+
+test('a claim made in a 2025-11-25 session is completed from a stateless request with its lease token, and only with it', async () => {
+  const v = await vend(pool);
+  const session = await connect(a.url, v.credential);
+  const { todo } = await ok(session, 'create_todo', { queue: 'inbox', title: 'hand over' });
+  const claimed = await ok(session, 'claim', { id: todo.id });
+  const client = await modern(a.url, v.credential);
+  const bare = await tool(client, 'complete', { id: todo.id });
+  assert.equal(bare.error?.code, 'conflict', JSON.stringify(bare));
+  const done = await tool(client, 'complete', {
+    id: todo.id,
+    lease_token: claimed.lease_token,
+    summary: 'done elsewhere',
+  });
+  assert.equal(done.todo?.state, 'done', JSON.stringify(done));
 });
