@@ -6,6 +6,9 @@
 // request after initialize, so it comes from a CSPRNG and says nothing about when it was
 // made or which ids came before it (docs/design/mcp-surface.md, "Sessions"). Nothing may
 // order sessions by id: their order is created_at.
+// A stateless MCP request (revision 2026-07-28, which has no sessions) acts under an `mr_`
+// id of the same kind, made for that one request and naming no mcp_sessions row
+// (docs/design/mcp-surface.md, "MCP 2026-07-28: stateless requests").
 
 import { randomBytes } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
@@ -21,11 +24,8 @@ export function newId(prefix: IdPrefix): string {
 /** Crockford's base32, the alphabet of the other ids, so every id matches one pattern. */
 const BASE32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
-/**
- * `ms_` and 26 base32 characters of 128 random bits (the first character carries the top
- * 3 bits): unguessable and in no order.
- */
-export function newSessionId(): string {
+/** 26 base32 characters of 128 random bits (the first character carries the top 3 bits). */
+function randomText(): string {
   let bits = 0n;
   for (const byte of randomBytes(16)) bits = (bits << 8n) | BigInt(byte);
   let text = '';
@@ -33,11 +33,26 @@ export function newSessionId(): string {
     text = (BASE32[Number(bits & 31n)] as string) + text;
     bits >>= 5n;
   }
-  return `ms_${text}`;
+  return text;
+}
+
+/** `ms_` and 128 random bits: unguessable and in no order. */
+export function newSessionId(): string {
+  return `ms_${randomText()}`;
+}
+
+/** `mr_` and 128 random bits: the session id of one stateless request, new for each. */
+export function newStatelessId(): string {
+  return `mr_${randomText()}`;
+}
+
+/** Whether a session id names one stateless request rather than an MCP session. */
+export function isStatelessId(sessionId: string): boolean {
+  return sessionId.startsWith('mr_');
 }
 
 const ID_PATTERN = /^[a-z]{2}_[0-9A-HJKMNP-TV-Z]{26}$/;
 
-export function isId(prefix: IdPrefix | 'ms', text: string): boolean {
+export function isId(prefix: IdPrefix | 'ms' | 'mr', text: string): boolean {
   return ID_PATTERN.test(text) && text.startsWith(`${prefix}_`);
 }

@@ -9,6 +9,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AppError, invalidArgument } from '../domain/errors.js';
+import { isStatelessId } from '../domain/ids.js';
 import { UNSTORABLE_MESSAGE, unstorableField } from '../domain/unstorable.js';
 import type { Endpoint } from '../endpoints/credentials.js';
 import type { MessageDeps } from '../messages/context.js';
@@ -152,7 +153,7 @@ async function runTool(
   signal?: () => AbortSignal,
 ): Promise<CallToolResult> {
   try {
-    const verb = verbFor(endpoint.verbs, name);
+    const verb = verbFor(endpoint.verbs, name, isStatelessId(sessionId));
     const nul = unstorableField(args);
     if (nul !== null) throw invalidArgument(nul || 'arguments', UNSTORABLE_MESSAGE);
     const ctx: VerbContext = {

@@ -7,7 +7,8 @@
 // session. The doorbell, which writes to those streams, is not here. Every request passes
 // the limits first (limits.ts: per address before authentication, per credential after
 // it), and an initialize at the endpoint's live-session cap evicts an idle session, or
-// answers 429 when every one is busy.
+// answers 429 when every one is busy. A POST that is an MCP 2026-07-28 request
+// (per-request envelope, no session) goes to modern.ts instead.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
@@ -19,10 +20,9 @@ import type { ErrorLog } from './errors.js';
 import { directCallOf, invalidParamsOf, isDirectNotification } from './direct-call.js';
 import { authInfoFor, buildProtocol, callTool, type ProtocolDeps } from './protocol.js';
 import { SessionRegistry, type ClientDeclared, type RequestProtocol } from './sessions.js';
+import { StatelessMcp } from './modern.js';
 import type { BusEvent } from '../domain/events.js';
-import { BODY_LIMIT } from '../http/app.js';
-import { handleError } from '../http/errors.js';
-import { originAllowed } from '../http/hosts.js';
+import { mcpScope, NOT_JSON, REFUSED, rpcError } from './scope.js';
 
 /** What the routes use of the services. */
 interface McpDeps {
@@ -32,28 +32,20 @@ interface McpDeps {
   log: ErrorLog;
   /** The Host names served (config.allowedHosts), which a browser's Origin must name. */
   allowedHosts: readonly string[] | null;
+  /** The MCP 2026-07-28 leg: stateless requests, routed by what they say. */
+  stateless: StatelessMcp;
 }
 
 /** JSON-RPC error codes the SDK uses for session problems, kept so clients see one dialect. */
 const SESSION_REQUIRED = -32000;
-/** What the SDK answers other refusals of a request with (not acceptable, conflict, bad version). */
-const REFUSED = -32000;
 const SESSION_NOT_FOUND = -32001;
 const PARSE_ERROR = -32700;
-const INVALID_REQUEST = -32600;
 const INVALID_PARAMS = -32602;
 
 /** What a request without Mcp-Session-Id that is not `initialize` is told to do. */
 const SESSION_REQUIRED_MESSAGE =
   'Bad Request: Mcp-Session-Id header is required: send `initialize` first (without the header), ' +
   'then pass the Mcp-Session-Id it answers on every later request';
-
-/** The body of a POST that was not JSON: answered as a JSON-RPC parse error, not an API error. */
-const NOT_JSON = Symbol('not JSON');
-
-function rpcError(reply: FastifyReply, status: number, code: number, message: string) {
-  return reply.status(status).send({ jsonrpc: '2.0', error: { code, message }, id: null });
-}
 
 function sessionIdOf(request: FastifyRequest): string | null {
   const value = request.headers['mcp-session-id'];
@@ -72,19 +64,6 @@ function clientOf(body: unknown): ClientDeclared {
   const channel =
     typeof experimental === 'object' && experimental !== null && Object.hasOwn(experimental, 'claude/channel');
   return { info: info && typeof info === 'object' ? info : null, channel };
-}
-
-/** Lenient JSON for /mcp only: an empty body (a DELETE or GET sent with a JSON content type) is none. */
-function jsonBodies(scope: FastifyInstance): void {
-  scope.removeContentTypeParser('application/json');
-  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    if (body === '') return done(null, undefined);
-    try {
-      done(null, JSON.parse(body as string));
-    } catch {
-      done(null, NOT_JSON);
-    }
-  });
 }
 
 /**
@@ -177,44 +156,16 @@ async function openStream(
   return reply;
 }
 
-/**
- * The host's error mapping, except that a body over the limit is a JSON-RPC error here
- * (HTTP 413, -32600, id null) like every other refusal on /mcp, not the API's error body.
- */
-function mcpErrors(scope: FastifyInstance): void {
-  scope.setErrorHandler((err: Error, request, reply) => {
-    if ((err as { statusCode?: number }).statusCode === 413) {
-      const mib = BODY_LIMIT / (1024 * 1024);
-      return rpcError(reply, 413, INVALID_REQUEST, `Invalid Request: the body is larger than the ${mib} MiB limit`);
-    }
-    handleError(err, request, reply);
-    return reply;
-  });
-}
-
-/**
- * The MCP transport's Origin rule (docs/design/limits.md, "Host and Origin"): a browser
- * page from another origin must not drive /mcp, even with a credential it got hold of,
- * so a foreign Origin is 403 before authentication; no Origin (every non-browser
- * client) is fine.
- */
-function originGuard(scope: FastifyInstance, allowed: readonly string[] | null): void {
-  scope.addHook('onRequest', async (request, reply) => {
-    const check = { allowed, host: request.headers.host, protocol: request.protocol };
-    if (originAllowed(request.headers.origin, check)) return;
-    return rpcError(reply, 403, REFUSED, 'Forbidden: Origin is not one this server goes by');
-  });
-}
-
 function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, registry: SessionRegistry): void {
-  jsonBodies(scope);
-  mcpErrors(scope);
-  originGuard(scope, deps.allowedHosts);
+  mcpScope(scope, deps.allowedHosts);
   scope.post('/mcp', async (request, reply) => {
     const caller = await authenticateMcp(deps.credentials, deps.limits, request, reply, sessionIdOf(request));
     if (!caller) return reply;
     if (request.body === NOT_JSON || request.body === undefined) {
       return rpcError(reply, 400, PARSE_ERROR, 'Parse error: the body must be JSON-RPC');
+    }
+    if (await deps.stateless.claims(request)) {
+      return deps.stateless.serve(request, reply, authInfoFor(caller.endpoint, caller.token));
     }
     if (sessionIdOf(request) === null && isInitializeRequest(request.body)) {
       const sdk = await registry.initialize(
@@ -264,6 +215,8 @@ function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, r
   scope.get('/mcp', async (request, reply) => {
     const caller = await authenticateMcp(deps.credentials, deps.limits, request, reply, sessionIdOf(request));
     if (!caller) return reply;
+    if (await deps.stateless.claims(request))
+      return deps.stateless.serve(request, reply, authInfoFor(caller.endpoint, caller.token));
     const known = await knownSession(registry, request, reply, caller);
     if (!known) return reply;
     return openStream(deps, request, reply, caller, known);
@@ -272,6 +225,8 @@ function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, r
   scope.delete('/mcp', async (request, reply) => {
     const caller = await authenticateMcp(deps.credentials, deps.limits, request, reply, sessionIdOf(request));
     if (!caller) return reply;
+    if (await deps.stateless.claims(request))
+      return deps.stateless.serve(request, reply, authInfoFor(caller.endpoint, caller.token));
     const sessionId = sessionIdOf(request);
     if (!sessionId) return rpcError(reply, 400, SESSION_REQUIRED, 'Bad Request: Mcp-Session-Id header is required');
     if (!(await registry.close(caller.endpoint, sessionId))) {
@@ -314,7 +269,15 @@ export function mcpRoutes(app: FastifyInstance, services: Services): SessionRegi
     services.bus.subscribe('session_closed', forget),
     services.bus.subscribe('endpoint_revoked', forget),
   ];
-  app.addHook('onClose', async () => unsubscribe.forEach((u) => u()));
+  const stateless = new StatelessMcp({
+    protocol,
+    publicUrl: services.config.publicUrl,
+    onerror: (err) => log.error({ err }, 'MCP 2026-07-28 request failed'),
+  });
+  app.addHook('onClose', async () => {
+    unsubscribe.forEach((u) => u());
+    await stateless.close();
+  });
   // Streams and waiting calls stay open until closed: shutdown ends them first, or
   // app.close() would wait on them.
   app.addHook('preClose', () => {
@@ -328,6 +291,7 @@ export function mcpRoutes(app: FastifyInstance, services: Services): SessionRegi
     streams,
     log,
     allowedHosts: services.config.allowedHosts,
+    stateless,
   };
   void app.register(async (scope) => routes(scope, deps, protocol, registry));
   return registry;

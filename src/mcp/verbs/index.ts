@@ -30,6 +30,27 @@ const VERBS: ReadonlyMap<string, Verb> = new Map(
   ].map((v) => [v.name, v]),
 );
 const SELF: ReadonlySet<string> = new Set(SELF_VERBS);
+
+/**
+ * The verbs that act on the caller's own MCP session, and why, for a stateless request
+ * (MCP 2026-07-28), which has none: they are left out of its tools/list and refused with
+ * `failed_precondition` when called anyway (docs/design/mcp-surface.md).
+ */
+const MESSAGES_NEED_A_SESSION = {
+  why: 'messages are queued into one MCP session',
+  instead: 'open a 2025-11-25 session (initialize, then pass its Mcp-Session-Id) to read them',
+};
+const SESSION_VERBS: ReadonlyMap<string, { why: string; instead: string }> = new Map([
+  ['next_message', MESSAGES_NEED_A_SESSION],
+  ['ack_message', MESSAGES_NEED_A_SESSION],
+  [
+    'test_doorbell',
+    {
+      why: "the doorbell rings an MCP session's notification stream",
+      instead: 'wait for work with claim_next {wait_seconds} instead',
+    },
+  ],
+]);
 const GRANTABLE: ReadonlySet<string> = new Set(allVerbs());
 
 type ObjectSchema = { type: 'object'; [key: string]: unknown };
@@ -89,13 +110,18 @@ export function isGranted(grantedVerbs: readonly string[], name: string): boolea
 /** docs/design/admission.md: admission_status comes with the claim verbs, whichever way they were granted. */
 const drains = (verbs: readonly string[]) => verbs.includes('claim') || verbs.includes('claim_next');
 
-/** The tools this endpoint may call, in the table's order. */
-export function toolsFor(grantedVerbs: readonly string[]): ToolDescription[] {
-  return [...DESCRIPTIONS.values()].filter((d) => isGranted(grantedVerbs, d.name));
+/** The tools this endpoint may call, in the table's order; `stateless`: those that need no session. */
+export function toolsFor(grantedVerbs: readonly string[], stateless = false): ToolDescription[] {
+  return [...DESCRIPTIONS.values()].filter(
+    (d) => isGranted(grantedVerbs, d.name) && !(stateless && SESSION_VERBS.has(d.name)),
+  );
 }
 
-/** The verb to run, or the AppError that refuses it (before any side effect). */
-export function verbFor(grantedVerbs: readonly string[], name: string): Verb {
+/**
+ * The verb to run, or the AppError that refuses it (before any side effect); `stateless`:
+ * the request has no session, so a session verb is `failed_precondition` saying why.
+ */
+export function verbFor(grantedVerbs: readonly string[], name: string, stateless = false): Verb {
   if (!VERBS.has(name) && !SELF.has(name) && !GRANTABLE.has(name)) {
     throw new AppError('not_found', `${name}: no such tool`, { verb: name });
   }
@@ -104,5 +130,13 @@ export function verbFor(grantedVerbs: readonly string[], name: string): Verb {
   }
   const verb = VERBS.get(name);
   if (!verb) throw new AppError('not_found', `${name}: not available on this server yet`, { verb: name });
+  const session = stateless ? SESSION_VERBS.get(name) : undefined;
+  if (session !== undefined) {
+    throw new AppError(
+      'failed_precondition',
+      `${name}: ${session.why}, and this request has none (MCP 2026-07-28 is stateless); ${session.instead}`,
+      { verb: name, needs: 'session' },
+    );
+  }
   return verb;
 }
