@@ -271,3 +271,30 @@ test('a claim made in a 2025-11-25 session is completed from a stateless request
   });
   assert.equal(done.todo?.state, 'done', JSON.stringify(done));
 });
+
+test('a plain HTTP client with no MCP session settles a claim with its lease token: one POST, one JSON answer', async () => {
+  const v = await vend(pool);
+  const session = await connect(a.url, v.credential);
+  const { todo } = await ok(session, 'create_todo', { queue: 'inbox', title: 'settled by curl' });
+  const claimed = await ok(session, 'claim', { id: todo.id });
+  const post = (name: string, args: Record<string, unknown>) =>
+    raw(
+      a.url,
+      'POST',
+      modernHeaders(v.credential, 'tools/call', name),
+      envelope('tools/call', { name, arguments: args }),
+    );
+  const beat = await post('heartbeat', { id: todo.id, lease_token: claimed.lease_token });
+  assert.equal(beat.status, 200, beat.text);
+  assert.equal(beat.headers.get('mcp-session-id'), null);
+  const res = await post('complete', { id: todo.id, lease_token: claimed.lease_token, result: { via: 'curl' } });
+  assert.equal(res.status, 200, res.text);
+  const answer = JSON.parse(res.text) as { result: { content: Array<{ text: string }>; isError?: boolean } };
+  assert.notEqual(answer.result.isError, true, res.text);
+  const body = JSON.parse(answer.result.content[0]?.text ?? '') as { todo: { state: string } };
+  assert.equal(body.todo.state, 'done');
+  const again = await post('complete', { id: todo.id, lease_token: claimed.lease_token });
+  const refused = JSON.parse(again.text) as { result: { content: Array<{ text: string }>; isError?: boolean } };
+  assert.equal(refused.result.isError, true);
+  assert.match(refused.result.content[0]?.text ?? '', /"code":"conflict".*already completed/);
+});
