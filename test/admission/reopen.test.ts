@@ -47,7 +47,10 @@ after(() => listenerDb.end());
 async function agentWithStream(queues: string[]) {
   const v = await vend(pool, { queues });
   const rung: string[] = [];
-  const client = new Client({ name: 'claude-code', version: '2.0.0' });
+  const client = new Client(
+    { name: 'claude-code', version: '2.0.0' },
+    { capabilities: { experimental: { 'claude/channel': {} } } },
+  );
   client.fallbackNotificationHandler = async (n) => {
     if (n.method === 'notifications/claude/channel')
       rung.push(String((n.params as { meta: { todo_id: string } }).meta.todo_id));
@@ -205,7 +208,10 @@ test('a stream that opens hears no ring for a deferred queue, only for the open 
   const held = await make('held');
   const open = await make('open');
   const rung: string[] = [];
-  const client = new Client({ name: 'claude-code', version: '2.0.0' });
+  const client = new Client(
+    { name: 'claude-code', version: '2.0.0' },
+    { capabilities: { experimental: { 'claude/channel': {} } } },
+  );
   client.fallbackNotificationHandler = async (n) => {
     if (n.method === 'notifications/claude/channel')
       rung.push(String((n.params as { meta: { todo_id: string } }).meta.todo_id));

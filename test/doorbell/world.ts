@@ -93,7 +93,10 @@ export interface Agent {
 export async function agent(pool: Pool, base: string, credential: string, options: AgentOptions = {}): Promise<Agent> {
   const heard: Channel[] = [];
   const claims: unknown[] = [];
-  const client = new Client({ name: options.name ?? 'test-client', version: '9.9.9' });
+  const client = new Client(
+    { name: options.name ?? 'test-client', version: '9.9.9' },
+    { capabilities: { experimental: { 'claude/channel': {} } } },
+  );
   const noGet: typeof fetch = async (input, init) =>
     init?.method === 'GET' ? new Response(null, { status: 405 }) : fetch(input, init);
   const transport = new StreamableHTTPClientTransport(new URL('/mcp', base), {
