@@ -79,6 +79,8 @@ export interface AgentOptions {
   stream?: boolean;
   /** Claim the todo each doorbell names as soon as it arrives (a client that hears). */
   claimOnRing?: boolean;
+  /** false: initialize does not declare claude/channel (a client that long-polls, never rung). */
+  channel?: boolean;
 }
 
 export interface Agent {
@@ -95,7 +97,7 @@ export async function agent(pool: Pool, base: string, credential: string, option
   const claims: unknown[] = [];
   const client = new Client(
     { name: options.name ?? 'test-client', version: '9.9.9' },
-    { capabilities: { experimental: { 'claude/channel': {} } } },
+    options.channel === false ? {} : { capabilities: { experimental: { 'claude/channel': {} } } },
   );
   const noGet: typeof fetch = async (input, init) =>
     init?.method === 'GET' ? new Response(null, { status: 405 }) : fetch(input, init);
