@@ -104,7 +104,10 @@ async function push(pool: Pool, endpointId: string, humanId: string): Promise<vo
   const deps = { db: pool, defaultLeaseSeconds: 300, quotas: { ...DEFAULT_QUOTAS, liveTodosPerEndpoint: 10 * TODOS } };
   const target = { endpointId, queues: ['inbox'], queuesLabel: 'inbox' };
   for (let at = 0; at < TODOS; at += CHUNK) {
-    const todos = Array.from({ length: Math.min(CHUNK, TODOS - at) }, (_, i) => ({ title: `bulk ${at + i}` }));
+    const todos = Array.from({ length: Math.min(CHUNK, TODOS - at) }, (_, i) => ({
+      queue: 'inbox',
+      title: `bulk ${at + i}`,
+    }));
     await createTodos(deps, target, { humanId }, { todos });
   }
 }
