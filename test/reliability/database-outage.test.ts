@@ -225,6 +225,9 @@ test('a running serve survives a PostgreSQL restart: 503 unavailable meanwhile, 
   };
   const before = await ring('before the restart');
   await until(() => heard.includes(before), 'a ring before the restart');
+  // Answered and done, so the session is idle and the todo after the restart rings it.
+  await client.callTool({ name: 'claim', arguments: { id: before } });
+  await client.callTool({ name: 'complete', arguments: { id: before } });
 
   // PostgreSQL goes away (fast shutdown terminates every connection, LISTEN included).
   await pgNow.stop();
