@@ -32,7 +32,11 @@ const fmt = (ms: number[]) => `p50 ${percentile(ms, 50).toFixed(2)} ms, p99 ${pe
 async function listener(base: string, credential: string, pool: Pool) {
   const arrivals = new Map<string, number>();
   const waiters = new Map<string, () => void>();
-  const client = new Client({ name: 'bench', version: '1' });
+  // It declares claude/channel: the doorbell rings only such sessions.
+  const client = new Client(
+    { name: 'bench', version: '1' },
+    { capabilities: { experimental: { 'claude/channel': {} } } },
+  );
   client.fallbackNotificationHandler = async (n) => {
     const todoId = (n.params as { meta?: { todo_id?: string } } | undefined)?.meta?.todo_id;
     if (n.method !== 'notifications/claude/channel' || !todoId) return;
@@ -64,7 +68,10 @@ async function listener(base: string, credential: string, pool: Pool) {
   return { client, arrivalOf };
 }
 
-/** `rings` commit → client latencies (after 10 warm-up rings) to one SDK client of a fresh endpoint on `base`. */
+/**
+ * `rings` commit → client latencies (after 10 warm-up rings) to one SDK client of a fresh
+ * endpoint on `base`; the client claims and completes each rung todo before the next push.
+ */
 export async function measureRings(pool: Pool, base: string, rings = RINGS): Promise<number[]> {
   const { endpointId, humanId, credential } = await vendBenchEndpoint(pool);
   const { client, arrivalOf } = await listener(base, credential, pool);
@@ -76,6 +83,10 @@ export async function measureRings(pool: Pool, base: string, rings = RINGS): Pro
       const { todo } = await createTodo(deps, { endpointId }, { humanId }, { queue: 'inbox', title: `bell ${i}` });
       const arrived = await arrivalOf(todo.id);
       if (i >= 10) samples.push(arrived - started); // the first 10 warm up
+      // Answered and done, as an agent would: a session with an unanswered ring or a claim
+      // is not rung for the next todo (docs/design/doorbell-acknowledgement.md, "Who is rung").
+      await client.callTool({ name: 'claim', arguments: { id: todo.id } });
+      await client.callTool({ name: 'complete', arguments: { id: todo.id } });
     }
   } finally {
     await client.close();

@@ -10,6 +10,7 @@ import { runEmbeddedBench } from './embedded.js';
 import { runMcpBench } from './mcp.js';
 import { runPeersBench } from './peers.js';
 import { runPriorityBench } from './priority.js';
+import { runRingsBench } from './rings.js';
 import { runScaleBench } from './scale.js';
 import { runSessionsBench } from './sessions.js';
 import { runTracingBench } from './tracing.js';
@@ -25,6 +26,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   mcp: runMcpBench,
   peers: runPeersBench,
   priority: runPriorityBench,
+  rings: runRingsBench,
   scale: runScaleBench,
   sessions: runSessionsBench,
   tracing: runTracingBench,

@@ -165,6 +165,7 @@ export function buildServices(o: ServiceOptions): Services {
     metrics,
     quotas: config.quotas,
     tracing,
+    settled: (endpointId, sessionId) => doorbell.settled(endpointId, sessionId),
   };
   const sessions: SessionDeps = { db, instanceId, credentials, metrics: metrics.sessions };
   const capacity = new CapacitySetting({ db, envCapacity: config.messages.envCapacity, log });
@@ -197,6 +198,7 @@ export function buildServices(o: ServiceOptions): Services {
     writer: streams,
     recorder: ringRecorder(writer, outcomes),
     tracing,
+    ackWindowMs: config.doorbell.ackWindowMs,
   });
   const ringer = new SelfTestRinger({ db, log, doorbell, outcomes });
   const pump = new MessagePump({ messages, instanceId, log, writer: streams });
@@ -326,6 +328,7 @@ export function buildServices(o: ServiceOptions): Services {
       // messages (they return to pending first), self-test rings, the buffered ring records.
       for (const off of unsubscribe.splice(0)) off();
       await promoter.settle();
+      doorbell.stop();
       await doorbell.settle();
       await heartbeat.stop();
       await delivery.stop();

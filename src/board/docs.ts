@@ -17,6 +17,7 @@ const VERDICT_MEANINGS: Array<[string, string]> = [
   ['pending', 'the test is running: no claim yet, and report_after has not passed'],
   ['pass', 'delivered and heard: the synthetic todo was claimed (claimed_within_seconds)'],
   ['no_session', 'nothing is connected to the endpoint (or to the session that asked)'],
+  ['no_channel', 'a session is connected but its initialize did not declare claude/channel: it is never rung'],
   ['no_stream', 'a session is connected but holds no notification stream (GET /mcp)'],
   ['write_failed', 'the stream closed while the doorbell was being written'],
   ['unheard', 'delivered to the stream, but nothing claimed it within wait_seconds'],

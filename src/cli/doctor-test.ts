@@ -77,6 +77,7 @@ const VERDICT_TEXT: Record<string, string> = {
   pass: 'PASS: delivered and heard',
   unheard: 'UNHEARD: delivered to the stream, but nothing claimed it',
   no_session: 'NO SESSION: nothing is connected to this endpoint',
+  no_channel: 'NO CHANNEL: the session did not declare claude/channel, so it is never rung (it must long-poll)',
   no_stream: 'NO STREAM: a session is connected but holds no notification stream',
   write_failed: 'WRITE FAILED: the stream closed while the doorbell was written',
   pending: 'PENDING: no verdict yet',

@@ -10,10 +10,18 @@
 
 import { connectGuidance, type ConnectGuidance } from '../domain/guidance.js';
 
-export type Verdict = 'pending' | 'pass' | 'no_session' | 'no_stream' | 'write_failed' | 'unheard';
+export type Verdict = 'pending' | 'pass' | 'no_session' | 'no_channel' | 'no_stream' | 'write_failed' | 'unheard';
 export type ClientFamily = 'claude-code' | 'crush' | 'other';
 
-export const VERDICTS: readonly Verdict[] = ['pending', 'pass', 'no_session', 'no_stream', 'write_failed', 'unheard'];
+export const VERDICTS: readonly Verdict[] = [
+  'pending',
+  'pass',
+  'no_session',
+  'no_channel',
+  'no_stream',
+  'write_failed',
+  'unheard',
+];
 
 export function clientFamily(name: string | null | undefined): ClientFamily {
   const n = (name ?? '').trim().toLowerCase();
@@ -71,6 +79,7 @@ export const HINTS: Readonly<Record<Verdict, Readonly<Record<ClientFamily, Hints
   pending: { 'claude-code': NONE, crush: NONE, other: NONE },
   pass: { 'claude-code': NONE, crush: NONE, other: NONE },
   unheard: { 'claude-code': CLAUDE_CODE_DEAF, crush: OTHER_DEAF, other: OTHER_DEAF },
+  no_channel: { 'claude-code': CLAUDE_CODE_DEAF, crush: OTHER_DEAF, other: OTHER_DEAF },
   no_stream: { 'claude-code': CLAUDE_CODE_DEAF, crush: OTHER_DEAF, other: OTHER_DEAF },
   no_session: { 'claude-code': NO_SESSION, crush: NO_SESSION, other: NO_SESSION },
   write_failed: { 'claude-code': WRITE_FAILED, crush: WRITE_FAILED, other: WRITE_FAILED },

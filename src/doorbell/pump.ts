@@ -3,15 +3,28 @@
 // retries a lost write; the heartbeat re-ring and ring-on-attach cover what is missed.
 //
 // Who rings: every instance hears todo_ready, and the ring statement claims each todo's
-// ring under a row lock, so exactly one instance rings it. Which session: the endpoint's
-// open stream rung longest ago (rotation). Who writes: the instance holding that stream;
+// ring under a row lock, so exactly one instance rings it. Which session: one ring per idle
+// agent (docs/design/doorbell-acknowledgement.md, "Who is rung") — a session that declared
+// claude/channel, holds no claim and has no unanswered ring, rung longest ago first; work
+// that finds none stays due and rings the next session to become idle (a settled claim
+// here, the heartbeat sweep, an attach). Who writes: the instance holding that stream;
 // another instance forwards the ring with a `ring` notice. Budget: a creation ring plus at
 // most MAX_RINGS - 1 more per todo (requeues, re-rings at 5 min, 20 min, 1 h, 6 h, attach).
 
 import type { Logger } from 'pino';
 import type { Pool } from '../db/pool.js';
 import { newId } from '../domain/ids.js';
-import { claimRings, endpointsWithOpenStreams, publishRing, type RingReason, type RungTodo } from '../store/rings.js';
+import {
+  claimRings,
+  endpointsWithOpenStreams,
+  lockEndpointRings,
+  publishRing,
+  type RingReason,
+  type RungTodo,
+} from '../store/rings.js';
+import { answerRing } from '../store/ring-targets.js';
+import { withTx } from '../db/pool.js';
+import { IDLE_GRACE_MS, IdleChecks } from './idle.js';
 import { holdDeferred } from '../budgets/gate.js';
 import { ringParams, type ChannelParams } from './content.js';
 import type { DeliveredRing, RingRecorder } from './ring-writer.js';
@@ -24,9 +37,11 @@ export const MAX_RINGS = 6;
 export const RERING_SCHEDULE_SECONDS = [300, 1200, 3600, 21_600];
 /** A stream that just opened hears about at most this many waiting todos. */
 export const ATTACH_RINGS = 3;
-// Rings claimed per statement: a burst of creates rings in a few round trips, and no
-// statement holds many todo locks while claimers run.
+// Sessions rung per statement (one todo each): a burst of creates rings every idle session
+// of an endpoint in a round trip or two, and no statement holds many locks while claimers run.
 const BATCH = 16;
+/** SWITCHBOARD_DOORBELL_ACK_WINDOW's default: how long a ring stays unanswered. */
+const DEFAULT_ACK_WINDOW_MS = 15 * 60_000;
 // Consecutive failed writes to one session before a warning (once per session per run).
 const DEAF_AFTER = 3;
 
@@ -50,6 +65,10 @@ export interface DoorbellDeps {
    * trace"); absent: untraced.
    */
   tracing?: Tracing;
+  /** SWITCHBOARD_DOORBELL_ACK_WINDOW: a ring unanswered for longer no longer keeps its session from the next. */
+  ackWindowMs?: number;
+  /** IDLE_GRACE_MS unless a test shortens it. */
+  idleGraceMs?: number;
 }
 
 export class Doorbell {
@@ -61,8 +80,14 @@ export class Doorbell {
   private claimed = 0;
   /** Passes under way, for settle(). */
   private readonly passes = new Set<Promise<void>>();
+  /** Per session that settled a claim here: the idle check waiting out the grace. */
+  private readonly idle: IdleChecks;
+  /** Passes running, by endpoint and reason: a notice meanwhile runs the pass once more after. */
+  private readonly running = new Map<string, { again: boolean; done: Promise<void> }>();
 
-  constructor(private readonly deps: DoorbellDeps) {}
+  constructor(private readonly deps: DoorbellDeps) {
+    this.idle = new IdleChecks(deps.idleGraceMs ?? IDLE_GRACE_MS, (e, s) => this.idleCheck(e, s));
+  }
 
   /** Reacts to todo_ready from any instance, and writes rings forwarded to this instance. */
   listen(bus: Bus): () => void {
@@ -94,26 +119,81 @@ export class Doorbell {
     return this.pass(endpointId, { kind: 'attach', sessionId }, ATTACH_RINGS, false);
   }
 
-  /** The heartbeat re-ring over every endpoint with an open stream (the due work is found per endpoint). */
+  /**
+   * The heartbeat sweep over every endpoint with an open stream (the due work is found per
+   * endpoint): the re-ring of old pending work, then work never rung because every session
+   * was busy, for the sessions idle now (a ring unanswered past the ack window included).
+   */
   async rering(): Promise<{ rung: number }> {
     const before = this.claimed;
     const reason: RingReason = { kind: 'rering', scheduleSeconds: RERING_SCHEDULE_SECONDS };
     for (const endpointId of await endpointsWithOpenStreams(this.deps.db)) {
       await this.pass(endpointId, reason, BATCH, true);
+      await this.pass(endpointId, { kind: 'waiting' }, BATCH, true);
     }
     return { rung: this.claimed - before };
   }
 
   /**
-   * Waits for every pass under way, the rings and holds they decide included (shutdown:
-   * before the pool closes under them; tests: before the next step reads what they did).
+   * A session settled a claim (complete, fail, release) through this instance: unless it
+   * settles again within the grace (it is draining the queue, and claims between), it is
+   * then rung for work that waits — it answered its last ring by claiming since.
    */
-  async settle(): Promise<void> {
-    while (this.passes.size > 0) await Promise.all([...this.passes]);
+  settled(endpointId: string, sessionId: string): void {
+    this.idle.settled(endpointId, sessionId);
   }
 
+  private async idleCheck(endpointId: string, sessionId: string): Promise<void> {
+    const graceSeconds = (this.deps.idleGraceMs ?? IDLE_GRACE_MS) / 1000;
+    try {
+      await answerRing(this.deps.db, { endpointId, sessionId, graceSeconds });
+    } catch (err) {
+      this.deps.log.error({ err, endpoint: endpointId, session: sessionId }, 'doorbell idle check failed');
+      return;
+    }
+    await this.pass(endpointId, { kind: 'waiting', sessionId }, 1, false);
+  }
+
+  /** Drops the idle checks not yet due (shutdown: nothing new starts once the streams close). */
+  stop(): void {
+    this.idle.stop();
+  }
+
+  /**
+   * Waits for every pass under way and every idle check pending, the rings and holds they
+   * decide included (shutdown, after stop(): before the pool closes under them; tests:
+   * before the next step reads what they did).
+   */
+  async settle(): Promise<void> {
+    for (;;) {
+      const pending = [...this.passes, ...this.idle.pending()];
+      if (pending.length === 0) return;
+      await Promise.all(pending);
+    }
+  }
+
+  /**
+   * Runs a pass, or, when the same pass is running here, asks it to run once more after
+   * (a fresh snapshot sees what the notice announced): a burst of notices costs two passes.
+   */
   private pass(endpointId: string, reason: RingReason, limit: number, drain: boolean): Promise<void> {
-    const pass = this.run(endpointId, reason, limit, drain).finally(() => this.passes.delete(pass));
+    const key = JSON.stringify([endpointId, reason]);
+    const current = this.running.get(key);
+    if (current) {
+      current.again = true;
+      return current.done;
+    }
+    const state = { again: true, done: Promise.resolve() };
+    const loop = async () => {
+      while (state.again) {
+        state.again = false;
+        await this.run(endpointId, reason, limit, drain);
+      }
+      this.running.delete(key);
+    };
+    const pass = loop().finally(() => this.passes.delete(pass));
+    state.done = pass;
+    this.running.set(key, state);
     this.passes.add(pass);
     return pass;
   }
@@ -122,14 +202,25 @@ export class Doorbell {
     try {
       // Deferred queues never ring (docs/design/admission.md); their work is held until the reopen.
       const deferred = await holdDeferred(this.deps.db, endpointId);
+      const args = {
+        endpointId,
+        maxRings: MAX_RINGS,
+        limit,
+        reason,
+        deferredQueues: deferred,
+        ackWindowSeconds: (this.deps.ackWindowMs ?? DEFAULT_ACK_WINDOW_MS) / 1000,
+      };
       for (;;) {
-        const rung = await claimRings(this.deps.db, {
-          endpointId,
-          maxRings: MAX_RINGS,
-          limit,
-          reason,
-          deferredQueues: deferred,
-        });
+        // An attach rings its own session whatever it holds; every other pass decides who is
+        // idle, one pass of the endpoint at a time across instances, or two passes reading
+        // the same idle session would both ring it.
+        const rung =
+          reason.kind === 'attach'
+            ? await claimRings(this.deps.db, args)
+            : await withTx(this.deps.db, async (tx) => {
+                await lockEndpointRings(tx, endpointId);
+                return claimRings(tx, args);
+              });
         for (const todo of rung) await this.deliver(endpointId, todo);
         if (!drain || rung.length < limit) return;
       }

@@ -31,6 +31,11 @@ export interface StoredReport {
   claimed_within_seconds: number | null;
   /** The client name the hints were chosen for. */
   hint_client: string | null;
+  /**
+   * Whether each session the test is about declared claude/channel (the doorbell rings only
+   * those); absent from reports frozen before it was recorded.
+   */
+  channel_sessions?: Array<{ session_id: string; declared: boolean }>;
 }
 
 export interface Facts {
@@ -69,6 +74,7 @@ export function buildReport(verdict: Verdict, facts: Facts, claimedAt?: Date): S
         ? Math.max(0, Math.round((claimedAt.getTime() - ring.sent_at.getTime()) / 100) / 10)
         : null,
     hint_client: hintSession?.client_name ?? null,
+    channel_sessions: facts.sessions.map((s) => ({ session_id: s.id, declared: s.channel })),
   };
 }
 
@@ -108,8 +114,13 @@ export async function completePass(db: Queryable, endpointId: string, testId: st
   await completePassReport(db, { endpointId, testId, report: { ...report } });
 }
 
-function channelCapability(clients: StoredReport['clients']) {
-  return { server_advertised: true, clients, note: CHANNEL_NOTE };
+/** What the server knows of the channel: the clients, which sessions declared it (and are rung), the limit. */
+function channelCapability(report: StoredReport) {
+  const sessions = (report.channel_sessions ?? []).map((s) => ({
+    ...s,
+    woken_by: s.declared ? ('doorbell' as const) : ('long_poll' as const),
+  }));
+  return { server_advertised: true as const, clients: report.clients, sessions, note: CHANNEL_NOTE };
 }
 
 /** test_doorbell's answer: returned before the ring. */
@@ -122,7 +133,7 @@ export function startView(test: DoorbellTestRow, facts: Facts) {
     wait_seconds: test.wait_seconds,
     server_version: versionInfo().version,
     stream_attached: report.stream_attached,
-    channel_capability: channelCapability(report.clients),
+    channel_capability: channelCapability(report),
   };
 }
 
@@ -146,7 +157,7 @@ export function reportView(
     report_after: test.expires_at.toISOString(),
     started_via: test.started_via,
     stream_attached: report.stream_attached,
-    channel_capability: channelCapability(report.clients),
+    channel_capability: channelCapability(report),
     delivered: report.delivered,
     claimed_within_seconds: report.claimed_within_seconds,
     hints: hintsFor(report.verdict, report.hint_client, guidance),

@@ -89,6 +89,8 @@ export class SelfTestRinger {
       const target = await takeTestRing(this.deps.db, { endpointId, testId, ringId });
       if (!target) return false;
       if (!target.session_id || !target.instance) return this.deps.outcomes.settle(endpointId, testId, 'no_session');
+      // Only a session that declared claude/channel is rung (docs/design/doorbell-acknowledgement.md, "Who is rung").
+      if (!target.channel) return this.deps.outcomes.settle(endpointId, testId, 'no_channel');
       if (!target.stream_open) return this.deps.outcomes.settle(endpointId, testId, 'no_stream');
       const ring: DeliveredRing = {
         id: ringId,
@@ -134,7 +136,7 @@ export class SelfTestOutcomes {
   async settle(
     endpointId: string,
     testId: string,
-    verdict: 'no_session' | 'no_stream' | 'write_failed',
+    verdict: 'no_session' | 'no_channel' | 'no_stream' | 'write_failed',
   ): Promise<boolean> {
     try {
       const test = await getTest(this.deps.db, endpointId, testId);

@@ -5,6 +5,11 @@
 // the write fails, the stream closes or no ack comes within the ack timeout. Returning
 // bypasses the capacity (nothing is admitted: the row never left). At-least-once: a
 // message can be handed out again, never lost, until its ack or its session's purge.
+//
+// Only a session whose initialize declared claude/channel is pushed to: a client that did
+// not cannot show the notification, and a message reserved for it would sit in flight,
+// hidden from its next_message, until the ack timeout. Such a session pulls its messages
+// with next_message (docs/design/message-queue.md, "Delivery").
 
 import { z } from 'zod';
 import { withTx } from '../db/pool.js';

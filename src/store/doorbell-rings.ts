@@ -100,11 +100,6 @@ export async function insertRings(
   return res.rows;
 }
 
-/** Clears the unheard mark of the sessions whose rings were just acknowledged (any ack clears it). */
-const CLEAR_UNHEARD_MARK = `cleared AS (
-  UPDATE mcp_sessions s SET unheard = false
-   WHERE s.endpoint_id = $1 AND s.unheard AND s.id IN (SELECT session_id FROM acked))`;
-
 /**
  * The self-test claim's acknowledgement, run inside its transaction (every other claim
  * acknowledges in its own statement, src/store/claims.ts): ack_rings_of_claim()
@@ -125,8 +120,10 @@ export async function ackRingsForClaim(
 export type AckState = 'acknowledged' | 'acknowledged_late' | 'already_acknowledged';
 
 /**
- * ack_doorbell: acknowledges one ring of this endpoint. Idempotent: a ring acknowledged
- * before answers `already_acknowledged` and changes nothing. Null: no such ring here.
+ * ack_doorbell: acknowledges one ring of this endpoint, clears the rung session's unheard
+ * mark and answers its ring (the session may be rung again, "Who is rung" in
+ * docs/design/doorbell-acknowledgement.md). Idempotent: a ring acknowledged before answers
+ * `already_acknowledged` and changes nothing. Null: no such ring here.
  */
 export async function ackRing(
   db: Queryable,
@@ -137,7 +134,10 @@ export async function ackRing(
        UPDATE doorbell_rings SET acked_at = now(), ack_via = 'ack', acked_session_id = $3
         WHERE endpoint_id = $1 AND id = $2 AND acked_at IS NULL
        RETURNING kind, synthetic, session_id, (unheard_at IS NULL) AS in_window),
-     ${CLEAR_UNHEARD_MARK}
+     cleared AS (
+       UPDATE mcp_sessions s SET unheard = false, ring_todo_id = NULL
+        WHERE s.endpoint_id = $1 AND (s.unheard OR s.ring_todo_id IS NOT NULL)
+          AND s.id IN (SELECT session_id FROM acked))
      SELECT kind, synthetic, in_window,
             CASE WHEN in_window THEN 'acknowledged' ELSE 'acknowledged_late' END AS state FROM acked
      UNION ALL

@@ -114,10 +114,15 @@ export interface TestRingTarget {
   todo_id: string;
   queue: string;
   title: string;
-  /** The session to ring: the test's own, else the endpoint's open stream rung longest ago. */
+  /**
+   * The session to ring: the test's own, else the endpoint's session that declared
+   * claude/channel and holds a stream, rung longest ago.
+   */
   session_id: string | null;
   instance: string | null;
   stream_open: boolean | null;
+  /** Its initialize declared claude/channel: only such a session is rung. */
+  channel: boolean | null;
 }
 
 /**
@@ -134,13 +139,14 @@ export async function takeTestRing(
         WHERE endpoint_id = $1 AND id = $2 AND ring_id IS NULL AND report IS NULL
        RETURNING endpoint_id, todo_id, session_id),
      target AS (
-       SELECT s.id, s.instance, s.stream_open FROM mcp_sessions s, t
+       SELECT s.id, s.instance, s.stream_open, s.channel FROM mcp_sessions s, t
         WHERE s.endpoint_id = t.endpoint_id AND s.closed_at IS NULL AND (t.session_id IS NULL OR s.id = t.session_id)
-        ORDER BY s.stream_open DESC, s.last_rung_at NULLS FIRST, s.created_at, s.id LIMIT 1),
+        ORDER BY s.channel DESC, s.stream_open DESC, s.last_rung_at NULLS FIRST, s.created_at, s.id LIMIT 1),
      touched AS (
        UPDATE mcp_sessions s SET last_rung_at = now() FROM target
-        WHERE s.endpoint_id = $1 AND s.id = target.id AND target.stream_open)
-     SELECT t.todo_id, td.queue, td.title, target.id AS session_id, target.instance, target.stream_open
+        WHERE s.endpoint_id = $1 AND s.id = target.id AND target.stream_open AND target.channel)
+     SELECT t.todo_id, td.queue, td.title, target.id AS session_id, target.instance, target.stream_open,
+            target.channel
        FROM t JOIN todos td ON td.endpoint_id = t.endpoint_id AND td.id = t.todo_id
        LEFT JOIN target ON true`,
     [a.endpointId, a.testId, a.ringId],

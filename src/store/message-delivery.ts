@@ -29,11 +29,14 @@ export async function reserveHead(tx: Queryable, s: SessionRef): Promise<QueuedM
   return res.rows[0] ?? null;
 }
 
-/** Whether the session's stream is open on that instance (a cheap pre-check before locking). */
+/**
+ * Whether the session's stream is open on that instance and its client declared
+ * claude/channel, so a pushed message can be shown (a cheap pre-check before locking).
+ */
 export async function streamHeldBy(db: Queryable, s: SessionRef, instance: string): Promise<boolean> {
   const res = await db.query(
     `SELECT 1 FROM mcp_sessions WHERE endpoint_id = $1 AND id = $2 AND closed_at IS NULL AND stream_open
-        AND instance = $3`,
+        AND channel AND instance = $3`,
     [s.endpointId, s.sessionId, instance],
   );
   return res.rowCount === 1;
@@ -117,14 +120,14 @@ export async function expiredReservations(db: Queryable, timeoutMs: number, limi
 }
 
 /**
- * Sessions with an open stream, pending messages and nothing in flight: what a lost
+ * Sessions with an open stream (that declared claude/channel), pending messages and nothing in flight: what a lost
  * notice would leave waiting. The sweep nudges each once per tick.
  */
 export async function sessionsWaiting(db: Queryable, limit: number): Promise<SessionRef[]> {
   const res = await db.query<{ endpoint_id: string; session_id: string }>(
     `SELECT DISTINCT m.endpoint_id, m.session_id FROM queued_messages m
        JOIN mcp_sessions s ON s.endpoint_id = m.endpoint_id AND s.id = m.session_id
-      WHERE s.stream_open AND s.closed_at IS NULL
+      WHERE s.stream_open AND s.channel AND s.closed_at IS NULL
         AND NOT EXISTS (SELECT 1 FROM queued_messages r
                          WHERE r.endpoint_id = m.endpoint_id AND r.session_id = m.session_id AND r.reserved_in_flight)
       LIMIT $1`,

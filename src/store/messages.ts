@@ -89,7 +89,7 @@ export async function lockSession(
   if (generation === undefined) return null;
   const live = await tx.query(
     `SELECT 1 FROM mcp_sessions WHERE endpoint_id = $1 AND id = $2 AND closed_at IS NULL
-        AND ($3::text IS NULL OR (stream_open AND instance = $3))`,
+        AND ($3::text IS NULL OR (stream_open AND channel AND instance = $3))`,
     [s.endpointId, s.sessionId, streamOn ?? null],
   );
   return live.rowCount === 1 ? { generation } : null;

@@ -131,7 +131,8 @@ export async function claimDigest(
 }
 
 /**
- * Picks the one streaming session to hear a digest (rung longest ago) and stamps the
+ * Picks the one streaming session that declared claude/channel to hear a digest (rung
+ * longest ago; docs/design/doorbell-acknowledgement.md, "Who is rung") and stamps the
  * counted todos as rung now, without spending their ring budget, so the next todo_ready
  * does not ring each of them again.
  */
@@ -142,7 +143,7 @@ export async function claimDigestTarget(
   const res = await db.query<{ session_id: string; instance: string }>(
     `WITH target AS (
        SELECT s.endpoint_id, s.id, s.instance FROM mcp_sessions s
-        WHERE s.endpoint_id = $1 AND s.closed_at IS NULL AND s.stream_open
+        WHERE s.endpoint_id = $1 AND s.closed_at IS NULL AND s.stream_open AND s.channel
         ORDER BY s.last_rung_at NULLS FIRST, s.created_at, s.id LIMIT 1),
      touched AS (
        UPDATE mcp_sessions s SET last_rung_at = now() FROM target

@@ -6,7 +6,7 @@
 
 import { CHANNEL, eventPayload, type BusEvents } from '../db/bus.js';
 import type { Queryable } from '../db/pool.js';
-import { ENDPOINT_PRESENT } from './presence-sql.js';
+import { LISTENING, NO_CLAIM_IN_FLIGHT, NO_RING_UNANSWERED } from './ring-targets.js';
 
 /** Only work whose sender is known rings: a human, an endpoint over MCP, or a token webhook. */
 export const SENDER_VERIFIED = `(t.created_by_human_id IS NOT NULL OR t.created_by_endpoint_id IS NOT NULL
@@ -37,6 +37,11 @@ export type RingReason =
   | { kind: 'reopen'; queue: string }
   /** Still pending and old enough for the next heartbeat re-ring. */
   | { kind: 'rering'; scheduleSeconds: number[] }
+  /**
+   * Work due a ring on any granted queue (never rung, or changed since), for sessions that
+   * are idle now: all of them (the heartbeat sweep), or the one that settled a claim.
+   */
+  | { kind: 'waiting'; sessionId?: string }
   /**
    * A session just opened its stream: waiting todos not rung in the last minute to another
    * session whose stream is still open.
@@ -74,51 +79,121 @@ const NOT_RUNG_TO_A_LIVE_STREAM = `(${NOT_RUNG_LATELY} OR t.last_rung_stream IS 
      WHERE s.endpoint_id = t.endpoint_id AND s.stream_id = t.last_rung_stream
        AND s.closed_at IS NULL AND s.stream_open))`;
 
-/**
- * The due todos, oldest first, as one index range per queue (and per ring count for the
- * re-ring): $1 endpoint, $2 ring budget, $3 limit, $4 the reason's parameter (queue,
- * session or schedule), $5 the queues a pass over several looks at. Each range stops at
- * the limit, so a pass reads about as many rows as it rings, whatever the backlog.
- */
-function dueSql(reason: RingReason): string {
-  const row = `t.endpoint_id, t.id, t.created_at`;
-  const tail = `AND t.ring_attempts < $2 ORDER BY t.created_at LIMIT $3 FOR UPDATE SKIP LOCKED`;
-  switch (reason.kind) {
-    case 'ready':
-      return `SELECT ${row} FROM todos t WHERE t.endpoint_id = $1 AND t.queue = $4 AND ${RING_READY} ${tail}`;
-    case 'reopen':
-      return `SELECT ${row} FROM todos t
-        WHERE t.endpoint_id = $1 AND t.queue = $4 AND ${RINGABLE} AND ${NOT_RUNG_LATELY} ${tail}`;
-    case 'attach':
-      return `SELECT c.* FROM unnest($5::text[]) q(queue) CROSS JOIN LATERAL (
-        SELECT ${row} FROM todos t
-         WHERE t.endpoint_id = $1 AND t.queue = q.queue AND ${RINGABLE} AND ${NOT_RUNG_TO_A_LIVE_STREAM} ${tail}) c
-        ORDER BY c.created_at LIMIT $3`;
-    case 'rering':
-      return `SELECT c.* FROM unnest($5::text[]) q(queue)
-        CROSS JOIN unnest($4::int[]) WITH ORDINALITY s(secs, k)
-        CROSS JOIN LATERAL (
-          SELECT ${row} FROM todos t
-           WHERE t.endpoint_id = $1 AND t.queue = q.queue AND ${RERING_DUE} AND t.ring_attempts = s.k
-             AND t.created_at <= now() - make_interval(secs => s.secs)
-             AND t.last_ringed_at < now() - interval '1 minute' ${tail}) c
-        ORDER BY c.created_at LIMIT $3`;
+/** Numbered parameters, bound as the statement text asks for them. */
+class Params {
+  readonly values: unknown[] = [];
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
   }
 }
 
-function targetSql(reason: RingReason): string {
-  const which = reason.kind === 'attach' ? 'AND s.id = $4' : '';
-  return `SELECT s.endpoint_id, s.id, s.instance, s.stream_id FROM mcp_sessions s
-     WHERE s.endpoint_id = $1 AND s.closed_at IS NULL AND s.stream_open ${which} AND ${ENDPOINT_PRESENT}
-     ORDER BY s.last_rung_at NULLS FIRST, s.created_at, s.id LIMIT 1`;
+interface DueArgs {
+  endpoint: string;
+  maxRings: string;
+  /** How many to take: an SQL expression (the number of sessions to ring, or a limit). */
+  limit: string;
+  /** The reason's queue (ready, reopen) or schedule (rering). */
+  param: string;
+  /** The queues a pass over several looks at. */
+  queues: string;
 }
 
 /**
- * Claims up to `limit` due todos of one endpoint and the session to ring them: the open
- * stream rung longest ago (or the named one on attach). Nothing is spent when no session
- * has an open stream: the todo waits for ring-on-attach and stays claimable. Deferred
- * queues (docs/design/admission.md) never ring; `queues` bounds the passes over several
- * queues (attach, re-ring) and defaults to the endpoint's granted queues.
+ * The due todos, oldest first, as one index range per queue (and per ring count for the
+ * re-ring). Each range stops at the limit, so a pass reads about as many rows as it rings,
+ * whatever the backlog.
+ */
+function dueSql(reason: RingReason, p: DueArgs): string {
+  const row = `t.endpoint_id, t.id, t.created_at`;
+  const tail = `AND t.ring_attempts < ${p.maxRings} ORDER BY t.created_at LIMIT ${p.limit} FOR UPDATE SKIP LOCKED`;
+  const perQueue = (where: string) => `SELECT c.* FROM unnest(${p.queues}::text[]) q(queue) CROSS JOIN LATERAL (
+        SELECT ${row} FROM todos t WHERE t.endpoint_id = ${p.endpoint} AND t.queue = q.queue AND ${where} ${tail}) c
+        ORDER BY c.created_at LIMIT ${p.limit}`;
+  switch (reason.kind) {
+    case 'ready':
+      return `SELECT ${row} FROM todos t WHERE t.endpoint_id = ${p.endpoint} AND t.queue = ${p.param} AND ${RING_READY} ${tail}`;
+    case 'reopen':
+      return `SELECT ${row} FROM todos t
+        WHERE t.endpoint_id = ${p.endpoint} AND t.queue = ${p.param} AND ${RINGABLE} AND ${NOT_RUNG_LATELY} ${tail}`;
+    case 'waiting':
+      return perQueue(RING_READY);
+    case 'attach':
+      return perQueue(`${RINGABLE} AND ${NOT_RUNG_TO_A_LIVE_STREAM}`);
+    case 'rering':
+      return `SELECT c.* FROM unnest(${p.queues}::text[]) q(queue)
+        CROSS JOIN unnest(${p.param}::int[]) WITH ORDINALITY s(secs, k)
+        CROSS JOIN LATERAL (
+          SELECT ${row} FROM todos t
+           WHERE t.endpoint_id = ${p.endpoint} AND t.queue = q.queue AND ${RERING_DUE} AND t.ring_attempts = s.k
+             AND t.created_at <= now() - make_interval(secs => s.secs)
+             AND t.last_ringed_at < now() - interval '1 minute' ${tail}) c
+        ORDER BY c.created_at LIMIT ${p.limit}`;
+  }
+}
+
+/** What a ring spends and stamps on the todo, and what it stamps on the session it rings. */
+const RUNG = (from: string) => `rung AS (
+       UPDATE todos t SET ring_attempts = t.ring_attempts + 1, last_ringed_at = ${RUNG_AT},
+           last_rung_instance = p.instance, last_rung_stream = p.stream_id
+         FROM ${from} p WHERE t.endpoint_id = p.endpoint_id AND t.id = p.id
+       RETURNING t.endpoint_id, t.id, t.queue, t.title, t.kind, t.source, t.claims, t.created_at, t.traceparent,
+                 p.session_id, p.instance),
+     touched AS (
+       UPDATE mcp_sessions s SET last_rung_at = now(), ring_todo_id = rung.id, ring_claims = rung.claims
+         FROM rung WHERE s.endpoint_id = rung.endpoint_id AND s.id = rung.session_id)
+     SELECT id, queue, title, kind, source, claims, traceparent, session_id, instance FROM rung ORDER BY created_at`;
+
+/**
+ * Ring-on-attach: the named session, if it listens, for up to `limit` waiting todos (it
+ * may be busy: a stream that reopens mid-work hears what went to nobody).
+ */
+function attachSql(sessionId: string, p: Params, due: Omit<DueArgs, 'param'>): string {
+  return `WITH target AS (
+       SELECT s.endpoint_id, s.id, s.instance, s.stream_id FROM mcp_sessions s
+        WHERE s.endpoint_id = ${due.endpoint} AND s.id = ${p.add(sessionId)} AND ${LISTENING}),
+     due AS (SELECT d.* FROM (${dueSql({ kind: 'attach', sessionId }, { ...due, param: '' })}) d
+              WHERE EXISTS (SELECT 1 FROM target)),
+     paired AS (SELECT due.endpoint_id, due.id, target.id AS session_id, target.instance, target.stream_id FROM due, target),
+     ${RUNG('paired')}`;
+}
+
+/**
+ * Every other pass: the idle listening sessions (rung longest ago first, at most `limit`;
+ * the caller holds lockEndpointRings, so two passes never ring one session twice) paired
+ * one to one with the oldest due todos. No idle session: the todos stay due, nothing is spent.
+ */
+function pairedSql(reason: RingReason, p: Params, due: DueArgs, windowSeconds: number): string {
+  const only =
+    reason.kind === 'waiting' && reason.sessionId !== undefined ? `AND s.id = ${p.add(reason.sessionId)}` : '';
+  // The re-ring is for rings that went unanswered (a ring is a lossy hint): it skips only a
+  // session rung in the last minute, as it skips a todo rung in the last minute.
+  const answered =
+    reason.kind === 'rering'
+      ? `(s.last_rung_at IS NULL OR s.last_rung_at < now() - interval '1 minute')`
+      : NO_RING_UNANSWERED(`${p.add(windowSeconds)}::float8`);
+  return `WITH target AS (
+       SELECT i.*, row_number() OVER (ORDER BY i.last_rung_at NULLS FIRST, i.created_at, i.id) AS n FROM (
+         SELECT s.endpoint_id, s.id, s.instance, s.stream_id, s.last_rung_at, s.created_at FROM mcp_sessions s
+          WHERE s.endpoint_id = ${due.endpoint} ${only} AND ${LISTENING} AND ${NO_CLAIM_IN_FLIGHT(due.endpoint)}
+            AND ${answered}
+          ORDER BY s.last_rung_at NULLS FIRST, s.created_at, s.id LIMIT ${due.limit}) i),
+     due AS (SELECT d.*, row_number() OVER (ORDER BY d.created_at) AS n
+               FROM (${dueSql(reason, { ...due, limit: '(SELECT count(*) FROM target)' })}) d),
+     paired AS (SELECT due.endpoint_id, due.id, target.id AS session_id, target.instance, target.stream_id FROM due JOIN target ON target.n = due.n),
+     ${RUNG('paired')}`;
+}
+
+/** The ack window when the caller names none: the default of SWITCHBOARD_DOORBELL_ACK_WINDOW. */
+const DEFAULT_ACK_WINDOW_SECONDS = 900;
+
+/**
+ * Claims due todos of one endpoint and the sessions to ring them, one todo per idle
+ * listening session (at most `limit`), or up to `limit` todos for the session that attached.
+ * Nothing is spent when no session may be rung: the todo stays due for the next pass
+ * (new work, a settled claim, the heartbeat sweep, an attach) and stays claimable.
+ * Deferred queues (docs/design/admission.md) never ring; `queues` bounds the passes over
+ * several queues and defaults to the endpoint's granted queues.
  */
 export async function claimRings(
   db: Queryable,
@@ -129,34 +204,40 @@ export async function claimRings(
     reason: RingReason;
     deferredQueues?: string[];
     queues?: string[];
+    /** SWITCHBOARD_DOORBELL_ACK_WINDOW: how long a ring stays unanswered. */
+    ackWindowSeconds?: number;
   },
 ): Promise<RungTodo[]> {
   const deferred = a.deferredQueues ?? [];
   const reason = a.reason;
-  if ((reason.kind === 'ready' || reason.kind === 'reopen') && deferred.includes(reason.queue)) return [];
-  const params: unknown[] = [a.endpointId, a.maxRings, a.limit];
-  if (reason.kind === 'ready' || reason.kind === 'reopen') params.push(reason.queue);
+  const single = reason.kind === 'ready' || reason.kind === 'reopen';
+  if (single && deferred.includes(reason.queue)) return [];
+  const p = new Params();
+  const due = { endpoint: p.add(a.endpointId), maxRings: p.add(a.maxRings), limit: p.add(a.limit) };
+  let param = '';
+  let queues = '';
+  if (single) param = p.add(reason.queue);
   else {
-    const queues = (a.queues ?? (await grantedQueues(db, a.endpointId))).filter((q) => !deferred.includes(q));
-    params.push(reason.kind === 'rering' ? reason.scheduleSeconds : reason.sessionId, queues);
+    const granted = (a.queues ?? (await grantedQueues(db, a.endpointId))).filter((q) => !deferred.includes(q));
+    queues = p.add(granted);
+    if (reason.kind === 'rering') param = p.add(reason.scheduleSeconds);
   }
-  const res = await db.query<RungTodo>(
-    `WITH target AS (${targetSql(reason)}),
-     due AS (SELECT d.* FROM (${dueSql(reason)}) d WHERE EXISTS (SELECT 1 FROM target)),
-     rung AS (
-       UPDATE todos t SET ring_attempts = t.ring_attempts + 1, last_ringed_at = ${RUNG_AT},
-           last_rung_instance = target.instance, last_rung_stream = target.stream_id
-         FROM due, target WHERE t.endpoint_id = due.endpoint_id AND t.id = due.id
-       RETURNING t.id, t.queue, t.title, t.kind, t.source, t.claims, t.created_at, t.traceparent),
-     touched AS (
-       UPDATE mcp_sessions s SET last_rung_at = now() FROM target
-        WHERE s.endpoint_id = target.endpoint_id AND s.id = target.id AND EXISTS (SELECT 1 FROM rung))
-     SELECT rung.id, rung.queue, rung.title, rung.kind, rung.source, rung.claims, rung.traceparent,
-            target.id AS session_id, target.instance
-       FROM rung, target ORDER BY rung.created_at`,
-    params,
-  );
+  const text =
+    reason.kind === 'attach'
+      ? attachSql(reason.sessionId, p, { ...due, queues })
+      : pairedSql(reason, p, { ...due, param, queues }, a.ackWindowSeconds ?? DEFAULT_ACK_WINDOW_SECONDS);
+  const res = await db.query<RungTodo>(text, p.values);
   return res.rows;
+}
+
+/**
+ * Serialises the ring passes that decide who is idle, per endpoint, for the rest of the
+ * transaction: the next pass's statement, begun after this returns, sees the sessions the
+ * last one rang. Row locks on the sessions would not do: SKIP LOCKED would pass over a
+ * session whose row anything else holds for a moment, and waiting on them orders nothing.
+ */
+export async function lockEndpointRings(tx: Queryable, endpointId: string): Promise<void> {
+  await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('rings:' || $1, 0))`, [endpointId]);
 }
 
 async function grantedQueues(db: Queryable, endpointId: string): Promise<string[]> {

@@ -29,6 +29,12 @@ export interface TodoDeps extends QuotaDeps {
    * Absent: untraced.
    */
   tracing?: Tracing;
+  /**
+   * Told after a claim settles (complete, fail, release): the doorbell rings the session
+   * for waiting work if it stays idle (docs/design/doorbell-acknowledgement.md, "Who is
+   * rung"). Absent: nothing is told.
+   */
+  settled?: (endpointId: string, sessionId: string) => void;
 }
 
 /** A day: a client retrying a create after an outage of hours still finds its todo. */

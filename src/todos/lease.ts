@@ -122,7 +122,8 @@ const OUTCOMES = { complete: 'done', fail: 'failed', release: 'released' } as co
 
 /**
  * Settles the claim with `run` (complete, fail, release), then observes how long it ran
- * (switchboard_run_seconds, after the statement committed). A settled claim a policy
+ * (switchboard_run_seconds, after the statement committed) and tells the doorbell the
+ * session may be idle (docs/design/doorbell-acknowledgement.md, "Who is rung"). A settled claim a policy
  * admitted may free its queue's slot: reopen it now if it owes a push
  * (docs/design/admission.md, "Doorbell gating and the reopen").
  */
@@ -147,5 +148,6 @@ async function settle(
     );
   }
   if (underPolicy) await reopenQueue(deps.db, todo.endpoint_id, todo.queue);
+  deps.settled?.(todo.endpoint_id, agent.sessionId);
   return { todo };
 }

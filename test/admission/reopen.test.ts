@@ -47,7 +47,10 @@ after(() => listenerDb.end());
 async function agentWithStream(queues: string[]) {
   const v = await vend(pool, { queues });
   const rung: string[] = [];
-  const client = new Client({ name: 'claude-code', version: '2.0.0' });
+  const client = new Client(
+    { name: 'claude-code', version: '2.0.0' },
+    { capabilities: { experimental: { 'claude/channel': {} } } },
+  );
   client.fallbackNotificationHandler = async (n) => {
     if (n.method === 'notifications/claude/channel')
       rung.push(String((n.params as { meta: { todo_id: string } }).meta.todo_id));
@@ -77,11 +80,18 @@ test('a deferred queue rings nothing, and one push goes out when its window roll
   await s.budget('inbox', { max_claims_per_window: 1, window: { period: 'day', tz: 'UTC', start: '00:00' } });
   const first = await s.push('inbox');
   await until(() => s.rung.includes(first.id), 'the first todo to ring');
-  assert.ok('todo' in (await claimNext(deps, s.agent, { queue: 'inbox' })));
+  const taken = await claimNext(deps, s.agent, { queue: 'inbox' });
+  assert.ok('todo' in taken);
+  // Settled, the session is idle again, so the control below rings it (one ring per idle agent).
+  await complete(deps, s.agent, { id: taken.todo.id });
   const held = await s.push('inbox');
   const control = await s.push('plain');
   await until(() => s.rung.includes(control.id), 'the unbudgeted todo to ring');
   assert.equal(s.rung.includes(held.id), false, 'the deferred todo rang');
+  // Answered and done, so the session is idle for the push after the rollover.
+  const answered = await claimNext(deps, s.agent, { queue: 'plain' });
+  assert.ok('todo' in answered && answered.todo.id === control.id);
+  await complete(deps, s.agent, { id: control.id });
   // Let every instance's doorbell pass for these pushes end first: a pass reads the
   // deferral and then marks the policy held in a second statement. In production the mark
   // is skipped once the window's end the pass computed has passed (markHeld's `until`);
@@ -205,7 +215,10 @@ test('a stream that opens hears no ring for a deferred queue, only for the open 
   const held = await make('held');
   const open = await make('open');
   const rung: string[] = [];
-  const client = new Client({ name: 'claude-code', version: '2.0.0' });
+  const client = new Client(
+    { name: 'claude-code', version: '2.0.0' },
+    { capabilities: { experimental: { 'claude/channel': {} } } },
+  );
   client.fallbackNotificationHandler = async (n) => {
     if (n.method === 'notifications/claude/channel')
       rung.push(String((n.params as { meta: { todo_id: string } }).meta.todo_id));

@@ -42,6 +42,11 @@ async function rung(humanId: string, endpointId: string, listener: Agent, title:
   const ringId = listener.heard.at(-1)?.meta.ring_id ?? '';
   await Promise.all([a.doorbellAck.writer.flush(), b.doorbellAck.writer.flush()]);
   await until(async () => (await ringRow(ringId)) !== undefined, 'the ring row');
+  // The ring goes unanswered past the ack window (time moved in SQL); until then the session
+  // would not be rung for the next todo: one ring per idle agent ("Who is rung").
+  await pool.query(`UPDATE mcp_sessions SET last_rung_at = last_rung_at - interval '1 hour' WHERE id = $1`, [
+    listener.sessionId,
+  ]);
   return { todo, ringId };
 }
 

@@ -64,7 +64,10 @@ async function serve(instance: string): Promise<{ base: string; child: ChildProc
 }
 
 function clientOn(base: string, credential: string, heard: string[], sessionId?: string) {
-  const client = new Client({ name: 'failover', version: '1' });
+  const client = new Client(
+    { name: 'failover', version: '1' },
+    { capabilities: { experimental: { 'claude/channel': {} } } },
+  );
   client.fallbackNotificationHandler = async (n) => {
     const todoId = (n.params as { meta?: { todo_id?: string } }).meta?.todo_id;
     if (n.method === 'notifications/claude/channel' && todoId) heard.push(todoId);

@@ -28,7 +28,10 @@ interface Channel {
 /** A connected SDK client collecting every channel notification it hears. */
 async function listener(base: string, credential: string) {
   const heard: Channel[] = [];
-  const client = new Client({ name: 'claude-code', version: '2.0.0' });
+  const client = new Client(
+    { name: 'claude-code', version: '2.0.0' },
+    { capabilities: { experimental: { 'claude/channel': {} } } },
+  );
   client.fallbackNotificationHandler = async (n) => {
     if (n.method === 'notifications/claude/channel') heard.push(n.params as unknown as Channel);
   };
@@ -184,6 +187,7 @@ test('still-pending work is re-rung on the schedule and never past its budget', 
        last_ringed_at = now() - interval '4 minutes' WHERE id = $1`,
     [todo.id],
   );
+  await pool.query(`UPDATE mcp_sessions SET last_rung_at = now() - interval '4 minutes' WHERE id = $1`, [l.sessionId]);
   await a.doorbell.rering();
   assert.equal((await row('todos', todo.id)).ring_attempts, 1);
 
@@ -211,6 +215,13 @@ test('an instance that claims a ring for a stream held elsewhere forwards it, an
   const { todo: probe } = await push(endpoint.id, humanId, { queue: 'inbox', title: 'Probe' });
   const l = await listener(b.url, credential);
   await until(() => l.heard.some((h) => h.meta.todo_id === probe.id), 'the attach ring of the probe');
+  // Heard: acknowledged, so the session is idle again and the next work rings it.
+  const probeRing = l.heard.find((h) => h.meta.todo_id === probe.id)?.meta.ring_id;
+  await until(
+    async () => (await pool.query('SELECT 1 FROM doorbell_rings WHERE id = $1', [probeRing])).rowCount === 1,
+    'the probe ring row',
+  );
+  await l.client.callTool({ name: 'ack_doorbell', arguments: { ring_id: probeRing } });
   l.heard.length = 0;
   // Inserted without a todo_ready notice, so only A's pass below can ring it.
   await pool.query(

@@ -6,6 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { withTx } from '../../src/db/pool.js';
 import { newId } from '../../src/domain/ids.js';
 import * as claims from '../../src/store/claims.js';
 import * as rings from '../../src/store/rings.js';
@@ -147,7 +148,7 @@ const CHECKS: Record<string, () => Promise<void>> = {
   'operator.cancel': async () => assert.equal(await operator.cancel(pool, E, await row('pending', true)), null),
   'rings.claimRings': async () => {
     await pool.query(
-      `INSERT INTO mcp_sessions (endpoint_id, id, instance, stream_open) VALUES ($1, 'ms_stream', 'x', true)
+      `INSERT INTO mcp_sessions (endpoint_id, id, instance, stream_open, channel) VALUES ($1, 'ms_stream', 'x', true, true)
        ON CONFLICT DO NOTHING`,
       [E],
     );
@@ -156,6 +157,7 @@ const CHECKS: Record<string, () => Promise<void>> = {
       { kind: 'attach', sessionId: 'ms_stream' },
       { kind: 'rering', scheduleSeconds: [300, 1200, 3600, 21_600] },
       { kind: 'ready', queue: 'inbox' },
+      { kind: 'waiting' },
     ] satisfies rings.RingReason[]) {
       await pool.query(
         `UPDATE todos SET updated_at = now(), last_ringed_at = now() - interval '2 hours' WHERE id = $1`,
@@ -164,6 +166,10 @@ const CHECKS: Record<string, () => Promise<void>> = {
       const rung = await rings.claimRings(pool, { endpointId: E, maxRings: 6, limit: 1000, reason });
       assert.ok(!rung.some((t) => t.id === fake), `no ${reason.kind} ring for a synthetic todo`);
     }
+  },
+  'rings.lockEndpointRings': async () => {
+    // Takes an advisory lock and reads no todo.
+    await withTx(pool, (tx) => rings.lockEndpointRings(tx, E));
   },
   'rings.endpointsWithOpenStreams': async () => {
     // Reads sessions, not todos: a synthetic todo cannot put an endpoint on the re-ring list.

@@ -80,6 +80,8 @@ export interface AgentOptions {
   stream?: boolean;
   /** Claim the todo each doorbell names as soon as it arrives (a client that hears). */
   claimOnRing?: boolean;
+  /** false: initialize does not declare claude/channel (a client that long-polls, never rung). */
+  channel?: boolean;
 }
 
 export interface Agent {
@@ -94,7 +96,10 @@ export interface Agent {
 export async function agent(pool: Pool, base: string, credential: string, options: AgentOptions = {}): Promise<Agent> {
   const heard: Channel[] = [];
   const claims: unknown[] = [];
-  const client = new Client({ name: options.name ?? 'test-client', version: '9.9.9' });
+  const client = new Client(
+    { name: options.name ?? 'test-client', version: '9.9.9' },
+    options.channel === false ? {} : { capabilities: { experimental: { 'claude/channel': {} } } },
+  );
   const noGet: typeof fetch = async (input, init) =>
     init?.method === 'GET' ? new Response(null, { status: 405 }) : fetch(input, init);
   const transport = new StreamableHTTPClientTransport(new URL('/mcp', base), {

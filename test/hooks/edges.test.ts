@@ -144,7 +144,7 @@ test('delivered and failed notifications and their attempts are counted', async 
 test('a clock-in digest sends one todos.backlog per hook and rings one streaming session, once across instances', async () => {
   const { v, hook, push } = await setup('/backlog');
   await pool.query(
-    `INSERT INTO mcp_sessions (endpoint_id, id, instance, stream_open) VALUES ($1, 'ms_digest', 'x', true)`,
+    `INSERT INTO mcp_sessions (endpoint_id, id, instance, stream_open, channel) VALUES ($1, 'ms_digest', 'x', true, true)`,
     [v.endpoint.id],
   );
   await clockOut({ db: pool }, v.endpoint.id, {});

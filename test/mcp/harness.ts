@@ -68,9 +68,24 @@ function transportFor(url: string, credential: string, sessionId?: string) {
   });
 }
 
-/** A client connected (initialize done) as this credential; closed when the file ends. */
-export async function connect(url: string, credential: string, name = 'test-client'): Promise<Connected> {
-  const client = new Client({ name, version: '1.2.3' });
+/** The capability a client declares to be rung (docs/design/doorbell-acknowledgement.md, "Who is rung"). */
+export const CHANNEL_CAPABILITY = { experimental: { 'claude/channel': {} } };
+
+/**
+ * A client connected (initialize done) as this credential; closed when the file ends. It
+ * declares claude/channel, as a client that takes doorbells and messages does, unless
+ * `channel` is false (a client that long-polls).
+ */
+export async function connect(
+  url: string,
+  credential: string,
+  name = 'test-client',
+  o: { channel?: boolean } = {},
+): Promise<Connected> {
+  const client = new Client(
+    { name, version: '1.2.3' },
+    o.channel === false ? {} : { capabilities: CHANNEL_CAPABILITY },
+  );
   const transport = transportFor(url, credential);
   await client.connect(transport);
   after(() => client.close());

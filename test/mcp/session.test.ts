@@ -68,8 +68,10 @@ test('the session is recorded with its client, instance and open stream', async 
 
 test('a session records whether its initialize declared the claude/channel capability', async () => {
   const { credential } = await vend(pool);
-  const plain = await connect(a.url, credential);
+  const plain = await connect(a.url, credential, 'plain', { channel: false });
   assert.equal((await sessionRow(plain.sessionId)).channel, false);
+  const harnessed = await connect(a.url, credential);
+  assert.equal((await sessionRow(harnessed.sessionId)).channel, true);
   const declared = {
     ...initializeBody,
     params: { ...initializeBody.params, capabilities: { experimental: { 'claude/channel': {} } } },

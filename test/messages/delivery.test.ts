@@ -50,7 +50,10 @@ interface Channel {
 /** An SDK client with its stream open, collecting channel notifications. */
 async function listener(base: string, credential: string) {
   const heard: Channel[] = [];
-  const client = new Client({ name: 'claude-code', version: '2.0.0' });
+  const client = new Client(
+    { name: 'claude-code', version: '2.0.0' },
+    { capabilities: { experimental: { 'claude/channel': {} } } },
+  );
   client.fallbackNotificationHandler = async (n) => {
     if (n.method === 'notifications/claude/channel') heard.push(n.params as unknown as Channel);
   };

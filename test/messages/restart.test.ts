@@ -77,7 +77,10 @@ test('a server killed between reserve and ack redelivers the message once after 
   const first = await serve(port, 'restart-1');
   const { humanId, credential } = await vend(pool);
   const heard: string[] = [];
-  const client = new Client({ name: 'survivor', version: '1' });
+  const client = new Client(
+    { name: 'survivor', version: '1' },
+    { capabilities: { experimental: { 'claude/channel': {} } } },
+  );
   client.fallbackNotificationHandler = async (n) => {
     const id = (n.params as { meta?: { message_id?: string } }).meta?.message_id;
     if (n.method === 'notifications/claude/channel' && id) heard.push(id);

@@ -29,7 +29,10 @@ const settle = (ms = 400) => new Promise((r) => setTimeout(r, ms));
 
 async function listener(base: string, credential: string) {
   const heard: Channel[] = [];
-  const client = new Client({ name: 'claude-code', version: '2.0.0' });
+  const client = new Client(
+    { name: 'claude-code', version: '2.0.0' },
+    { capabilities: { experimental: { 'claude/channel': {} } } },
+  );
   client.fallbackNotificationHandler = async (n) => {
     if (n.method === 'notifications/claude/channel') heard.push(n.params as unknown as Channel);
   };

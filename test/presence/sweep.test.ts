@@ -27,10 +27,10 @@ function services(n: number) {
 
 async function endpointWithWork(titles: string[]) {
   const v = await vend(pool);
-  await pool.query(`INSERT INTO mcp_sessions (endpoint_id, id, instance, stream_open) VALUES ($1, $2, 'x', true)`, [
-    v.endpoint.id,
-    `ms_${v.endpoint.id}`,
-  ]);
+  await pool.query(
+    `INSERT INTO mcp_sessions (endpoint_id, id, instance, stream_open, channel) VALUES ($1, $2, 'x', true, true)`,
+    [v.endpoint.id, `ms_${v.endpoint.id}`],
+  );
   for (const title of titles) {
     await createTodo(
       { db: pool, defaultLeaseSeconds: 300 },

@@ -153,7 +153,10 @@ test('serve started against a stopped PostgreSQL listens, says why it is not rea
   const pool = createPool({ url, max: 2 });
   after(() => pool.end());
   const { credential } = await vend(pool);
-  const client = new Client({ name: 'outage', version: '1' });
+  const client = new Client(
+    { name: 'outage', version: '1' },
+    { capabilities: { experimental: { 'claude/channel': {} } } },
+  );
   await client.connect(
     new StreamableHTTPClientTransport(new URL('/mcp', base), {
       requestInit: { headers: { Authorization: `Bearer ${credential}` } },
@@ -194,7 +197,10 @@ test('a running serve survives a PostgreSQL restart: 503 unavailable meanwhile, 
 
   // An agent with its notification stream open on this instance.
   const heard: string[] = [];
-  const client = new Client({ name: 'outage', version: '1' });
+  const client = new Client(
+    { name: 'outage', version: '1' },
+    { capabilities: { experimental: { 'claude/channel': {} } } },
+  );
   client.fallbackNotificationHandler = async (n) => {
     const todoId = (n.params as { meta?: { todo_id?: string } }).meta?.todo_id;
     if (n.method === 'notifications/claude/channel' && todoId) heard.push(todoId);
@@ -219,6 +225,9 @@ test('a running serve survives a PostgreSQL restart: 503 unavailable meanwhile, 
   };
   const before = await ring('before the restart');
   await until(() => heard.includes(before), 'a ring before the restart');
+  // Answered and done, so the session is idle and the todo after the restart rings it.
+  await client.callTool({ name: 'claim', arguments: { id: before } });
+  await client.callTool({ name: 'complete', arguments: { id: before } });
 
   // PostgreSQL goes away (fast shutdown terminates every connection, LISTEN included).
   await pgNow.stop();

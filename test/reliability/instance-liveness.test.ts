@@ -73,7 +73,10 @@ async function serve(instance: string): Promise<{ base: string; child: ChildProc
 
 /** An MCP client whose notification stream collects the todo ids it is rung for. */
 async function agent(base: string, credential: string, heard: string[]): Promise<string> {
-  const client = new Client({ name: 'liveness', version: '1' });
+  const client = new Client(
+    { name: 'liveness', version: '1' },
+    { capabilities: { experimental: { 'claude/channel': {} } } },
+  );
   client.fallbackNotificationHandler = async (n) => {
     const todoId = (n.params as { meta?: { todo_id?: string } }).meta?.todo_id;
     if (n.method === 'notifications/claude/channel' && todoId) heard.push(todoId);

@@ -106,7 +106,7 @@ before(async () => {
     [endpointId, e.human_id],
   );
   await db.pool.query(
-    `INSERT INTO mcp_sessions (endpoint_id, id, instance, stream_open) VALUES ($1, 'ms_live', 'i-live', true)`,
+    `INSERT INTO mcp_sessions (endpoint_id, id, instance, stream_open, channel) VALUES ($1, 'ms_live', 'i-live', true, true)`,
     [endpointId],
   );
   await db.pool.query(
@@ -248,10 +248,12 @@ const reasons = () =>
     { kind: 'reopen', queue: 'inbox' },
     { kind: 'attach', sessionId: 'ms_live' },
     { kind: 'rering', scheduleSeconds: RERING_SCHEDULE_SECONDS },
+    { kind: 'waiting' },
+    { kind: 'waiting', sessionId: 'ms_live' },
   ] as const;
 
 for (const reason of reasons()) {
-  test(`the doorbell's ${reason.kind} ring pass reads through indexes`, () =>
+  test(`the doorbell's ${reason.kind}${'sessionId' in reason ? ` (${reason.sessionId})` : ''} ring pass reads through indexes`, () =>
     assertIndexed(`claimRings ${reason.kind}`, (q) =>
       claimRings(q, { endpointId, maxRings: 6, limit: 16, reason, deferredQueues: ['budgeted'] }),
     ));

@@ -56,7 +56,7 @@ async function ring(pool: Pool, endpointId: string): Promise<string[]> {
 test('a scheduled todo is unclaimable, unrung and not counted ready until promoted; then it rings once and is claimed', async () => {
   const { pool, endpoint, create } = await setup('sched_life');
   await pool.query(
-    `INSERT INTO mcp_sessions (endpoint_id, id, instance, stream_open) VALUES ($1, 'ms_live', 'i-live', true)`,
+    `INSERT INTO mcp_sessions (endpoint_id, id, instance, stream_open, channel) VALUES ($1, 'ms_live', 'i-live', true, true)`,
     [endpoint.id],
   );
   const { todo } = await create({ not_before: HOUR_AHEAD() });

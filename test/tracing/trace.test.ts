@@ -78,7 +78,10 @@ test('one todo, two instances: create on A, ring, claim and complete through B a
 
   // An agent's session on B, its notification stream open there, hearing rings.
   const heard: string[] = [];
-  const client = new Client({ name: 'traced-agent', version: '1' });
+  const client = new Client(
+    { name: 'traced-agent', version: '1' },
+    { capabilities: { experimental: { 'claude/channel': {} } } },
+  );
   client.fallbackNotificationHandler = async (n) => {
     const todoId = (n.params as { meta?: { todo_id?: string } }).meta?.todo_id;
     if (n.method === 'notifications/claude/channel' && todoId) heard.push(todoId);

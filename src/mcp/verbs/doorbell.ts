@@ -20,6 +20,17 @@ import { READS, SETTLES, WRITES } from './types.js';
 const channelCapability = z.object({
   server_advertised: z.literal(true),
   clients: z.array(z.object({ name: z.string().nullable(), version: z.string().nullable() })),
+  sessions: z
+    .array(
+      z.object({
+        session_id: z.string(),
+        declared: z.boolean().describe('Its initialize declared the claude/channel experimental capability.'),
+        woken_by: z
+          .enum(['doorbell', 'long_poll'])
+          .describe('doorbell: it is rung; long_poll: it is never rung and waits with claim_next {wait_seconds}.'),
+      }),
+    )
+    .describe('The sessions the test is about, and how each hears of new work.'),
   note: z.string(),
 });
 
