@@ -286,12 +286,23 @@ const UNDER_POLICY = `t.claimed_under_policy AS under_policy`;
  * A settled claim's row: the summary, whether a policy admitted it, how long it ran, and
  * the todo's stored trace context (the verb's span links to it).
  */
-export type SettledTodo = TodoSummary & { under_policy: boolean; run_seconds: number; traceparent: string | null };
+export type SettledTodo = TodoSummary & {
+  under_policy: boolean;
+  run_seconds: number;
+  traceparent: string | null;
+  claimer: string | null;
+};
 
 /** A heartbeat's row: the summary and the stored trace context. */
 export type BeatTodo = TodoSummary & { traceparent: string | null };
 
 const TRACEPARENT = `t.traceparent`;
+
+/**
+ * The session that claimed (the closed attempt's): a settle by lease token may come from
+ * another session or none, and the doorbell's idle ring is for the claimer.
+ */
+const CLAIMER = `(SELECT session_id FROM closed) AS claimer`;
 
 /** How long the settled claim ran (its claimed_at, which settling leaves as it was), for switchboard_run_seconds. */
 const RUN_SECONDS = `extract(epoch FROM now() - t.claimed_at)::float8 AS run_seconds`;
@@ -336,8 +347,8 @@ const COMPLETE = `WITH r AS (
        UPDATE todos t SET state = 'done', result = $4::jsonb, completed_at = now(),
          lease_expires_at = NULL, ready_at = NULL, updated_at = now()
        WHERE ${owned('$5')} RETURNING ${SUMMARY}, ${UNDER_POLICY}, ${RUN_SECONDS}, ${TRACEPARENT}),
-     closed AS (${closeAttemptSql('r', 'completed', noteSet(6))})
-     SELECT * FROM r`;
+     closed AS (${closeAttemptSql('r', 'completed', noteSet(6))} RETURNING a.session_id)
+     SELECT r.*, ${CLAIMER} FROM r`;
 
 export async function complete(
   db: Queryable,
@@ -372,8 +383,8 @@ const FAIL = `WITH r AS (
          lease_expires_at = NULL, next_retry_at = ${RETRY_AT}, ready_at = ${RETRY_AT}, updated_at = now()
        FROM (SELECT random() AS draw) jitter
        WHERE ${owned('$10')} RETURNING ${SUMMARY}, ${UNDER_POLICY}, ${RUN_SECONDS}, ${TRACEPARENT}),
-     closed AS (${closeAttemptSql('r', 'failed', noteSet(11))})
-     SELECT * FROM r`;
+     closed AS (${closeAttemptSql('r', 'failed', noteSet(11))} RETURNING a.session_id)
+     SELECT r.*, ${CLAIMER} FROM r`;
 
 /**
  * Below the cap the retry waits the todo's backoff, jittered (RETRY_AT); `backoff` is the
@@ -408,8 +419,8 @@ const RELEASE = `WITH r AS (
        UPDATE todos t SET state = 'pending', owner_session_id = NULL, lease_expires_at = NULL,
          ready_at = now(), updated_at = now()
        WHERE ${owned('$4')} RETURNING ${SUMMARY}, ${UNDER_POLICY}, ${RUN_SECONDS}, ${TRACEPARENT}),
-     closed AS (${closeAttemptSql('r', 'released', noteSet(5))})
-     SELECT r.*, ${NOTIFY_READY} AS notified FROM r`;
+     closed AS (${closeAttemptSql('r', 'released', noteSet(5))} RETURNING a.session_id)
+     SELECT r.*, ${CLAIMER}, ${NOTIFY_READY} AS notified FROM r`;
 
 /** Back to pending with the attempt count kept; announces the todo as ready again. */
 export async function release(db: Queryable, a: OwnedArgs & Partial<AttemptNote>): Promise<SettledTodo | null> {

@@ -123,7 +123,7 @@ const OUTCOMES = { complete: 'done', fail: 'failed', release: 'released' } as co
 /**
  * Settles the claim with `run` (complete, fail, release), then observes how long it ran
  * (switchboard_run_seconds, after the statement committed) and tells the doorbell the
- * session may be idle (docs/design/doorbell-acknowledgement.md, "Who is rung"). A settled claim a policy
+ * claiming session may be idle (docs/design/doorbell-acknowledgement.md, "Who is rung"). A settled claim a policy
  * admitted may free its queue's slot: reopen it now if it owes a push
  * (docs/design/admission.md, "Doorbell gating and the reopen").
  */
@@ -135,7 +135,7 @@ async function settle(
   run: (args: claims.OwnedArgs) => Promise<claims.SettledTodo | null>,
 ): Promise<{ todo: TodoSummary }> {
   const { todo: row } = await owned(deps, agent, target, verb, run);
-  const { under_policy: underPolicy, run_seconds: runSeconds, ...todo } = row;
+  const { under_policy: underPolicy, run_seconds: runSeconds, claimer, ...todo } = row;
   const { metrics } = deps;
   if (metrics && agent.endpointSlug !== undefined) {
     metrics.latency.run.observe(
@@ -148,6 +148,7 @@ async function settle(
     );
   }
   if (underPolicy) await reopenQueue(deps.db, todo.endpoint_id, todo.queue);
-  deps.settled?.(todo.endpoint_id, agent.sessionId);
+  // The claimer may be idle now, whoever settled (a lease token may come from elsewhere).
+  deps.settled?.(todo.endpoint_id, claimer ?? agent.sessionId);
   return { todo };
 }
