@@ -111,6 +111,8 @@ export interface ClientOptions {
   tally: Tally;
   /** Re-initialise on a 404 session (todo workers); when false the client reports `session_lost`. */
   renewSession: boolean;
+  /** Declare the claude/channel capability: only such sessions are pushed channel notifications. */
+  channel?: boolean;
 }
 
 export class ChaosClient {
@@ -174,7 +176,7 @@ export class ChaosClient {
             method: 'initialize',
             params: {
               protocolVersion: LATEST_PROTOCOL_VERSION,
-              capabilities: {},
+              capabilities: this.o.channel ? { experimental: { 'claude/channel': {} } } : {},
               clientInfo: { name: this.o.name, version: '1' },
             },
           }),
@@ -265,10 +267,14 @@ export class ChaosClient {
       tally.lost += 1;
       return { kind: 'lost', reason: `HTTP ${raw.status}` };
     }
-    const result = answer.result as { isError?: boolean; structuredContent?: Record<string, unknown> };
-    const body = result.structuredContent ?? {};
+    const result = answer.result as {
+      isError?: boolean;
+      structuredContent?: Record<string, unknown>;
+      content?: Array<{ text?: string }>;
+    };
     if (result.isError) {
-      const error = (body.error ?? {}) as Record<string, unknown>;
+      // An error result carries its JSON as text only (docs/design/mcp-surface.md, "Tool results and errors").
+      const error = (errorBody(result.content?.[0]?.text).error ?? {}) as Record<string, unknown>;
       const code = typeof error.code === 'string' ? error.code : 'unknown';
       bump(tally.toolErrors, code);
       if (code === 'internal') {
@@ -277,7 +283,7 @@ export class ChaosClient {
       if (code === 'internal' || code === 'unavailable') this.hop();
       return { kind: 'tool_error', code, error };
     }
-    return { kind: 'ok', value: body };
+    return { kind: 'ok', value: result.structuredContent ?? {} };
   }
 
   /**
@@ -348,5 +354,14 @@ export class ChaosClient {
 
   close(): void {
     for (const a of this.agents.values()) a.destroy();
+  }
+}
+
+/** An error result's text as JSON, or nothing when it is not JSON. */
+function errorBody(text: string | undefined): { error?: unknown } {
+  try {
+    return JSON.parse(text ?? '') as { error?: unknown };
+  } catch {
+    return {};
   }
 }

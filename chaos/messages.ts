@@ -83,6 +83,8 @@ export class Consumer {
       name: `chaos-consumer-${index}`,
       tally: c.tally,
       renewSession: false,
+      // Messages are pushed only to sessions that declared the channel capability.
+      channel: streaming,
     });
   }
 
