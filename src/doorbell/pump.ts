@@ -17,13 +17,11 @@ import { newId } from '../domain/ids.js';
 import {
   claimRings,
   endpointsWithOpenStreams,
-  lockEndpointRings,
   publishRing,
   type RingReason,
   type RungTodo,
 } from '../store/rings.js';
 import { answerRing } from '../store/ring-targets.js';
-import { withTx } from '../db/pool.js';
 import { IDLE_GRACE_MS, IdleChecks } from './idle.js';
 import { holdDeferred } from '../budgets/gate.js';
 import { ringParams, type ChannelParams } from './content.js';
@@ -211,16 +209,9 @@ export class Doorbell {
         ackWindowSeconds: (this.deps.ackWindowMs ?? DEFAULT_ACK_WINDOW_MS) / 1000,
       };
       for (;;) {
-        // An attach rings its own session whatever it holds; every other pass decides who is
-        // idle, one pass of the endpoint at a time across instances, or two passes reading
-        // the same idle session would both ring it.
-        const rung =
-          reason.kind === 'attach'
-            ? await claimRings(this.deps.db, args)
-            : await withTx(this.deps.db, async (tx) => {
-                await lockEndpointRings(tx, endpointId);
-                return claimRings(tx, args);
-              });
+        // One statement decides who is idle and rings them (store/rings.ts): an attach rings
+        // its own session whatever it holds.
+        const rung = await claimRings(this.deps.db, args);
         for (const todo of rung) await this.deliver(endpointId, todo);
         if (!drain || rung.length < limit) return;
       }

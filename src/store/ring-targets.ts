@@ -22,15 +22,20 @@ export const NO_CLAIM_IN_FLIGHT = (endpoint: string) =>
 
 /**
  * Has no unanswered ring: its last ring (the todo and its claim count, stamped by the ring
- * statement, 0035_ring_answered.sql) is past the ack window, or its todo was claimed since
- * (by any session: the claim-as-ack of the ring rows, read from the todo itself because
- * the rows are written after delivery) or left pending. ack_doorbell and a settled claim
- * clear the stamp. One todo read by primary key per session.
+ * statement, 0035_ring_answered.sql) is past the ack window, or its todo is seen claimed
+ * since (by any session: the claim-as-ack of the ring rows, read from the todo itself
+ * because the rows are written after delivery) or no longer pending. ack_doorbell and a
+ * settled claim clear the stamp. One todo read by primary key per session.
+ *
+ * Asked as "is the answer visible", never "is the unanswered todo visible": a pass that
+ * waited on the session's row lock while another pass rang it re-reads the row (the ring
+ * statement locks it) but keeps its older snapshot, which may not hold the todo just rung.
+ * Unseen, that todo counts as unanswered, so the waiting pass rings the session no more.
  */
 export const NO_RING_UNANSWERED = (windowSeconds: string) =>
-  `NOT (s.ring_todo_id IS NOT NULL AND s.last_rung_at > now() - make_interval(secs => ${windowSeconds})
-     AND EXISTS (SELECT 1 FROM todos x WHERE x.endpoint_id = s.endpoint_id AND x.id = s.ring_todo_id
-                  AND x.state = 'pending' AND x.claims = s.ring_claims))`;
+  `(s.ring_todo_id IS NULL OR s.last_rung_at <= now() - make_interval(secs => ${windowSeconds})
+     OR EXISTS (SELECT 1 FROM todos x WHERE x.endpoint_id = s.endpoint_id AND x.id = s.ring_todo_id
+                 AND NOT (x.state = 'pending' AND x.claims = s.ring_claims)))`;
 
 /**
  * A session settled a claim: it answered any ring older than `graceSeconds` (it was idle

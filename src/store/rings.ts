@@ -159,9 +159,14 @@ function attachSql(sessionId: string, p: Params, due: Omit<DueArgs, 'param'>): s
 }
 
 /**
- * Every other pass: the idle listening sessions (rung longest ago first, at most `limit`;
- * the caller holds lockEndpointRings, so two passes never ring one session twice) paired
- * one to one with the oldest due todos. No idle session: the todos stay due, nothing is spent.
+ * Every other pass: the idle listening sessions (rung longest ago first, at most `limit`)
+ * paired one to one with the oldest due todos. No idle session: the todos stay due, nothing
+ * is spent. Two passes never ring one session twice: each locks the idle sessions it read
+ * (all of them, in id order, so two passes never deadlock; an endpoint has at most its
+ * session cap), and a pass that waited on a lock re-checks the row as the other pass left
+ * it — rung now, so not idle (NO_RING_UNANSWERED) — and passes it by. One statement, no
+ * transaction: the ring is one round trip (docs/design/doorbell-acknowledgement.md,
+ * "Who is rung").
  */
 function pairedSql(reason: RingReason, p: Params, due: DueArgs, windowSeconds: number): string {
   const only =
@@ -172,12 +177,14 @@ function pairedSql(reason: RingReason, p: Params, due: DueArgs, windowSeconds: n
     reason.kind === 'rering'
       ? `(s.last_rung_at IS NULL OR s.last_rung_at < now() - interval '1 minute')`
       : NO_RING_UNANSWERED(`${p.add(windowSeconds)}::float8`);
-  return `WITH target AS (
-       SELECT i.*, row_number() OVER (ORDER BY i.last_rung_at NULLS FIRST, i.created_at, i.id) AS n FROM (
-         SELECT s.endpoint_id, s.id, s.instance, s.stream_id, s.last_rung_at, s.created_at FROM mcp_sessions s
-          WHERE s.endpoint_id = ${due.endpoint} ${only} AND ${LISTENING} AND ${NO_CLAIM_IN_FLIGHT(due.endpoint)}
-            AND ${answered}
-          ORDER BY s.last_rung_at NULLS FIRST, s.created_at, s.id LIMIT ${due.limit}) i),
+  return `WITH idle AS MATERIALIZED (
+       SELECT s.endpoint_id, s.id, s.instance, s.stream_id, s.last_rung_at, s.created_at FROM mcp_sessions s
+        WHERE s.endpoint_id = ${due.endpoint} ${only} AND ${LISTENING} AND ${NO_CLAIM_IN_FLIGHT(due.endpoint)}
+          AND ${answered}
+        ORDER BY s.id FOR NO KEY UPDATE OF s),
+     target AS (
+       SELECT i.*, row_number() OVER (ORDER BY i.last_rung_at NULLS FIRST, i.created_at, i.id) AS n
+         FROM idle i ORDER BY n LIMIT ${due.limit}),
      due AS (SELECT d.*, row_number() OVER (ORDER BY d.created_at) AS n
                FROM (${dueSql(reason, { ...due, limit: '(SELECT count(*) FROM target)' })}) d),
      paired AS (SELECT due.endpoint_id, due.id, target.id AS session_id, target.instance, target.stream_id FROM due JOIN target ON target.n = due.n),
@@ -228,16 +235,6 @@ export async function claimRings(
       : pairedSql(reason, p, { ...due, param, queues }, a.ackWindowSeconds ?? DEFAULT_ACK_WINDOW_SECONDS);
   const res = await db.query<RungTodo>(text, p.values);
   return res.rows;
-}
-
-/**
- * Serialises the ring passes that decide who is idle, per endpoint, for the rest of the
- * transaction: the next pass's statement, begun after this returns, sees the sessions the
- * last one rang. Row locks on the sessions would not do: SKIP LOCKED would pass over a
- * session whose row anything else holds for a moment, and waiting on them orders nothing.
- */
-export async function lockEndpointRings(tx: Queryable, endpointId: string): Promise<void> {
-  await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('rings:' || $1, 0))`, [endpointId]);
 }
 
 async function grantedQueues(db: Queryable, endpointId: string): Promise<string[]> {

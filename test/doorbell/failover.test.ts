@@ -1,6 +1,6 @@
 // Pins the doorbell when the instance holding a stream dies (kill -9): the work stays
-// claimable, and once the session's stream is back on another instance the re-ring
-// reaches it there. (Until the dead-instance sweep finds the killed instance, 15 s by
+// claimable, and once the session's stream is back on another instance its attach ring,
+// then the re-ring, reach it there. (Until the dead-instance sweep finds the killed instance, 15 s by
 // default, the session's row still names it, so the creation ring is forwarded there and
 // lost; test/reliability/instance-liveness.test.ts pins how it is rung again after that.)
 
@@ -111,7 +111,7 @@ async function rawStream(base: string, credential: string, sessionId: string, he
   })();
 }
 
-test('after the stream holder is killed, the todo stays claimable and the re-ring reaches the stream reopened elsewhere', async () => {
+test('after the stream holder is killed, the todo stays claimable; the stream reopened elsewhere hears it on attach, and the re-ring there', async () => {
   const a = await serve('fail-a');
   const parsed = parseConfig({
     SWITCHBOARD_DATABASE_URL: url,
@@ -144,17 +144,21 @@ test('after the stream holder is killed, the todo stays claimable and the re-rin
     'the lost ring',
   );
 
-  // The same session's stream reopens on B.
+  // The same session's stream reopens on B: its attach pass rings what went to the dead stream.
   await rawStream(b.url, credential, sessionId, heard);
-  await until(() => streamOn(sessionId, 'fail-b'), 'the stream on B');
+  await until(() => heard.includes(todo.id), 'the attach ring on the stream reopened on B');
+  await b.doorbell.settle();
 
-  // Five minutes on, the heartbeat re-ring reaches it there.
+  // Unanswered, twenty minutes on (its second ring is the re-ring schedule's second step),
+  // the heartbeat re-ring reaches it there again. (Touching the
+  // todo while the attach pass runs would race it: the pass skips a locked row.)
   await pool.query(
-    `UPDATE todos SET created_at = now() - interval '6 minutes', last_ringed_at = now() - interval '2 minutes' WHERE id = $1`,
+    `UPDATE todos SET created_at = now() - interval '21 minutes', last_ringed_at = now() - interval '2 minutes' WHERE id = $1`,
     [todo.id],
   );
+  await pool.query(`UPDATE mcp_sessions SET last_rung_at = now() - interval '2 minutes' WHERE id = $1`, [sessionId]);
   await b.doorbell.rering();
-  await until(() => heard.includes(todo.id), 'a ring on the stream reopened on B');
+  await until(() => heard.filter((id) => id === todo.id).length === 2, 'a re-ring on the stream reopened on B');
 
   // And the work was claimable all along, from any instance.
   const second = clientOn(b.url, credential, [], sessionId);

@@ -6,7 +6,6 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { withTx } from '../../src/db/pool.js';
 import { newId } from '../../src/domain/ids.js';
 import * as claims from '../../src/store/claims.js';
 import * as rings from '../../src/store/rings.js';
@@ -166,10 +165,6 @@ const CHECKS: Record<string, () => Promise<void>> = {
       const rung = await rings.claimRings(pool, { endpointId: E, maxRings: 6, limit: 1000, reason });
       assert.ok(!rung.some((t) => t.id === fake), `no ${reason.kind} ring for a synthetic todo`);
     }
-  },
-  'rings.lockEndpointRings': async () => {
-    // Takes an advisory lock and reads no todo.
-    await withTx(pool, (tx) => rings.lockEndpointRings(tx, E));
   },
   'rings.endpointsWithOpenStreams': async () => {
     // Reads sessions, not todos: a synthetic todo cannot put an endpoint on the re-ring list.
