@@ -17,6 +17,14 @@
 // SWITCHBOARD_AUTH=off, so the board is the synthetic admin's, who owns the endpoint),
 // median of 5, ÷ the 10k figure (target ≤ 2×).
 //
+// BENCH_BACKLOG_SHAPE=pushed gives the backlog the shape users produce instead: the done
+// history is loaded in SQL as above, but the pending todos arrive through the bulk API
+// (requests of 1,000, as a user's script sends them) with the 16 sessions' streams already
+// open, so every ring the doorbell makes then is really made and heard; the top-up before
+// each round goes the same way, and nothing is vacuumed by hand. The figures add the push
+// rate and the rings the sessions heard per pushed todo (docs/design/scale.md, "A pushed
+// backlog").
+//
 // BENCH_BACKLOG_SIZES (default 10000,100000,1000000), BENCH_BACKLOG_SECONDS per round
 // (default 8), BENCH_BACKLOG_ROUNDS (default 3); BENCH_BACKLOG_EXPLAIN=1 prints each size's
 // claim plan.
@@ -37,6 +45,9 @@ const WORKERS = 16;
 const PRODUCERS = 2;
 const PRODUCE_EVERY_MS = 20;
 const LOAD_BATCH = 50_000;
+const SHAPE = process.env.BENCH_BACKLOG_SHAPE ?? 'rung';
+if (SHAPE !== 'rung' && SHAPE !== 'pushed') throw new Error(`BENCH_BACKLOG_SHAPE is rung or pushed, not ${SHAPE}`);
+const PUSH_BATCH = 1000;
 /** The synthetic admin of SWITCHBOARD_AUTH=off (identity/setup.ts localAdmin). */
 const LOCAL_ADMIN = 'hu_00000000000000000000000000';
 const RATE_TARGET = 0.9;
@@ -91,15 +102,46 @@ async function pendingOf(pool: Pool, endpointId: string): Promise<number> {
   return res.rows[0]?.n ?? 0;
 }
 
+/** Loads the done history to `size`, and (the rung shape) the pending backlog too. */
 async function grow(pool: Pool, endpointId: string, size: number): Promise<void> {
   const done = await pool.query<{ n: number }>(`SELECT todo_count($1, 'inbox', 'done')::int AS n`, [endpointId]);
   const t0 = Date.now();
   await load(pool, endpointId, 'done', size - (done.rows[0]?.n ?? 0));
-  await load(pool, endpointId, 'pending', size - (await pendingOf(pool, endpointId)));
+  if (SHAPE === 'rung') await load(pool, endpointId, 'pending', size - (await pendingOf(pool, endpointId)));
   await pool.query('VACUUM ANALYZE todos');
   await pool.query('VACUUM ANALYZE todo_attempts');
   await pool.query('CHECKPOINT');
-  process.stdout.write(`  loaded to ${size} pending + ${size} done in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+  const what = SHAPE === 'rung' ? `${size} pending + ${size} done` : `${size} done`;
+  process.stdout.write(`  loaded to ${what} in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+}
+
+/** The pushed shape: `count` todos through the bulk API, requests of 1,000, one after another. */
+async function push(side: Side, count: number, label: string): Promise<void> {
+  const t0 = performance.now();
+  const heard = side.heard;
+  for (let from = 0; from < count; from += PUSH_BATCH) {
+    const todos = Array.from({ length: Math.min(PUSH_BATCH, count - from) }, (_, i) => ({
+      queue: 'inbox',
+      title: `${label} ${from + i}`,
+      payload: { n: from + i, source: 'bench' },
+    }));
+    const res = await fetch(`${side.serve.url}/api/v1/endpoints/${side.slug}/todos`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ todos }),
+    });
+    const answer = (await res.json()) as { created?: number };
+    if (res.status !== 201 || answer.created !== todos.length) {
+      throw new Error(`bulk request answered ${res.status}: ${JSON.stringify(answer).slice(0, 300)}`);
+    }
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  side.pushedTodos += count;
+  if (count >= 10_000)
+    process.stdout.write(
+      `  pushed ${count} todos to the ${side.size} side in ${seconds.toFixed(1)} s (${(count / seconds).toFixed(0)}/s);` +
+        ` the sessions heard ${side.heard - heard} rings meanwhile\n`,
+    );
 }
 
 /** How long one GET takes, median of 5 after a warm-up. */
@@ -156,6 +198,10 @@ interface Side {
   pool: Pool;
   serve: ServeChild;
   endpointId: string;
+  slug: string;
+  /** Every ring the workers heard, and the todos pushed through the API (pushed shape). */
+  heard: number;
+  pushedTodos: number;
   workers: BenchSession[];
   producers: BenchSession[];
   pushed: Map<string, number>;
@@ -181,6 +227,9 @@ async function openSide(url: string, size: number): Promise<Side> {
     pool,
     serve,
     endpointId: vended.endpoint.id,
+    slug: vended.endpoint.slug,
+    heard: 0,
+    pushedTodos: 0,
     workers: [],
     producers: [],
     pushed: new Map(),
@@ -190,6 +239,7 @@ async function openSide(url: string, size: number): Promise<Side> {
     doorbell: [],
   };
   const onRing = (meta: Record<string, string>) => {
+    side.heard += 1;
     const sent = meta.todo_id ? side.pushed.get(meta.todo_id) : undefined;
     if (meta.todo_id && sent !== undefined) {
       side.rings.push(performance.now() - sent);
@@ -198,6 +248,7 @@ async function openSide(url: string, size: number): Promise<Side> {
   };
   for (let i = 0; i < WORKERS; i++) side.workers.push(await openSession('raw', serve.url, vended.credential, onRing));
   for (let i = 0; i < PRODUCERS; i++) side.producers.push(await openSession('raw', serve.url, vended.credential));
+  if (SHAPE === 'pushed') await push(side, size - (await pendingOf(pool, side.endpointId)), 'backlog');
   return side;
 }
 
@@ -209,7 +260,9 @@ async function closeSide(side: Side): Promise<void> {
 
 /** Tops the side up to its size and runs one timed round on it. */
 async function roundOf(side: Side): Promise<void> {
-  await load(side.pool, side.endpointId, 'pending', side.size - (await pendingOf(side.pool, side.endpointId)));
+  const missing = side.size - (await pendingOf(side.pool, side.endpointId));
+  if (SHAPE === 'pushed') await push(side, missing, 'top-up');
+  else await load(side.pool, side.endpointId, 'pending', missing);
   const result = await round(side.workers, side.producers, side.pushed, side.rings);
   side.cycles += result.cycles;
   side.claim.push(...result.claim);
@@ -229,12 +282,20 @@ async function report(side: Side): Promise<SizeFigures> {
     scrapeMs: await timedGet(`${side.serve.url}/metrics`),
     boardMs: await timedGet(`${side.serve.url}/`),
   };
+  // One ring per idle agent: while every session is busy cycling, a producer's todo rings nobody.
+  const doorbell =
+    f.doorbell.length === 0
+      ? 'push → doorbell: no producer todo rung (no session idle)'
+      : `push → doorbell p50 ${percentile(f.doorbell, 50).toFixed(2)} ms p99 ${percentile(f.doorbell, 99).toFixed(2)} ms (${f.doorbell.length} rings)`;
   process.stdout.write(
     `  ${f.size} pending: ${f.rate.toFixed(0)} cycles/s; claim_next p50 ${percentile(f.claim, 50).toFixed(2)} ms` +
-      ` p99 ${percentile(f.claim, 99).toFixed(2)} ms; push → doorbell p50 ${percentile(f.doorbell, 50).toFixed(2)} ms` +
-      ` p99 ${percentile(f.doorbell, 99).toFixed(2)} ms (${f.doorbell.length} rings); /metrics ${f.scrapeMs.toFixed(1)} ms;` +
+      ` p99 ${percentile(f.claim, 99).toFixed(2)} ms; ${doorbell}; /metrics ${f.scrapeMs.toFixed(1)} ms;` +
       ` board ${f.boardMs.toFixed(1)} ms; the claim statement touches ${buffers} buffers; todos has` +
-      ` ${table.rows[0]?.dead} dead tuples after ${table.rows[0]?.vacuums} autovacuums\n`,
+      ` ${table.rows[0]?.dead} dead tuples after ${table.rows[0]?.vacuums} autovacuums` +
+      (SHAPE === 'pushed'
+        ? `; ${side.heard} rings heard over the run for ${side.pushedTodos} todos pushed (${(side.heard / side.pushedTodos).toFixed(4)} a todo)`
+        : '') +
+      '\n',
   );
   return f;
 }
@@ -247,7 +308,9 @@ function compare(base: SizeFigures, f: SizeFigures): void {
   process.stdout.write(
     `  ${f.size} ÷ ${base.size}: rate ${rate.toFixed(3)} (target ≥ ${RATE_TARGET}: ${rate >= RATE_TARGET ? 'met' : 'NOT met'});` +
       ` claim_next p50 ${ratio(f.claim, base.claim, 50)}× p99 ${ratio(f.claim, base.claim, 99)}×;` +
-      ` doorbell p50 ${ratio(f.doorbell, base.doorbell, 50)}× p99 ${ratio(f.doorbell, base.doorbell, 99)}×;` +
+      (f.doorbell.length > 0 && base.doorbell.length > 0
+        ? ` doorbell p50 ${ratio(f.doorbell, base.doorbell, 50)}× p99 ${ratio(f.doorbell, base.doorbell, 99)}×;`
+        : '') +
       ` /metrics ${scrape.toFixed(2)}×, board ${board.toFixed(2)}× (target ≤ ${READ_TARGET}×:` +
       ` ${scrape <= READ_TARGET && board <= READ_TARGET ? 'met' : 'NOT met'})\n`,
   );
@@ -263,7 +326,7 @@ export async function runBacklogBench(): Promise<void> {
   const sides: Side[] = [];
   try {
     process.stdout.write(
-      `backlog bench: ${WORKERS} streaming sessions cycling, ${PRODUCERS} producers every ${PRODUCE_EVERY_MS} ms,` +
+      `backlog bench (${SHAPE} shape): ${WORKERS} streaming sessions cycling, ${PRODUCERS} producers every ${PRODUCE_EVERY_MS} ms,` +
         ` ${ROUNDS} × ${SECONDS} s per size, rounds rotating over the sizes, on ${db.server}\n`,
     );
     for (const [i, size] of SIZES.entries()) sides.push(await openSide(i === 0 ? db.url : await db.sibling(), size));

@@ -121,7 +121,8 @@ async function rawSession(url: string, credential: string, onRing?: OnRing): Pro
       method: 'initialize',
       params: {
         protocolVersion: LATEST_PROTOCOL_VERSION,
-        capabilities: {},
+        // A session that listens for rings declares the channel: only those are rung.
+        capabilities: onRing ? { experimental: { 'claude/channel': {} } } : {},
         clientInfo: { name: 'bench', version: '1' },
       },
     }),

@@ -9,6 +9,12 @@
 // those parameters; and every statement that runs, those inside SQL functions included,
 // is checked under a forced generic plan (auto_explain), as a cached plan ends up. A
 // failure prints the plan.
+//
+// A second endpoint holds the shape a push through the product leaves (docs/design/scale.md,
+// "A pushed backlog"): 200,000 pending todos rung seconds ago to the live streams of 16
+// sessions, every ring still open (neither acknowledged nor judged unheard), each session
+// stamped with an unanswered ring, and claims in flight under lease tokens. The claim and
+// settle paths, by session and by lease token, and every ring pass are checked there too.
 
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
@@ -25,6 +31,7 @@ import { claimReadyTransitions, queuesWithUndecided } from '../../src/store/noti
 import { claimDigest, claimDigestTarget, pendingCount } from '../../src/store/presence.js';
 import { oldestPendingAges, queueStateCounts } from '../../src/store/queue-stats.js';
 import { oldestReadyOf, rollupBuckets, sampleQueueRollups } from '../../src/store/queue-rollups.js';
+import { answerRing } from '../../src/store/ring-targets.js';
 import { claimRings, endpointsWithOpenStreams } from '../../src/store/rings.js';
 import { closeIdleSessions, closeSession, insertSessionUnderCap, markWaiting } from '../../src/store/sessions.js';
 import { foldTodoCounts, stateCounts } from '../../src/store/todo-counts.js';
@@ -38,10 +45,13 @@ import { makeEndpoint } from '../helpers/fixtures.js';
 const PENDING = 200_000;
 const CLOSED_SESSIONS = 20_000;
 const DONE = 200_000;
+const FRESH = 200_000;
+const FRESH_SESSIONS = 16;
 const WATCHED = new Set(['todos', 'todo_attempts', 'doorbell_rings']);
 
 const db: TestDatabase = await testDatabase('scale_plans');
 let endpointId = '';
+let freshId = '';
 
 before(async () => {
   const e = await makeEndpoint(db.pool, { queues: ['inbox', 'budgeted'] });
@@ -127,9 +137,54 @@ before(async () => {
   await db.pool.query(`INSERT INTO notify_hooks (endpoint_id, id, url, secret) VALUES ($1, 'nh_1', 'https://x', 's')`, [
     endpointId,
   ]);
+  await seedFresh();
   await foldTodoCounts(db.pool);
   await db.pool.query('ANALYZE');
 });
+
+/** The fresh-ring endpoint: a backlog pushed minutes ago, every todo's ring still open. */
+async function seedFresh(): Promise<void> {
+  const e = await makeEndpoint(db.pool, { queues: ['inbox'] });
+  freshId = e.id;
+  await db.pool.query(
+    `INSERT INTO todos (endpoint_id, id, queue, title, created_by_human_id, state, ready_at, ring_attempts,
+                        last_ringed_at, last_rung_instance, last_rung_stream, created_at, updated_at)
+     SELECT $1, 'td_f' || lpad(g::text, 8, '0'), 'inbox', 'pushed', $2, 'pending', at, 1, at + interval '5 milliseconds',
+            'i-live', 'st_fresh' || (g % $4::int), at, at
+       FROM (SELECT g, now() - interval '10 minutes' + g * interval '2 milliseconds' AS at
+               FROM generate_series(1, $3::int) g) x`,
+    [freshId, e.human_id, FRESH, FRESH_SESSIONS],
+  );
+  await db.pool.query(
+    `INSERT INTO doorbell_rings (endpoint_id, id, session_id, todo_id, kind, queue, sent_at)
+     SELECT endpoint_id, 'rg_' || id, 'ms_fresh' || right(last_rung_stream, -8), id, 'todo', queue, last_ringed_at
+       FROM todos WHERE endpoint_id = $1 AND state = 'pending'`,
+    [freshId],
+  );
+  await db.pool.query(
+    `INSERT INTO mcp_sessions (endpoint_id, id, instance, stream_open, channel, stream_id, last_rung_at, ring_todo_id,
+                               ring_claims)
+     SELECT $1, 'ms_fresh' || g, 'i-live', true, true, 'st_fresh' || g, now(), 'td_f' || lpad((g + 1)::text, 8, '0'), 0
+       FROM generate_series(0, $2::int - 1) g`,
+    [freshId, FRESH_SESSIONS],
+  );
+  // Claims in flight: odd ones settled by lease token (lt_fresh<g>), even ones by session.
+  await db.pool.query(
+    `WITH c AS (
+       INSERT INTO todos (endpoint_id, id, queue, title, created_by_human_id, state, attempt, claims, owner_session_id,
+                          lease_expires_at, ready_at)
+       SELECT $1, 'td_fc' || g, 'inbox', 'in flight', $2, 'claimed', 1, 1, 'ms_fresh0', now() + interval '5 minutes',
+              now() - interval '1 minute'
+         FROM generate_series(1, 20) g
+       RETURNING endpoint_id, id)
+     INSERT INTO todo_attempts (endpoint_id, todo_id, seq, attempt, session_id, claimed_at, lease_expires_at,
+                                lease_token_hash)
+     SELECT endpoint_id, id, 1, 1, 'ms_fresh0', now(), now() + interval '5 minutes',
+            sha256(convert_to('lt_fresh' || right(id, -5), 'UTF8'))
+       FROM c`,
+    [freshId, e.human_id],
+  );
+}
 
 interface Captured {
   text: string;
@@ -383,6 +438,62 @@ for (const [name, fn] of Object.entries(sessionStatements)) {
   test(`${name} reads through indexes, mcp_sessions included`, () => assertIndexed(name, fn, withSessions));
 }
 
+const freshOwned = (id: string) => ({ endpointId: freshId, id, sessionId: 'ms_fresh0' });
+/** Settled by lease token from another session of the endpoint, as a one-shot client does. */
+const freshToken = (n: number) => ({
+  endpointId: freshId,
+  id: `td_fc${n}`,
+  sessionId: 'ms_fresh9',
+  leaseToken: `lt_fresh${n}`,
+});
+const freshClaim = () => ({ endpointId: freshId, sessionId: 'ms_fresh1', leaseSeconds: 300, queues: ['inbox'] });
+
+const freshStatements: Record<string, (q: Queryable) => Promise<unknown>> = {
+  'claim_next (acknowledging an open ring among 200,000)': (q) => claimNext(q, freshClaim()),
+  'claim_next through admission': (q) => admitNext(q, freshClaim()),
+  'claim by id': (q) => claimById(q, { ...freshClaim(), id: 'td_f00100000' }),
+  heartbeat: (q) => heartbeat(q, { ...freshOwned('td_fc2'), leaseSeconds: 300 }),
+  complete: (q) => complete(q, { ...freshOwned('td_fc4'), result: { ok: true } }),
+  fail: (q) =>
+    fail(q, {
+      ...freshOwned('td_fc6'),
+      error: 'x',
+      result: null,
+      backoff: { baseSeconds: 30, maxSeconds: 30 },
+      jitter: 0,
+    }),
+  release: (q) => release(q, freshOwned('td_fc8')),
+  'heartbeat by lease token': (q) => heartbeat(q, { ...freshToken(1), leaseSeconds: 300 }),
+  'complete by lease token': (q) => complete(q, { ...freshToken(3), result: { ok: true } }),
+  'fail by lease token': (q) =>
+    fail(q, {
+      ...freshToken(5),
+      error: 'x',
+      result: null,
+      backoff: { baseSeconds: 30, maxSeconds: 30 },
+      jitter: 0,
+    }),
+  'release by lease token': (q) => release(q, freshToken(7)),
+  "a settle's idle check": (q) => answerRing(q, { endpointId: freshId, sessionId: 'ms_fresh0', graceSeconds: 2 }),
+  'unheard sweep': (q) => markUnheardRings(q, { windowSeconds: 60, limit: 500 }),
+  'session close': (q) => closeSession(q, freshId, 'ms_fresh0'),
+};
+
+for (const [name, fn] of Object.entries(freshStatements)) {
+  test(`fresh rings: ${name} reads through indexes`, () => assertIndexed(name, fn));
+}
+
+for (const reason of [
+  ...reasons().filter((r) => !('sessionId' in r)),
+  { kind: 'attach', sessionId: 'ms_fresh0' },
+  { kind: 'waiting', sessionId: 'ms_fresh0' },
+] as const) {
+  test(`fresh rings: the doorbell's ${reason.kind} ring pass reads through indexes`, () =>
+    assertIndexed(`claimRings ${reason.kind}`, (q) =>
+      claimRings(q, { endpointId: freshId, maxRings: 6, limit: 16, reason }),
+    ));
+}
+
 test('the counters the plans were read with match the rows', async () => {
   const counts = await stateCounts(db.pool, [endpointId]);
   const rows = await db.pool.query<{ queue: string; state: string; n: number }>(
@@ -394,6 +505,19 @@ test('the counters the plans were read with match the rows', async () => {
     counts.map((c) => `${c.queue}/${c.state}=${c.count}`).sort(),
     rows.rows.map((r) => `${r.queue}/${r.state}=${r.n}`).sort(),
   );
+});
+
+test('the fresh endpoint holds the pushed shape: every pending todo rung to a live stream, its ring open', async () => {
+  const res = await db.pool.query<{ pending: number; open: number; live: number }>(
+    `SELECT (SELECT count(*)::int FROM todos WHERE endpoint_id = $1 AND state = 'pending') AS pending,
+            (SELECT count(*)::int FROM doorbell_rings WHERE endpoint_id = $1 AND acked_at IS NULL AND unheard_at IS NULL)
+              AS open,
+            (SELECT count(*)::int FROM todos t JOIN mcp_sessions s ON s.endpoint_id = t.endpoint_id
+                AND s.stream_id = t.last_rung_stream AND s.stream_open
+              WHERE t.endpoint_id = $1 AND t.state = 'pending') AS live`,
+    [freshId],
+  );
+  assert.deepEqual(res.rows[0], { pending: FRESH, open: FRESH, live: FRESH });
 });
 
 test("the ring indexes' literals are the doorbell's ring budget and re-ring schedule", () => {
