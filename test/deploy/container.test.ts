@@ -184,6 +184,8 @@ test(
         // No timer for the HEALTHCHECK (podman schedules it through systemd, absent here):
         // the test runs it once itself below.
         '--health-interval=disable',
+        // A read-only root, as deploy/kubernetes/deployment.yaml runs it: /data is a volume.
+        '--read-only',
         '-e',
         `SWITCHBOARD_DATABASE_URL=${databaseUrl}`,
         '-e',
