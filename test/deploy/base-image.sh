@@ -34,7 +34,7 @@ if ! have localhost/debian-min:bookworm; then
     exit 1
   }
   step "importing it as localhost/debian-min:bookworm"
-  tar -C "$W/rootfs" -c . | "${P[@]}" import - localhost/debian-min:bookworm >/dev/null
+  tar -C "$W/rootfs" -c . | "${P[@]}" import -q - localhost/debian-min:bookworm >/dev/null
   rm -rf "$W/rootfs"
 fi
 

@@ -49,7 +49,8 @@ test('the Kubernetes pods are probed on /readyz and /healthz and scraped on /met
   const port = container.ports[0].name;
   assert.equal(container.readinessProbe.httpGet.port, port);
   assert.equal(container.livenessProbe.httpGet.port, port);
-  const tokenRef = container.env.find((e: Doc) => e.name === 'SWITCHBOARD_METRICS_TOKEN').valueFrom.secretKeyRef;
+  const env = container.env as Doc[];
+  const tokenRef = env.find((e) => e.name === 'SWITCHBOARD_METRICS_TOKEN').valueFrom.secretKeyRef;
 
   const monitor: Doc = parse(await read('deploy/kubernetes/podmonitor.yaml'));
   assert.equal(monitor.kind, 'PodMonitor');
@@ -63,7 +64,7 @@ test('the Kubernetes pods are probed on /readyz and /healthz and scraped on /met
   assert.match(await read('deploy/prometheus/alerts.yml'), /job="switchboard"/);
 
   const kustomization: Doc = parse(await read('deploy/kubernetes/kustomization.yaml'));
-  assert.ok(kustomization.resources.includes('podmonitor.yaml'));
+  assert.ok((kustomization.resources as string[]).includes('podmonitor.yaml'));
 });
 
 test("the compose file's secrets step generates the database password and the metrics token once", async () => {
