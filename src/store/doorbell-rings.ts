@@ -153,8 +153,13 @@ export async function ackRing(
 
 /**
  * The unheard sweep: open rings older than the window become unheard. SKIP LOCKED leaves a
- * row a claim holds to that claim; the UPDATE re-checks the predicate, so a ring acked
- * meanwhile is left alone. Returns the rings marked.
+ * row a claim holds to that claim; taking the row lock re-evaluates the batch's condition on
+ * the newest version of the row, so a ring acked before the lock drops out of the batch, and
+ * once locked nothing acks it before the UPDATE. The UPDATE therefore joins the batch by key
+ * alone: repeating the open-ring condition there matched the open-age index's predicate, and
+ * on a just-rung table's stale statistics the planner walked that index once per ring of the
+ * batch instead of probing the primary key (docs/design/scale.md, "A pushed backlog").
+ * Returns the rings marked.
  */
 export async function markUnheardRings(
   db: Queryable,
@@ -166,7 +171,7 @@ export async function markUnheardRings(
         WHERE acked_at IS NULL AND unheard_at IS NULL AND sent_at <= now() - make_interval(secs => $1)
         ORDER BY sent_at LIMIT $2 FOR UPDATE SKIP LOCKED)
      UPDATE doorbell_rings r SET unheard_at = now() FROM due
-      WHERE r.endpoint_id = due.endpoint_id AND r.id = due.id AND r.acked_at IS NULL AND r.unheard_at IS NULL
+      WHERE r.endpoint_id = due.endpoint_id AND r.id = due.id
      RETURNING r.endpoint_id, r.session_id, r.kind, r.synthetic`,
     [a.windowSeconds, a.limit],
   );

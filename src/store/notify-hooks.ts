@@ -189,7 +189,11 @@ export async function enabledHooks(db: Queryable, endpointId: string): Promise<H
  * hooks: their todo_ready notice was lost (NOTIFY is a hint). For the hook sweep, which
  * acts for the server across endpoints, driven by the (small) hooks table: one probe of
  * the undecided-transition index (0012) per granted queue of an endpoint with hooks; transitions younger than
- * `minAgeSeconds` are left to the notice still in flight.
+ * `minAgeSeconds` are left to the notice still in flight. The probe is a LATERAL ordered by
+ * the index's last column with LIMIT 1 rather than EXISTS: with a just-pushed table's stale
+ * statistics the semi-join walked every pending todo and joined the hooks after (0.5–0.8 s
+ * a sweep with no hooks at all), and an unordered probe took another index or a sequential
+ * scan (docs/design/scale.md, "A pushed backlog").
  */
 export async function queuesWithUndecided(
   db: Queryable,
@@ -200,12 +204,13 @@ export async function queuesWithUndecided(
        FROM (SELECT DISTINCT endpoint_id FROM notify_hooks) h
        JOIN endpoints e ON e.id = h.endpoint_id
        CROSS JOIN LATERAL unnest(e.queues) q(queue)
-      WHERE EXISTS (
+       CROSS JOIN LATERAL (
          SELECT 1 FROM todos t
           WHERE t.endpoint_id = h.endpoint_id AND t.queue = q.queue AND t.state = 'pending' AND t.ready_at IS NOT NULL AND NOT t.synthetic
             AND ${SENDER_VERIFIED} AND (t.hook_fired_at IS NULL OR t.hook_fired_at < t.updated_at)
             AND t.updated_at > now() - make_interval(secs => $3)
-            AND t.updated_at < now() - make_interval(secs => $2))
+            AND t.updated_at < now() - make_interval(secs => $2)
+          ORDER BY t.updated_at LIMIT 1) u
       LIMIT $1`,
     [a.limit, a.minAgeSeconds, a.maxAgeSeconds],
   );
