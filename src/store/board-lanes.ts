@@ -55,9 +55,12 @@ const CARD_COLUMNS = `t.endpoint_id, t.id, t.queue, t.title, t.state, t.attempt,
   t.lease_expires_at, t.next_retry_at, t.created_at, t.updated_at`;
 
 // One page per lane of queue q, each through the index that holds just that lane's rows
-// in its order ($3 the page size). Pending: oldest ready first, through
-// todos_pending_age_idx (a card shows its priority when it is not 0; claim_next takes the
-// highest first). Claimed: the work in flight, every row. Done and dead: the terminal indexes, newest first. Retrying failures: those whose
+// in its order ($3 the page size). Pending, ready: in claim order (claim rank, then
+// readiness: what claim_next takes next, and what a todo's "N ahead" counts), through the
+// claim's own ready index, whose order needs no sort: ordered by readiness and id, a
+// just-pushed backlog's stale statistics made the planner sort every pending todo of the
+// queue (815 ms at 1M; docs/design/scale.md, "A pushed backlog"). Pending, not ready
+// yet: by readiness, through todos_pending_age_idx. Claimed: the work in flight, every row. Done and dead: the terminal indexes, newest first. Retrying failures: those whose
 // retry lies ahead, from the readiness index's non-pending rank (claims and retries, the
 // work in flight; CLAIM_RANK, todo-sql.ts), which the condition must name for the index
 // to serve it (a due one is claimable and shows once requeued).
@@ -65,7 +68,7 @@ const LANE_PAGES: Record<Lane, string[]> = {
   pending: [
     `SELECT ${CARD_COLUMNS}, 'pending' AS lane FROM todos t
       WHERE t.endpoint_id = q.endpoint_id AND t.queue = q.queue AND t.ready_at IS NOT NULL AND t.ready_at <= now()
-        AND t.state = 'pending' AND NOT t.synthetic ORDER BY t.ready_at, t.id LIMIT $3`,
+        AND t.state = 'pending' AND NOT t.synthetic ORDER BY ${CLAIM_RANK} DESC, t.ready_at LIMIT $3`,
     `SELECT ${CARD_COLUMNS}, 'pending' AS lane FROM todos t
       WHERE t.endpoint_id = q.endpoint_id AND t.queue = q.queue AND t.ready_at > now()
         AND t.state = 'pending' AND NOT t.synthetic ORDER BY t.ready_at, t.id LIMIT $3`,
@@ -93,7 +96,7 @@ const LANE_PAGES: Record<Lane, string[]> = {
 
 /**
  * A page of the newest `perLane` cards of every (endpoint, queue, lane) granted; pending
- * oldest ready first, every other lane most recently changed
+ * ready ones in claim order, every other lane most recently changed
  * first. Reads about `perLane` rows per lane, whatever the lane holds.
  */
 export async function laneCards(

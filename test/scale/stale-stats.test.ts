@@ -5,11 +5,13 @@
 // ago, no hook has decided any, and each has an open ring nobody answered. With no hook the
 // hook sweep has nothing to look at; with one it must name the queue after one probe of the
 // undecided-transition index. The unheard sweep must mark a batch of rings at a few buffers
-// each. Whatever the planner guesses, none of them may read the backlog.
+// each, and the board's lanes read a page. Whatever the planner guesses, none of them may
+// read the backlog.
 
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import type { Queryable } from '../../src/db/pool.js';
+import { laneCards } from '../../src/store/board-lanes.js';
 import { markUnheardRings } from '../../src/store/doorbell-rings.js';
 import { queuesWithUndecided } from '../../src/store/notify-hooks.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
@@ -138,4 +140,15 @@ test('the unheard sweep marks a batch of open rings through their keys, not once
     m.discarded < batch,
     `the unheard sweep read and discarded ${m.discarded} rows to mark ${batch} of ${PENDING} open rings:\n${m.plan}`,
   );
+});
+
+test("the board's lanes read a page of the pushed backlog, in claim order, without sorting all of it", async () => {
+  const m = await measure((q) => laneCards(q, [{ endpointId, queue: 'inbox' }], 20));
+  assert.equal(m.rows, 20);
+  assert.ok(m.buffers < 200, `the lanes touched ${m.buffers} buffers beside ${PENDING} pending todos:\n${m.plan}`);
+  // Claim order: the one todo with a priority comes first, as claim_next would take it.
+  await db.pool.query(`UPDATE todos SET priority = 5 WHERE endpoint_id = $1 AND id = 'td_00050000'`, [endpointId]);
+  const cards = await laneCards(db.pool, [{ endpointId, queue: 'inbox' }], 20);
+  assert.equal(cards.filter((c) => c.lane === 'pending').length, 20);
+  assert.equal(cards[0]?.id, 'td_00050000');
 });
