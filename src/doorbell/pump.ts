@@ -14,13 +14,7 @@
 import type { Logger } from 'pino';
 import type { Pool } from '../db/pool.js';
 import { newId } from '../domain/ids.js';
-import {
-  claimRings,
-  endpointsWithOpenStreams,
-  publishRing,
-  type RingReason,
-  type RungTodo,
-} from '../store/rings.js';
+import { claimRings, endpointsWithOpenStreams, publishRing, type RingReason, type RungTodo } from '../store/rings.js';
 import { answerRing } from '../store/ring-targets.js';
 import { IDLE_GRACE_MS, IdleChecks } from './idle.js';
 import { holdDeferred } from '../budgets/gate.js';
