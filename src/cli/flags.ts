@@ -7,7 +7,7 @@
 import { parseDuration } from '../config/duration.js';
 import type { Command } from 'commander';
 import { LEASE_BOUNDS, LIMITS, QUEUE_NAME } from '../domain/todo.js';
-import { CliError, EXIT, fail } from './exit.js';
+import { CliError, EXIT, fail, usageOutput } from './exit.js';
 
 export { LEASE_BOUNDS, LIMITS };
 
@@ -26,16 +26,13 @@ export function apiCommand(parent: Command, name: string, description: string): 
   return oneLineErrors(command);
 }
 
-/** commander's usage errors as `switchboard: <problem> (see `… --help`)`, no help dump. */
+/**
+ * commander's usage errors as `switchboard: <problem> (see `… --help`)`, no help dump;
+ * under --json as the error object (exit.ts).
+ */
 export function oneLineErrors(command: Command): Command {
   return command.showHelpAfterError(false).configureOutput({
-    outputError: (message, write) => {
-      const problem = message
-        .replace(/^error: /, '')
-        .replace(/\s*\n\s*/g, ' ')
-        .trim();
-      write(`switchboard: ${problem} (see \`${commandPath(command)} --help\`)\n`);
-    },
+    outputError: (message, write) => write(usageOutput(message, commandPath(command))),
   });
 }
 

@@ -13,6 +13,7 @@ import {
   integer,
   isLoopbackHost,
   listen,
+  LOG_FORMATS,
   LOG_LEVELS,
   optionalDuration,
   timeoutDuration,
@@ -35,6 +36,8 @@ const SCHEMA = z.object({
   // Next to where `serve` was started, like a project-local .git: easy to find and delete.
   SWITCHBOARD_DATA_DIR: z.string().min(1).default('./.switchboard'),
   SWITCHBOARD_LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  // JSON lines for a log pipeline, readable lines for a person at a terminal.
+  SWITCHBOARD_LOG_FORMAT: z.enum(LOG_FORMATS).default('auto'),
   // Ten connections serve hundreds of agents: every statement is short. Raise it for
   // many instances' worth of claim traffic on one process, not for idle sessions.
   SWITCHBOARD_DB_POOL_SIZE: integer(10, 2, 500),
@@ -345,6 +348,7 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
         lockTimeoutMs: e.SWITCHBOARD_LOCK_TIMEOUT,
       },
       logLevel: e.SWITCHBOARD_LOG_LEVEL,
+      logFormat: e.SWITCHBOARD_LOG_FORMAT,
       auth: e.SWITCHBOARD_AUTH === 'on',
       tokenTtlSeconds: Math.round(e.SWITCHBOARD_TOKEN_TTL / 1000),
       oidc: oidcConfig(e),

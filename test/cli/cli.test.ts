@@ -334,7 +334,7 @@ test('a bad flag exits 2 with one stderr line naming it and prints nothing on st
     [['todo', 'push', 'agent', '--title', 't', '--payload', '{'], /--payload: not valid JSON/],
     [['todo', 'push', 'agent', '--title', 't', '--max-atempts', '3'], /unknown option '--max-atempts'.*--max-attempts/],
     [['todo', 'list'], /missing required argument 'ENDPOINT'/],
-    [['endpoint', 'vend', 'x', '--lease', 'soon', '--json'], /--lease: must be a whole number/],
+    [['endpoint', 'vend', 'x', '--lease', 'soon'], /--lease: must be a whole number/],
     [['webhook', 'create', 'agent', '--queue', 'Bad Queue'], /--queue: "Bad Queue" is not a queue name/],
     [['whoami', '--url', 'localhost:8080'], /--url: /],
   ];
@@ -353,7 +353,13 @@ test('without a login the API commands exit 1 saying how to sign in', async () =
   const { code, stdout, stderr } = await runCli(['endpoint', 'list', '--json'], { XDG_CONFIG_HOME: config });
   assert.equal(code, 1);
   assert.equal(stdout, '');
-  assert.equal(stderr, 'switchboard: not signed in: run `switchboard login --url http://127.0.0.1:8080`\n');
+  // Under --json the same failure is the error object (test/cli/json-errors.test.ts).
+  assert.deepEqual(JSON.parse(stderr), {
+    error: { code: 'failed', message: 'not signed in: run `switchboard login --url http://127.0.0.1:8080`' },
+  });
+  const plain = await runCli(['endpoint', 'list'], { XDG_CONFIG_HOME: config });
+  assert.equal(plain.code, 1);
+  assert.equal(plain.stderr, 'switchboard: not signed in: run `switchboard login --url http://127.0.0.1:8080`\n');
 });
 
 test('the saved token is never sent to a server other than the one it came from', async () => {
