@@ -50,7 +50,7 @@ export interface Endpoint {
 }
 
 interface VendOptions extends CommonOptions {
-  queue: string[];
+  queue?: string[];
   verbs?: string;
   expiresAt?: string;
   lease?: string;
@@ -67,7 +67,7 @@ export function registerEndpoint(program: Command): void {
   const group = oneLineErrors(program.command('endpoint').description("vend and manage agents' endpoints"));
   apiCommand(group, 'vend', 'create an endpoint and print its credential (shown once) and MCP config')
     .argument('<NAME>', 'a name for the agent, e.g. reviewer')
-    .option('--queue <Q>', 'a queue the endpoint may use; repeat for more (default: inbox)', collect, [])
+    .option('--queue <Q>', 'a queue the endpoint may use; repeat for more (default: inbox)', collect)
     .option('--verbs <LIST>', 'comma-separated verb or family names: drain, create, messages, admission, hooks')
     .option('--expires-at <T>', 'when the credential stops working, RFC 3339 (e.g. 2030-01-31T18:00:00Z)')
     .option('--lease <SECONDS>', `default lease for claims, ${LEASE_BOUNDS.min}–${LEASE_BOUNDS.max} seconds`)
@@ -91,7 +91,7 @@ export function registerEndpoint(program: Command): void {
 /** Checks the flags and builds the POST body; throws a usage error naming the bad flag. */
 export function vendBody(name: string, opts: VendOptions): Record<string, unknown> {
   const body: Record<string, unknown> = { name: textFlag('NAME', name, 200) };
-  if (opts.queue.length > 0) body.queues = opts.queue.map((q) => queueName('--queue', q));
+  if (opts.queue) body.queues = opts.queue.map((q) => queueName('--queue', q));
   if (opts.verbs !== undefined) body.verbs = listFlag('--verbs', opts.verbs);
   if (opts.expiresAt !== undefined) body.expires_at = futureTime('--expires-at', opts.expiresAt);
   if (opts.lease !== undefined)

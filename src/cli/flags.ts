@@ -7,6 +7,7 @@
 import { parseDuration } from '../config/duration.js';
 import type { Command } from 'commander';
 import { LEASE_BOUNDS, LIMITS, QUEUE_NAME } from '../domain/todo.js';
+import { ApiError } from './client.js';
 import { CliError, EXIT, fail, usageOutput } from './exit.js';
 
 export { LEASE_BOUNDS, LIMITS };
@@ -42,6 +43,23 @@ function commandPath(command: Command): string {
   return names.join(' ');
 }
 
+/**
+ * The request, with a refusal of a body field the command took from a flag told in the
+ * flag's name: the server says `cron: …`, the user typed `--cron`.
+ */
+export async function asFlags<T>(request: Promise<T>, flags: Readonly<Record<string, string>>): Promise<T> {
+  try {
+    return await request;
+  } catch (err) {
+    const flag = err instanceof ApiError && err.field !== undefined ? flags[err.field] : undefined;
+    if (!(err instanceof ApiError) || flag === undefined || err.field === undefined) throw err;
+    const message = err.message.startsWith(`${err.field}:`)
+      ? `${flag}:${err.message.slice(err.field.length + 1)}`
+      : `${flag}: ${err.message}`;
+    throw new ApiError(message, err.code, err.status, { ...err.details, field: flag });
+  }
+}
+
 /** Wraps an action so a failure prints one line and exits with its code, never a stack. */
 export function run<A extends unknown[]>(action: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
   return async (...args: A) => {
@@ -57,9 +75,12 @@ function usage(message: string): CliError {
   return new CliError(message, EXIT.usage);
 }
 
-/** For repeatable options such as --queue a --queue b. */
-export function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
+/**
+ * For repeatable options such as --queue a --queue b. No default is given to commander
+ * (its help would print `(default: [])`): an option never given is undefined.
+ */
+export function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 export function wholeNumber(flag: string, value: string, min: number, max: number): number {

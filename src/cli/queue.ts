@@ -8,6 +8,7 @@ import { signedInClient } from './client.js';
 import { endpointPath } from './endpoint.js';
 import { CliError, EXIT } from './exit.js';
 import {
+  asFlags,
   apiCommand,
   oneLineErrors,
   oneOf,
@@ -205,10 +206,14 @@ function describeDetail(d: Detail): string {
 async function set(endpoint: string, queue: string, opts: SetOptions): Promise<void> {
   const body = budgetBody(opts);
   const client = await signedInClient(opts.url);
-  const answer = await client.request<Status & { created: boolean }>(
-    'PUT',
-    policyPath(endpoint, queueName('QUEUE', queue)),
-    body,
+  const answer = await asFlags(
+    client.request<Status & { created: boolean }>('PUT', policyPath(endpoint, queueName('QUEUE', queue)), body),
+    {
+      max_in_flight: '--max-in-flight',
+      'window.tz': '--tz',
+      'window.start': '--start',
+      'window.weekday': '--weekday',
+    },
   );
   emit(
     opts.json,

@@ -6,7 +6,17 @@
 import type { Command } from 'commander';
 import { signedInClient } from './client.js';
 import { endpointPath } from './endpoint.js';
-import { apiCommand, jsonValue, LIMITS, oneLineErrors, queueName, run, textFlag, type CommonOptions } from './flags.js';
+import {
+  apiCommand,
+  asFlags,
+  jsonValue,
+  LIMITS,
+  oneLineErrors,
+  queueName,
+  run,
+  textFlag,
+  type CommonOptions,
+} from './flags.js';
 import { CliError, EXIT } from './exit.js';
 import { emit, keyValues, section, table } from './output.js';
 
@@ -176,7 +186,16 @@ async function show(endpoint: string, id: string, opts: CommonOptions): Promise<
 async function add(endpoint: string, opts: AddOptions): Promise<void> {
   const body = addBody(opts);
   const client = await signedInClient(opts.url);
-  const answer = await client.request<{ schedule: Schedule }>('POST', schedulesPath(endpoint), body);
+  const answer = await asFlags(client.request<{ schedule: Schedule }>('POST', schedulesPath(endpoint), body), {
+    queue: '--queue',
+    cron: '--cron',
+    tz: '--tz',
+    title: '--title',
+    body: '--body',
+    payload: '--payload',
+    kind: '--kind',
+    priority: '--priority',
+  });
   emit(
     opts.json,
     answer,

@@ -210,7 +210,7 @@ test('todo list and endpoint vend turn their flags into the query and the body',
     '?queue=inbox&state=failed&limit=10&cursor=c+1',
   );
   await rejectsWith(() => listQuery({ limit: '500' }), EXIT.usage, '--limit: must be a whole number from 1 to 200');
-  assert.deepEqual(vendBody('reviewer', { queue: [] }), { name: 'reviewer' });
+  assert.deepEqual(vendBody('reviewer', {}), { name: 'reviewer' });
   assert.deepEqual(vendBody('reviewer', { queue: ['inbox', 'prs'], verbs: 'drain, create', lease: '600' }), {
     name: 'reviewer',
     queues: ['inbox', 'prs'],
