@@ -11,7 +11,6 @@ import { checkCron } from './occurrence.js';
 /** The `priority` bounds of migrations/0014_work_model.sql: higher is claimed first. */
 export const PRIORITY_BOUNDS = { min: -100, max: 100 } as const;
 
-
 const cron = z
   .string()
   .max(200, 'must be at most 200 characters')
