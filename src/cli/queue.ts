@@ -36,7 +36,13 @@ interface Window {
 }
 interface Detail extends Status {
   windows: Array<{ window_start: string; used: number }>;
-  audit: Array<{ action: string; actor_human_id: string; actor_endpoint_id: string | null; at: string }>;
+  audit: Array<{
+    action: string;
+    actor_human_id: string;
+    actor_email?: string | null;
+    actor_endpoint_id: string | null;
+    at: string;
+  }>;
 }
 
 export interface SetOptions extends CommonOptions {
@@ -195,7 +201,7 @@ function describeDetail(d: Detail): string {
     [
       { header: 'AT', value: (a) => a.at },
       { header: 'ACTION', value: (a) => a.action },
-      { header: 'HUMAN', value: (a) => a.actor_human_id },
+      { header: 'BY', value: (a) => a.actor_email ?? a.actor_human_id, max: 40 },
       { header: 'AGENT', value: (a) => a.actor_endpoint_id },
     ],
     '(none)',

@@ -29,3 +29,18 @@ export function unknownZone(value: unknown): string {
   const shown = typeof value === 'string' ? `"${value.slice(0, ZONE_NAME_MAX + 1)}"` : JSON.stringify(value);
   return `${shown} is not an IANA zone this server knows, such as Europe/Berlin or UTC`;
 }
+
+/**
+ * An instant on a zone's wall clock, as the board and the CLI show a schedule's runs:
+ * "1 Jun 2026, 09:00 Europe/Berlin". A zone unknown here shows the instant in UTC.
+ */
+export function wallClock(instant: Date, tz: string): string {
+  try {
+    const text = new Intl.DateTimeFormat('en-GB', { timeZone: tz, dateStyle: 'medium', timeStyle: 'short' }).format(
+      instant,
+    );
+    return `${text} ${tz}`;
+  } catch {
+    return instant.toISOString();
+  }
+}

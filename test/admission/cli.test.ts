@@ -95,6 +95,11 @@ test('set, show and clear a budget round trip through the CLI', async () => {
   const detail = await sb(['queue', 'budget', 'show', slug, 'inbox']);
   assert.match(detail.stdout, /window\s+hour from 00:00 UTC/);
   assert.match(detail.stdout, /Audit:/);
+  // The audit names people by email, not by id.
+  const email = (await pool.query<{ email: string }>('SELECT email FROM humans WHERE id = $1', [mine.humanId])).rows[0]!
+    .email;
+  assert.match(detail.stdout, new RegExp(`BY[\\s\\S]*${email.replace(/[.]/g, '\\.')}`));
+  assert.ok(!detail.stdout.includes(mine.humanId), detail.stdout);
   const cleared = await json(['queue', 'budget', 'clear', slug, 'inbox']);
   assert.deepEqual(cleared, { scope: `endpoint:${slug}`, queue: 'inbox', deleted: true });
   const gone = await sb(['queue', 'budget', 'show', slug, 'inbox']);

@@ -71,11 +71,23 @@ test('add, list, pause, resume, show and remove a schedule through the CLI', asy
   assert.equal(paused.schedule.next_run_at, null);
   const resumed = await sb(['schedule', 'resume', slug, id]);
   assert.equal(resumed.code, 0, resumed.stderr);
-  assert.match(resumed.stdout, new RegExp(`resumed ${id}: next run`));
+  // Run times read on the schedule's own wall clock (09:00 in Berlin), then in UTC.
+  assert.match(
+    resumed.stdout,
+    new RegExp(
+      `resumed ${id}: next run \\d+ \\w+ \\d{4}, 09:00 Europe/Berlin \\(\\d{4}-\\d\\d-\\d\\dT0[78]:00:00Z\\)\\n$`,
+    ),
+  );
   const shown = await sb(['schedule', 'show', slug, id]);
   assert.equal(shown.code, 0, shown.stderr);
   assert.match(shown.stdout, /cron\s+0 9 \* \* 1-5 \(Europe\/Berlin\)/);
   assert.match(shown.stdout, /Audit:\n.*ACTION[\s\S]*resume[\s\S]*pause[\s\S]*create/);
+  // The audit names people by email, not by id.
+  const email = (await pool.query<{ email: string }>('SELECT email FROM humans WHERE id = $1', [mine.humanId])).rows[0]!
+    .email;
+  assert.match(shown.stdout, /AT\s+ACTION\s+BY\s+CHANGES/);
+  assert.equal(shown.stdout.split(email).length - 1, 3, shown.stdout);
+  assert.ok(!shown.stdout.includes(mine.humanId), shown.stdout);
   const removed = await json(['schedule', 'remove', slug, id]);
   assert.deepEqual(removed, { id, deleted: true });
   const gone = await sb(['schedule', 'show', slug, id]);
