@@ -57,6 +57,9 @@ const SCHEMA = z.object({
   // A day: a client that retries a create after an outage of hours gets its first todo
   // back even when that todo already finished; zero keeps only live todos' keys.
   SWITCHBOARD_IDEMPOTENCY_WINDOW: duration('24h', 0, 30 * 86_400_000, '0s–30d'),
+  // An hour to move every agent to a rotated credential before the old one stops; 0s
+  // ends it at once (a leaked credential).
+  SWITCHBOARD_CREDENTIAL_GRACE: duration('1h', 0, 7 * 86_400_000, '0s–7d'),
   // Attempts kept per todo: the latest 25 explain any todo (max_attempts is 5 by default,
   // releases add a few); a todo released over and over would otherwise grow its history
   // without bound. At least 5, the prior_attempts a claim answers.
@@ -349,6 +352,7 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
       },
       logLevel: e.SWITCHBOARD_LOG_LEVEL,
       logFormat: e.SWITCHBOARD_LOG_FORMAT,
+      credentialGraceSeconds: Math.round(e.SWITCHBOARD_CREDENTIAL_GRACE / 1000),
       auth: e.SWITCHBOARD_AUTH === 'on',
       tokenTtlSeconds: Math.round(e.SWITCHBOARD_TOKEN_TTL / 1000),
       oidc: oidcConfig(e),

@@ -27,6 +27,8 @@ export interface Config {
   logLevel: (typeof LOG_LEVELS)[number];
   /** SWITCHBOARD_LOG_FORMAT: `serve`'s lines as JSON, readable, or by whether stdout is a terminal. */
   logFormat: (typeof LOG_FORMATS)[number];
+  /** SWITCHBOARD_CREDENTIAL_GRACE in seconds: how long a rotated endpoint credential still works. */
+  credentialGraceSeconds: number;
   /** false only with SWITCHBOARD_AUTH=off on a loopback address: every request is an admin. */
   auth: boolean;
   /** SWITCHBOARD_TOKEN_TTL in seconds: a login token's sliding lifetime. */

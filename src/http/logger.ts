@@ -81,7 +81,7 @@ export function prettyLine(json: string, color = false): string {
 
 /** A pino destination writing each line through prettyLine (SWITCHBOARD_LOG_FORMAT). */
 export function prettyDestination(out: NodeJS.WritableStream & { isTTY?: boolean }): DestinationStream {
-  const color = out.isTTY === true && !process.env.NO_COLOR;
+  const color = out.isTTY === true;
   return { write: (line: string) => void out.write(prettyLine(line, color)) };
 }
 

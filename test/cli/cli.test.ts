@@ -13,7 +13,7 @@ import { after, test } from 'node:test';
 import { cliEnvFrom } from '../../src/config/cli.js';
 import { ApiError, apiClient, normalizeUrl } from '../../src/cli/client.js';
 import { credentialsPath, deleteCredentials, loadCredentials, saveCredentials } from '../../src/cli/credentials.js';
-import { connectTemplates, vendBody } from '../../src/cli/endpoint.js';
+import { connectTemplates, rotateBody, vendBody } from '../../src/cli/endpoint.js';
 import { CliError, EXIT } from '../../src/cli/exit.js';
 import { futureTime, jsonValue, oneOf, queueName, wholeNumber } from '../../src/cli/flags.js';
 import { clean, keyValues, table, text } from '../../src/cli/output.js';
@@ -201,6 +201,14 @@ test('todo push builds its body from the flags and refuses --body with --body-fi
   await rejectsWith(() => pushBody({ ...base, title: ' ' }), EXIT.usage, '--title: must not be empty');
   await rejectsWith(() => pushBody({ ...base, title: 'x'.repeat(201) }), EXIT.usage, /^--title: longer than 200/);
   await rejectsWith(() => pushBody({ ...base, payload: 'nope' }), EXIT.usage, '--payload: not valid JSON');
+});
+
+test('endpoint rotate sends --grace in whole seconds, and refuses one outside 0s–7d naming it', async () => {
+  assert.deepEqual(rotateBody({}), {});
+  assert.deepEqual(rotateBody({ grace: '0s' }), { grace_seconds: 0 });
+  assert.deepEqual(rotateBody({ grace: '90m' }), { grace_seconds: 5400 });
+  await rejectsWith(() => rotateBody({ grace: '8d' }), EXIT.usage, /^--grace: "8d" is not a duration from 0s to 7d/);
+  await rejectsWith(() => rotateBody({ grace: 'soon' }), EXIT.usage, /^--grace: /);
 });
 
 test('todo list and endpoint vend turn their flags into the query and the body', async () => {
