@@ -32,10 +32,11 @@ export interface BusEvents {
    */
   endpoint_revoked: { endpoint_id: string };
   /**
-   * An endpoint's credential was rotated: every instance drops the answers it reuses for
-   * the endpoint, so a replaced credential whose grace is 0 stops at once everywhere.
+   * An endpoint's credential was rotated or its settings changed: every instance drops
+   * the answers it reuses for the endpoint, so a replaced credential whose grace is 0
+   * stops at once everywhere and a granted queue is claimable at once.
    */
-  credential_rotated: { endpoint_id: string };
+  endpoint_changed: { endpoint_id: string };
   /** A human was disabled or deleted: every instance closes the board connections (/ws) it holds for them. */
   human_disabled: { human_id: string };
   /** An install-wide setting was saved (persist before apply, on every instance). */

@@ -269,7 +269,7 @@ export function mcpRoutes(app: FastifyInstance, services: Services): SessionRegi
     services.bus.subscribe('session_closed', forget),
     services.bus.subscribe('endpoint_revoked', forget),
     // A rotation ends no session or stream: only the answers reused for the old credential.
-    services.bus.subscribe('credential_rotated', (event) => services.credentials.forget(event.endpoint_id)),
+    services.bus.subscribe('endpoint_changed', (event) => services.credentials.forget(event.endpoint_id)),
   ];
   const stateless = new StatelessMcp({
     protocol,
