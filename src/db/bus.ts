@@ -22,6 +22,7 @@ const REQUIRED: { [K in BusEventType]: Array<keyof BusEvents[K] & string> } = {
   session_closed: ['endpoint_id', 'session_id'],
   endpoint_revoked: ['endpoint_id'],
   human_disabled: ['human_id'],
+  board_sessions_ended: ['human_id'],
   settings_changed: ['key'],
   doorbell_test: ['endpoint_id', 'test_id'],
   presence_in: ['endpoint_id'],
