@@ -32,8 +32,8 @@ export interface WsDeps extends IdentityDeps {
   bus: Bus;
   /** Frames per connection (SWITCHBOARD_WS_RATE / SWITCHBOARD_WS_BURST). */
   socketLimit: BucketSpec;
-  /** The Host names served (config.allowedHosts): a browser's Origin must be one of them. */
-  allowedHosts: readonly string[] | null;
+  /** The whole origins served (config.allowedOrigins): a browser's Origin must be one of them. */
+  allowedOrigins: readonly string[];
   tracing: Tracing;
 }
 
@@ -78,9 +78,10 @@ async function admit(
   reply: FastifyReply,
   opened: WeakMap<FastifyRequest, Opened>,
 ): Promise<void> {
-  // The same allow-list as /mcp (src/http/hosts.ts): the public URL's origin, a loopback
-  // origin on a loopback bind, SWITCHBOARD_ALLOWED_HOSTS, or the origin addressed.
-  const check = { allowed: deps.allowedHosts, host: request.headers.host, protocol: request.protocol };
+  // The same allow-list as /mcp (src/http/hosts.ts): the public URL's origin, the listen
+  // origin (each loopback name on a loopback bind), SWITCHBOARD_ALLOWED_HOSTS, or the
+  // origin addressed; whole origins, ports included.
+  const check = { origins: deps.allowedOrigins, host: request.headers.host, protocol: request.protocol };
   if (!originAllowed(request.headers.origin, check)) {
     await reply.status(403).send(errorBody('forbidden', 'Origin: not this server'));
     return;

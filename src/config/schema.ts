@@ -283,6 +283,23 @@ function allowedHosts(listenHost: string, publicUrl: string | undefined, extra: 
   return names.size === 0 ? null : [...names];
 }
 
+/**
+ * The origins a browser page may drive /mcp and /ws from, whole (scheme, host, port;
+ * docs/design/limits.md, "Host and Origin"): the public URL's; the listen address's, and
+ * on a loopback bind each loopback name at the listen port; each extra host name with the
+ * public URL's scheme and port. A page on another port of the same name (another local
+ * server) is another origin, and is not one of these.
+ */
+function allowedOrigins(listen: { host: string; port: number }, publicUrl: string, extra: string[]): string[] {
+  const pub = new URL(publicUrl);
+  const origins = new Set([pub.origin]);
+  const bound = listen.host.includes(':') ? `[${listen.host}]` : listen.host;
+  const names = isLoopbackHost(listen.host) ? [bound, ...LOOPBACK_NAMES] : [bound];
+  for (const name of names) origins.add(new URL(`http://${name}:${listen.port}`).origin);
+  for (const name of extra) origins.add(new URL(`${pub.protocol}//${name}${pub.port ? `:${pub.port}` : ''}`).origin);
+  return [...origins];
+}
+
 export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
 
 /** Parses the environment; lists every problem at once rather than the first. */
@@ -330,12 +347,16 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
   const hostForUrl = e.SWITCHBOARD_LISTEN.host.includes(':')
     ? `[${e.SWITCHBOARD_LISTEN.host}]`
     : e.SWITCHBOARD_LISTEN.host;
+  const publicUrl = (e.SWITCHBOARD_PUBLIC_URL ?? `http://${hostForUrl}:${e.SWITCHBOARD_LISTEN.port}`).replace(
+    /\/$/,
+    '',
+  );
   return {
     ok: true,
     config: {
       tracing: tracingConfig(e),
       listen: e.SWITCHBOARD_LISTEN,
-      publicUrl: (e.SWITCHBOARD_PUBLIC_URL ?? `http://${hostForUrl}:${e.SWITCHBOARD_LISTEN.port}`).replace(/\/$/, ''),
+      publicUrl,
       database: {
         url: e.SWITCHBOARD_DATABASE_URL ?? null,
         dataDir: e.SWITCHBOARD_DATA_DIR,
@@ -363,6 +384,7 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
       metricsMaxEndpoints: e.SWITCHBOARD_METRICS_MAX_ENDPOINTS,
       queueWaitAlertSeconds: e.SWITCHBOARD_QUEUE_WAIT_ALERT / 1000,
       allowedHosts: allowedHosts(e.SWITCHBOARD_LISTEN.host, e.SWITCHBOARD_PUBLIC_URL, e.SWITCHBOARD_ALLOWED_HOSTS),
+      allowedOrigins: allowedOrigins(e.SWITCHBOARD_LISTEN, publicUrl, e.SWITCHBOARD_ALLOWED_HOSTS),
       quotas: {
         endpoints: e.SWITCHBOARD_QUOTA_ENDPOINTS,
         liveTodosPerEndpoint: e.SWITCHBOARD_QUOTA_LIVE_TODOS,

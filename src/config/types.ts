@@ -54,6 +54,13 @@ export interface Config {
    * bind with neither a public URL nor allowed hosts).
    */
   allowedHosts: string[] | null;
+  /**
+   * The whole origins (scheme, host, port) a browser page may use /mcp and /ws from,
+   * besides the origin a request is addressed to: the public URL's, the listen address's
+   * (each loopback name on a loopback bind), SWITCHBOARD_ALLOWED_HOSTS with the public
+   * URL's scheme and port.
+   */
+  allowedOrigins: string[];
   quotas: Quotas;
   todos: { defaultLeaseSeconds: number; idempotencyWindowSeconds: number; keepAttempts: number };
   sweeps: { reaperIntervalMs: number; retentionIntervalMs: number; retentionMs: number };
