@@ -138,7 +138,7 @@ export function sessionPages(
 
   app.post<Form>('/login', async (request, reply) => {
     const fields = request.body ?? {};
-    auth.limitSignIn(request, reply, fields.email);
+    const attempt = auth.signInAttempt(request, reply, fields.email);
     if (deps.passwordSignIn === false) {
       const use = oidc ? `the “Sign in with ${oidc.providerName}” button` : 'your organisation’s sign-in';
       return reply
@@ -150,10 +150,12 @@ export function sessionPages(
     }
     try {
       const session = await signIn(deps, fields.email ?? '', fields.password ?? '');
+      attempt.succeeded();
       setSessionCookie(deps, request, reply, session.cookie);
       void reply.clearCookie(names.loginCsrf, clearing);
       return reply.redirect(nextPath(fields.next), 303);
     } catch (err) {
+      await attempt.failed(err);
       if (!isAppError(err, 'unauthenticated')) throw err;
       return reply.status(401).send(loginForm(deps, reply, request, err.message, oidc));
     }

@@ -183,10 +183,11 @@ const SCHEMA = z.object({
   // cannot starve the rest. Per connection, per instance.
   SWITCHBOARD_WS_RATE: integer(20, 1, 1_000_000),
   SWITCHBOARD_WS_BURST: integer(40, 1, 1_000_000),
-  // Password sign-in and setup links, per address (an IPv6 address by its /64) and per
-  // account (the e-mail), each a bucket of this burst refilling at this rate: 10 at once
-  // and then one every 5 s makes guessing a password take years, while a human who
-  // mistypes a few times never meets it (docs/design/limits.md, "Sign-in throttle").
+  // Sign-in failures per address (an IPv6 address by its /64), per (account, address) and
+  // per account (which only slows answers down), and setup links per address, each a
+  // bucket of this burst refilling at this rate: 10 at once and then one every 5 s makes
+  // guessing a password take years, while a human who mistypes a few times never meets
+  // it (docs/design/limits.md, "Sign-in throttle").
   SWITCHBOARD_SIGNIN_BURST: integer(10, 1, 1_000_000),
   SWITCHBOARD_SIGNIN_PER_MINUTE: integer(12, 1, 1_000_000),
   // Empty by default: X-Forwarded-For is believed only from proxies named here.

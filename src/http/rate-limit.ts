@@ -67,6 +67,12 @@ export class RateLimiter {
     };
   }
 
+  /** Gives back one token spent on `key` (an attempt that turned out not to count). */
+  refund(key: string): void {
+    const bucket = this.buckets.get(key);
+    if (bucket) bucket.tokens = Math.min(this.spec.burst, bucket.tokens + 1);
+  }
+
   /** The seconds until `key` has a token (0: it has one now), without spending one. */
   peek(key: string, nowMs: number): number {
     const bucket = this.buckets.get(key);
