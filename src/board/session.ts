@@ -41,6 +41,18 @@ function cookieOptions(deps: IdentityDeps, request: FastifyRequest, maxAgeSecond
 }
 
 /** Sets the board session cookie for a session just opened (sign-in, setup, own password change). */
+/**
+ * A CSRF token for a form that signs a browser in (`/login`, `/setup/{token}`): set as the
+ * login-CSRF cookie and returned for the form's hidden field. The post must carry both,
+ * which a cross-site form cannot (login CSRF: signing a victim's browser into the
+ * attacker's account). An hour: a form left open longer is reloaded.
+ */
+export function signedOutCsrf(deps: IdentityDeps, request: FastifyRequest, reply: FastifyReply): string {
+  const csrf = randomBytes(18).toString('base64url');
+  void reply.setCookie(boardCookies(deps.publicUrl).loginCsrf, csrf, cookieOptions(deps, request, 3600));
+  return csrf;
+}
+
 export function setSessionCookie(deps: IdentityDeps, request: FastifyRequest, reply: FastifyReply, cookie: string) {
   void reply.setCookie(
     boardCookies(deps.publicUrl).session,
@@ -67,8 +79,7 @@ function loginForm(
   error?: string,
   oidc: OidcProvider | null = null,
 ) {
-  const csrf = randomBytes(18).toString('base64url');
-  void reply.setCookie(boardCookies(deps.publicUrl).loginCsrf, csrf, cookieOptions(deps, request, 3600));
+  const csrf = signedOutCsrf(deps, request, reply);
   void reply.type('text/html; charset=utf-8');
   const query = request.query as Record<string, unknown> | undefined;
   const body = request.body as Record<string, unknown> | undefined;
