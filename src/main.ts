@@ -74,6 +74,7 @@ export function registerSurfaces(app: FastifyInstance, services: Services, readi
     syntheticAdmin: services.syntheticAdmin,
     nowMs: () => services.clock().getTime(),
     limits: services.config.api,
+    allowedOrigins: services.config.allowedOrigins,
   });
   const { pool, migrations, version, metrics } = services;
   operatorRoutes(app, { pool, migrations, version, readiness, metrics, metricsToken: services.config.metricsToken });

@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, isAppError } from '../domain/errors.js';
 import { principalForToken, type Principal, type TokenDeps } from '../identity/principal.js';
+import { originAllowed } from './hosts.js';
 import {
   accountKey,
   addressKey,
@@ -53,6 +54,33 @@ export interface AuthDeps extends TokenDeps {
   nowMs: () => number;
   /** The operator API's and sign-in's limits (SWITCHBOARD_API_RATE…, SWITCHBOARD_SIGNIN_…), from the config. */
   limits: { perCredential: BucketSpec; perIp: BucketSpec; signIn: BucketSpec };
+  /** The whole origins this server goes by (config.allowedOrigins): with auth off, a change must come from one. */
+  allowedOrigins: readonly string[];
+}
+
+/** Methods that only read: with auth off they are answered whatever site asks. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * With auth off every request is the admin, so a page on any site could change things
+ * through the visitor's browser: a body-less POST or a form needs no CORS preflight
+ * (docs/design/limits.md, "Host and Origin"). A request that changes something is
+ * refused when the browser says it came from elsewhere: `Sec-Fetch-Site` other than
+ * `same-origin` or `none` (a page on another port of localhost is `same-site`), or an
+ * `Origin` that is not one of this server's. Clients that send neither (the CLI, curl,
+ * scripts) are not browsers and go through.
+ */
+function crossSiteProblem(request: FastifyRequest, origins: readonly string[]): string | null {
+  if (SAFE_METHODS.has(request.method)) return null;
+  const site = request.headers['sec-fetch-site'];
+  if (site !== undefined && site !== 'same-origin' && site !== 'none') {
+    return `Sec-Fetch-Site: ${String(site)}: with auth off only this server's own pages may change things`;
+  }
+  const check = { origins, host: request.headers.host, protocol: request.protocol };
+  if (!originAllowed(request.headers.origin, check)) {
+    return "Origin: not this server; with auth off only this server's own pages may change things";
+  }
+  return null;
 }
 
 /**
@@ -185,6 +213,10 @@ export function createAuth(deps: AuthDeps) {
 
   async function authenticate(request: FastifyRequest, reply: FastifyReply, access: Access): Promise<Principal> {
     const ip = limitIp(request, reply);
+    if (deps.syntheticAdmin) {
+      const problem = crossSiteProblem(request, deps.allowedOrigins);
+      if (problem) throw new AppError('forbidden', problem);
+    }
     let principal: Principal | 'expired' | null = deps.syntheticAdmin;
     if (!principal) {
       const bearer = bearerOf(request);
