@@ -108,7 +108,13 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
         await close().catch((err: unknown) => log.error({ err }, 'shutdown step failed'));
     })());
   const version = versionInfo();
-  const early = await listenEarly({ host: config.listen.host, port: config.listen.port, readiness, version });
+  const early = await listenEarly({
+    host: config.listen.host,
+    port: config.listen.port,
+    readiness,
+    version,
+    connections: config.connections,
+  });
   closers.push(() => early.close());
   try {
     // Traces first, so that everything after can be traced; shut down (flushed) last.
@@ -182,6 +188,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
       metricsTokenSet: config.metricsToken !== null,
       latency: services.metrics.latency,
       tracing,
+      connections: config.connections,
     });
     registerSurfaces(app, services, readiness);
     early.releaseUpgrades();

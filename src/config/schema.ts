@@ -192,6 +192,19 @@ const SCHEMA = z.object({
   SWITCHBOARD_SIGNIN_PER_MINUTE: integer(12, 1, 1_000_000),
   // Empty by default: X-Forwarded-For is believed only from proxies named here.
   SWITCHBOARD_TRUST_PROXY: cidrList,
+  // Slow clients (docs/design/limits.md, "Slow clients"). A whole request (headers and
+  // body) must arrive within a minute: the largest, an 8 MiB bulk create, needs about 1
+  // Mbit/s; a trickled body no longer holds a connection for five minutes. Answers are not
+  // bounded by it: long-polls and streams keep their own deadlines.
+  SWITCHBOARD_REQUEST_TIMEOUT: duration('60s', 1_000, 3_600_000, '1s–1h'),
+  // Headers are a few KiB: ten seconds is ample on any link, and bounds what a client that
+  // opens connections and sends nothing can hold.
+  SWITCHBOARD_HEADERS_TIMEOUT: duration('10s', 1_000, 600_000, '1s–10m'),
+  // Open connections per client address (an IPv6 /64), not counting trusted proxies. An
+  // agent host holds one stream per MCP session plus a few for its calls, so 256 leaves
+  // room for a hundred sessions behind one NAT, while one address cannot take the
+  // process's file descriptors.
+  SWITCHBOARD_MAX_CONNECTIONS_PER_IP: integer(256, 1, 1_000_000),
   // Session message queue capacity (docs/design/message-queue.md): a valid value locks
   // the admin setting. Kept as text: an invalid value is logged and ignored, never fatal
   // (see messageConfig).
@@ -342,6 +355,9 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
       'SWITCHBOARD_INSTANCE_DEAD_AFTER: must be at least twice SWITCHBOARD_INSTANCE_HEARTBEAT, or one late beat would declare a live instance dead',
     );
   }
+  if (parsed.success && parsed.data.SWITCHBOARD_HEADERS_TIMEOUT > parsed.data.SWITCHBOARD_REQUEST_TIMEOUT) {
+    problems.push('SWITCHBOARD_HEADERS_TIMEOUT: must not be longer than SWITCHBOARD_REQUEST_TIMEOUT');
+  }
   if (parsed.success) problems.push(...oidcProblems(parsed.data));
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
   const e = parsed.data;
@@ -380,6 +396,11 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
         },
       },
       trustProxy: e.SWITCHBOARD_TRUST_PROXY,
+      connections: {
+        requestTimeoutMs: e.SWITCHBOARD_REQUEST_TIMEOUT,
+        headersTimeoutMs: e.SWITCHBOARD_HEADERS_TIMEOUT,
+        maxPerAddress: e.SWITCHBOARD_MAX_CONNECTIONS_PER_IP,
+      },
       instanceId: e.SWITCHBOARD_INSTANCE_ID ?? null,
       metricsToken: e.SWITCHBOARD_METRICS_TOKEN ?? null,
       metricsMaxEndpoints: e.SWITCHBOARD_METRICS_MAX_ENDPOINTS,

@@ -41,6 +41,11 @@ export interface Config {
     registerLimit: { perSecond: number; burst: number };
   };
   trustProxy: string[];
+  /**
+   * Slow clients: SWITCHBOARD_REQUEST_TIMEOUT and SWITCHBOARD_HEADERS_TIMEOUT (receiving a
+   * request) in ms, and SWITCHBOARD_MAX_CONNECTIONS_PER_IP.
+   */
+  connections: { requestTimeoutMs: number; headersTimeoutMs: number; maxPerAddress: number };
   instanceId: string | null;
   /** The bearer /metrics requires; null: /metrics is open (loopback binds only). */
   metricsToken: string | null;

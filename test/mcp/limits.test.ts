@@ -150,7 +150,12 @@ test('1,000 initialize calls of one credential (none ending its session) leave t
   // Only the MCP surface, so the test can read what its registry holds.
   const services = await testServices({ pool, instanceId: 'limits-memory', env: unlimitedRate });
   assert.equal(services.config.mcp.sessionsPerEndpoint, 100, 'the documented default');
-  const app = createHost({ log: services.log, trustProxy: [], allowedHosts: services.config.allowedHosts });
+  const app = createHost({
+    log: services.log,
+    trustProxy: [],
+    allowedHosts: services.config.allowedHosts,
+    connections: services.config.connections,
+  });
   const registry = mcpRoutes(app, services);
   await app.listen({ host: '127.0.0.1', port: 0 });
   try {
