@@ -52,6 +52,7 @@ export function apiRoutes(app: FastifyInstance, services: Services, auth: Auth):
     syntheticAdmin: services.syntheticAdmin,
     bus: services.bus,
     socketLimit: services.config.api.perSocket,
+    socketsPerHuman: services.config.api.socketsPerHuman,
     allowedOrigins: services.config.allowedOrigins,
     tracing: services.tracing,
   });

@@ -32,6 +32,8 @@ export interface WsDeps extends IdentityDeps {
   bus: Bus;
   /** Frames per connection (SWITCHBOARD_WS_RATE / SWITCHBOARD_WS_BURST). */
   socketLimit: BucketSpec;
+  /** Open connections per human on this instance (SWITCHBOARD_WS_PER_HUMAN). */
+  socketsPerHuman: number;
   /** The whole origins served (config.allowedOrigins): a browser's Origin must be one of them. */
   allowedOrigins: readonly string[];
   tracing: Tracing;
@@ -77,6 +79,7 @@ async function admit(
   request: FastifyRequest,
   reply: FastifyReply,
   opened: WeakMap<FastifyRequest, Opened>,
+  held: (humanId: string) => number,
 ): Promise<void> {
   // The same allow-list as /mcp (src/http/hosts.ts): the public URL's origin, the listen
   // origin (each loopback name on a loopback bind), SWITCHBOARD_ALLOWED_HOSTS, or the
@@ -86,19 +89,22 @@ async function admit(
     await reply.status(403).send(errorBody('forbidden', 'Origin: not this server'));
     return;
   }
-  if (deps.syntheticAdmin) {
-    request.principal = deps.syntheticAdmin;
-    opened.set(request, { cookie: null, expiresAt: null });
-    return;
-  }
-  const cookie = request.cookies[boardCookies(deps.publicUrl).session];
-  const session = await boardSession(deps, cookie);
-  if (!session || !cookie) {
+  const cookie = deps.syntheticAdmin ? undefined : request.cookies[boardCookies(deps.publicUrl).session];
+  const session = deps.syntheticAdmin ? null : await boardSession(deps, cookie);
+  const principal = deps.syntheticAdmin ?? session?.principal;
+  if (!principal) {
     await reply.status(401).send(errorBody('unauthenticated', 'sign in on the board first'));
     return;
   }
-  request.principal = session.principal;
-  opened.set(request, { cookie, expiresAt: session.expires_at });
+  // A cap per human (docs/design/limits.md, "Slow clients"): a script looping on /ws cannot
+  // pile up connections. Concurrent upgrades may pass it together, by their number at most.
+  if (held(principal.human.id) >= deps.socketsPerHuman) {
+    const message = `too many board connections: at most ${deps.socketsPerHuman} per human (SWITCHBOARD_WS_PER_HUMAN); close a board tab`;
+    await reply.status(429).send(errorBody('resource_exhausted', message, { limit: deps.socketsPerHuman }));
+    return;
+  }
+  request.principal = principal;
+  opened.set(request, { cookie: cookie ?? null, expiresAt: session?.expires_at ?? null });
 }
 
 /** A frame as parsed: a JSON object, its fields not yet checked. */
@@ -193,7 +199,10 @@ export function wsRoutes(app: FastifyInstance, deps: WsDeps): void {
     await scope.register(websocket, { options: { maxPayload: 1024 * 1024 } });
     scope.get(
       '/ws',
-      { websocket: true, preValidation: (request, reply) => admit(deps, request, reply, opened) },
+      {
+        websocket: true,
+        preValidation: (request, reply) => admit(deps, request, reply, opened, (id) => sockets.count(id)),
+      },
       (socket: unknown, request) => {
         const ws = socket as WsSocket;
         // The upgrade request's span ends with the upgrade: the connection may last hours.

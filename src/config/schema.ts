@@ -183,6 +183,10 @@ const SCHEMA = z.object({
   // cannot starve the rest. Per connection, per instance.
   SWITCHBOARD_WS_RATE: integer(20, 1, 1_000_000),
   SWITCHBOARD_WS_BURST: integer(40, 1, 1_000_000),
+  // Board WebSockets one human may hold open on one instance: a board tab holds one, so 32
+  // is more tabs than anyone keeps open, while a script looping on /ws cannot pile up
+  // connections (each costs a re-check when a session of the human ends).
+  SWITCHBOARD_WS_PER_HUMAN: integer(32, 1, 100_000),
   // Sign-in failures per address (an IPv6 address by its /64), per (account, address) and
   // per account (which only slows answers down), and setup links per address, each a
   // bucket of this burst refilling at this rate: 10 at once and then one every 5 s makes
@@ -465,6 +469,7 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
         perCredential: { perSecond: e.SWITCHBOARD_API_RATE, burst: e.SWITCHBOARD_API_BURST },
         perIp: { perSecond: e.SWITCHBOARD_API_RATE_PER_IP, burst: e.SWITCHBOARD_API_BURST_PER_IP },
         perSocket: { perSecond: e.SWITCHBOARD_WS_RATE, burst: e.SWITCHBOARD_WS_BURST },
+        socketsPerHuman: e.SWITCHBOARD_WS_PER_HUMAN,
         signIn: { perSecond: e.SWITCHBOARD_SIGNIN_PER_MINUTE / 60, burst: e.SWITCHBOARD_SIGNIN_BURST },
       },
     },

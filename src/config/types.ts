@@ -105,6 +105,8 @@ export interface ApiLimits {
   perIp: { perSecond: number; burst: number };
   /** Frames per board WebSocket connection (/ws). */
   perSocket: { perSecond: number; burst: number };
+  /** SWITCHBOARD_WS_PER_HUMAN: open board WebSockets per human, per instance. */
+  socketsPerHuman: number;
   /** Each sign-in bucket (per address and per account). */
   signIn: { perSecond: number; burst: number };
 }

@@ -1,7 +1,8 @@
 // Pins that a board WebSocket (/ws) lives no longer than the board session it was opened
 // with (docs/design/people.md, "Board connections"): signing out, changing the password,
 // spending a reset link, and the session's expiry each close it, on another instance
-// sharing the database and bus within a second.
+// sharing the database and bus within a second; and that one human holds at most
+// SWITCHBOARD_WS_PER_HUMAN of them on an instance.
 
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
@@ -13,7 +14,7 @@ import { expectStatus, Harness, makePeople, PASSWORD, PUBLIC_URL, type Person } 
 const { pool, url } = await testDatabase('api_ws_sign_out');
 const bus = new NotifyBus({ url });
 await bus.start();
-const ENV = { SWITCHBOARD_PUBLIC_URL: PUBLIC_URL };
+const ENV = { SWITCHBOARD_PUBLIC_URL: PUBLIC_URL, SWITCHBOARD_WS_PER_HUMAN: '2' };
 const a = await new Harness(pool).init({ bus, instanceId: 'instance-a', env: ENV });
 const b = await new Harness(pool).init({ bus, instanceId: 'instance-b', env: ENV });
 const { admin } = await makePeople(a);
@@ -143,4 +144,25 @@ test('a /ws closes when its board session expires', async () => {
   ]);
   const socket = await openSocket(board.cookie);
   assert.equal(await within(socket.closed, 3_000, 'the socket closing at its session’s expiry'), 1008);
+});
+
+test('a human holds at most SWITCHBOARD_WS_PER_HUMAN sockets on an instance: past it the upgrade answers 429', async () => {
+  const person = await newHuman();
+  const board = await boardSignIn(person.email);
+  const first = await openSocket(board.cookie);
+  await openSocket(board.cookie);
+  const refused = await new Promise<number>((resolve, reject) => {
+    const socket = new WebSocket(`${bUrl}/ws`, { headers: { cookie: `sb_session=${board.cookie}` } });
+    socket.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+    socket.on('open', () => reject(new Error('a third socket opened')));
+    socket.on('error', () => undefined);
+  });
+  assert.equal(refused, 429);
+  // Another human is not held back, and a closed socket frees its place.
+  const other = await newHuman();
+  await openSocket((await boardSignIn(other.email)).cookie);
+  first.socket.close();
+  await first.closed;
+  await new Promise((r) => setTimeout(r, 50));
+  await openSocket(board.cookie);
 });
