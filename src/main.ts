@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { apiRoutes } from './api/routes.js';
 import { boardRoutes } from './board/index.js';
-import type { Config } from './config/index.js';
+import { startWarnings, type Config } from './config/index.js';
 import { NotifyBus } from './db/bus.js';
 import { startEmbedded, type EmbeddedPostgres } from './db/embedded.js';
 import { loadMigrations, migrate, type MigrateResult } from './db/migrate.js';
@@ -225,6 +225,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
       log.info('no humans yet: a one-time setup link (valid 1 hour) was printed to stderr');
     }
     if (syntheticAdmin) log.warn('SWITCHBOARD_AUTH=off: every request is treated as an admin (loopback only)');
+    for (const warning of startWarnings(config)) log.warn(warning);
     return { ...services, app, url, setupUrl, stop: closeAll };
   } catch (err) {
     await closeAll();
