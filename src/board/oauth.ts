@@ -131,6 +131,7 @@ export function oauthPages(app: FastifyInstance, deps: BoardDeps, oauth: OAuthDe
         isAppError(err, 'invalid_argument') ||
         isAppError(err, 'not_found') ||
         isAppError(err, 'conflict') ||
+        isAppError(err, 'failed_precondition') ||
         isAppError(err, 'resource_exhausted');
       if (!shown) throw err;
       const message =
