@@ -23,6 +23,11 @@ app.get('/slow', async () => {
   await new Promise((r) => setTimeout(r, 2_500));
   return { slow: true };
 });
+// A long-poll is a POST whose body arrives at once and whose answer waits.
+app.post('/slow', async (request) => {
+  await new Promise((r) => setTimeout(r, 2_500));
+  return { slow: request.body };
+});
 await app.listen({ host: '127.0.0.1', port: 0 });
 const address = app.server.address();
 assert.ok(address && typeof address === 'object');
@@ -97,6 +102,9 @@ test('an answer that takes longer than the request deadline (a long-poll, a stre
   const res = await send('GET', '/slow');
   assert.equal(res.status, 200);
   assert.deepEqual(JSON.parse(res.body), { slow: true });
+  const poll = await send('POST', '/slow', '{"wait_seconds":2}');
+  assert.equal(poll.status, 200);
+  assert.deepEqual(JSON.parse(poll.body), { slow: { wait_seconds: 2 } });
 });
 
 test('one address holds at most SWITCHBOARD_MAX_CONNECTIONS_PER_IP connections; a closed one frees its place', async () => {
