@@ -23,6 +23,7 @@ const REQUIRED: { [K in BusEventType]: Array<keyof BusEvents[K] & string> } = {
   endpoint_revoked: ['endpoint_id'],
   endpoint_changed: ['endpoint_id'],
   human_disabled: ['human_id'],
+  board_sessions_ended: ['human_id'],
   settings_changed: ['key'],
   doorbell_test: ['endpoint_id', 'test_id'],
   presence_in: ['endpoint_id'],

@@ -39,6 +39,12 @@ export interface BusEvents {
   endpoint_changed: { endpoint_id: string };
   /** A human was disabled or deleted: every instance closes the board connections (/ws) it holds for them. */
   human_disabled: { human_id: string };
+  /**
+   * One or more of the human's board sessions ended (sign-out, password change, reset
+   * link spent): every instance re-checks the session of each /ws connection it holds for
+   * them and closes those whose session is gone.
+   */
+  board_sessions_ended: { human_id: string };
   /** An install-wide setting was saved (persist before apply, on every instance). */
   settings_changed: { key: string; version: number };
   /** A doorbell self-test started: the instance holding the stream rings it. */
