@@ -40,7 +40,6 @@ function cookieOptions(deps: IdentityDeps, request: FastifyRequest, maxAgeSecond
   };
 }
 
-/** Sets the board session cookie for a session just opened (sign-in, setup, own password change). */
 /**
  * A CSRF token for a form that signs a browser in (`/login`, `/setup/{token}`): set as the
  * login-CSRF cookie and returned for the form's hidden field. The post must carry both,
@@ -53,6 +52,7 @@ export function signedOutCsrf(deps: IdentityDeps, request: FastifyRequest, reply
   return csrf;
 }
 
+/** Sets the board session cookie for a session just opened (sign-in, setup, own password change). */
 export function setSessionCookie(deps: IdentityDeps, request: FastifyRequest, reply: FastifyReply, cookie: string) {
   void reply.setCookie(
     boardCookies(deps.publicUrl).session,
