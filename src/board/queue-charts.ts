@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { isAppError } from '../domain/errors.js';
 import { LAST_DAY, LAST_HOUR, chartKey, queueCharts, type QueueChart } from '../endpoints/charts.js';
 import { resolveEndpoint } from '../endpoints/manage.js';
-import { lineChart } from './chart.js';
+import { chartLegend, lineChart } from './chart.js';
 import { chromeOf, html, notFoundPage, signedIn } from './guard.js';
 import { escape, page, roughDuration } from './html.js';
 import type { BoardDeps } from './guard.js';
@@ -21,30 +21,53 @@ export function oldestWaiting(chart: QueueChart | undefined, now: Date): string 
   return `<span class="oldest" data-field="oldest-waiting">${text}</span>`;
 }
 
-/** The depth chart and the throughput chart of one window. */
-function charts(queue: string, chart: QueueChart, span: string, width: number, height: number): string {
+/**
+ * The depth chart and the throughput chart of one window. `axes`: the time of each slot,
+ * for a chart big enough to carry ticks and a legend (the queue page's); the queues page's
+ * strip is a sparkline whose numbers are in its label.
+ */
+function charts(
+  queue: string,
+  chart: QueueChart,
+  span: string,
+  width: number,
+  height: number,
+  axes?: { slotSeconds: number },
+): string {
   const s = chart.slots;
+  const withAxes = axes ? { axes: { from: chart.from, slotSeconds: axes.slotSeconds } } : {};
+  const depthSeries = [
+    { name: 'depth', values: s.depth },
+    { name: 'in_flight', label: 'in flight', values: s.in_flight },
+  ];
+  const throughputSeries = [
+    { name: 'created', values: s.created },
+    { name: 'completed', values: s.completed },
+    { name: 'failed', values: s.failed },
+  ];
   const depth = lineChart({
     title: `${queue}: depth over the ${span}`,
-    series: [
-      { name: 'depth', values: s.depth },
-      { name: 'in_flight', label: 'in flight', values: s.in_flight },
-    ],
+    series: depthSeries,
     width,
     height,
+    ...withAxes,
   });
   const throughput = lineChart({
     title: `${queue}: throughput over the ${span} (${sum(s.created)} created, ${sum(s.completed)} completed, ${sum(s.failed)} failed)`,
-    series: [
-      { name: 'created', values: s.created },
-      { name: 'completed', values: s.completed },
-      { name: 'failed', values: s.failed },
-    ],
+    series: throughputSeries,
     width,
     height,
+    ...withAxes,
   });
-  return `<figure class="chart-depth">${depth}<figcaption>depth</figcaption></figure><figure class="chart-throughput" data-completed="${sum(s.completed)}" data-created="${sum(s.created)}">${throughput}<figcaption>throughput</figcaption></figure>`;
+  const caption = (what: string, series: typeof depthSeries) =>
+    axes
+      ? `<figcaption>${what}, by ${slotWords(axes.slotSeconds)} (times in UTC)${chartLegend(series)}</figcaption>`
+      : `<figcaption>${what}</figcaption>`;
+  return `<figure class="chart-depth">${depth}${caption('depth', depthSeries)}</figure><figure class="chart-throughput" data-completed="${sum(s.completed)}" data-created="${sum(s.created)}">${throughput}${caption(`throughput: ${sum(s.created)} created, ${sum(s.completed)} completed, ${sum(s.failed)} failed`, throughputSeries)}</figure>`;
 }
+
+/** "minute", "15 minutes": what one point of a chart is. */
+const slotWords = (seconds: number) => (seconds === 60 ? 'minute' : `${seconds / 60} minutes`);
 
 /** The queues page's strip: the last hour, small, with a link to the queue page. */
 export function chartStrip(slug: string, queue: string, chart: QueueChart | undefined, now: Date): string {
@@ -73,13 +96,13 @@ export function queueChartPages(app: FastifyInstance, deps: BoardDeps): void {
       queueCharts(deps.operator, refs, LAST_DAY, now),
     ]);
     const key = chartKey(endpoint.id, queue);
-    const section = (title: string, chart: QueueChart | undefined, span: string) =>
+    const section = (title: string, chart: QueueChart | undefined, span: string, slotSeconds: number) =>
       chart
-        ? `<section class="queue-history" aria-label="${escape(title)}"><h2>${escape(title)}</h2><div class="charts wide">${charts(queue, chart, span, 480, 120)}</div></section>`
+        ? `<section class="queue-history" aria-label="${escape(title)}"><h2>${escape(title)}</h2><div class="charts wide">${charts(queue, chart, span, 480, 150, { slotSeconds })}</div></section>`
         : '';
     const body = `<p><a href="/endpoints/${escape(endpoint.slug)}">${escape(endpoint.name)}</a> · <a href="/">Queues</a></p>
 <p>${oldestWaiting(hour.get(key), now)}</p>
-${section('Last hour', hour.get(key), 'last hour')}${section('Last day', day.get(key), 'last day')}
+${section('Last hour', hour.get(key), 'last hour', LAST_HOUR.slotSeconds)}${section('Last day', day.get(key), 'last day', LAST_DAY.slotSeconds)}
 <p class="note">Depth is the ready todos at each minute's sample (the peak of a slot); throughput is the todos created, completed and failed in it. Samples are taken once a minute.</p>`;
     return html(reply, 200, page(`${queue} · ${endpoint.name}`, body, chromeOf(session, 'queues')));
   });

@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { describe, lineChart, pointsOf } from '../../src/board/chart.js';
+import { chartLegend, describe, lineChart, pointsOf, timeLabel, valueTicks } from '../../src/board/chart.js';
 
 test('points are spread across the width and scaled with the peak at the top and zero on the axis', () => {
   // 100 wide, 22 high, 2 of padding: x from 2 to 98, y from 20 (zero) to 2 (the peak).
@@ -63,4 +63,57 @@ test('the description gives each series, by its label, its latest value and its 
     ]),
     'depth now 5, peak 12; in flight now 0, peak 1',
   );
+});
+
+test('with axes: value ticks with gridlines, five UTC time ticks across the slots, the lines inside the margins', () => {
+  const svg = lineChart({
+    title: 'inbox: depth over the last hour',
+    series: [{ name: 'depth', values: Array.from({ length: 60 }, (_, i) => (i === 30 ? 12 : i === 0 ? 0 : 2)) }],
+    width: 480,
+    height: 150,
+    axes: { from: new Date('2026-12-05T13:01:00Z'), slotSeconds: 60 },
+  });
+  assert.match(svg, /class="chart with-axes"/);
+  const values = [...svg.matchAll(/class="tick tick-value"[^>]*>([^<]+)</g)].map((m) => m[1]);
+  assert.deepEqual(values, ['0', '6', '12']);
+  assert.equal((svg.match(/class="grid"/g) ?? []).length, 3);
+  const times = [...svg.matchAll(/class="tick tick-time"[^>]*><tspan>([^<]+)</g)].map((m) => m[1]);
+  // Slots 0, 15, 30, 44 and 59 of an hour starting 13:01.
+  assert.deepEqual(times, ['13:01', '13:16', '13:31', '13:45', '14:00']);
+  const points = /data-series="depth"[^>]*points="([^"]+)"/.exec(svg)![1]!.split(' ');
+  assert.equal(points[0], '34,132', 'the first point sits at the plot box origin: left margin, above the time labels');
+  assert.equal(points.at(-1), '472,111.3', 'the last at the right margin, 2 of 12 up the box');
+  assert.equal(
+    points[30],
+    `${(34 + (30 * 438) / 59).toFixed(1).replace(/\.0$/, '')},8`,
+    'the peak touches the top margin',
+  );
+});
+
+test('value ticks: 0, the middle when whole, the top; a day-long chart names the weekday', () => {
+  assert.deepEqual(valueTicks(0), [0, 1]);
+  assert.deepEqual(valueTicks(1), [0, 1]);
+  assert.deepEqual(valueTicks(7), [0, 7]);
+  assert.deepEqual(valueTicks(12), [0, 6, 12]);
+  assert.equal(timeLabel(new Date('2026-12-05T09:30:00Z'), 3_540), '09:30');
+  assert.equal(timeLabel(new Date('2026-12-05T09:30:00Z'), 85_500), 'Sat 09:30');
+});
+
+test('the legend names each line with its latest and peak values; a series with no data is left out', () => {
+  const legend = chartLegend([
+    { name: 'depth', values: [3, 12, 5] },
+    { name: 'in_flight', label: 'in flight', values: [0, 1, 0] },
+    { name: 'failed', values: [] },
+  ]);
+  assert.match(legend, /^<ul class="legend" aria-hidden="true">/);
+  const items = [
+    ...legend.matchAll(
+      /<li data-series="([^"]+)">.*?<\/svg> ([^<]+) <strong data-field="now">(\d+)<\/strong> now, peak <span data-field="peak">(\d+)</g,
+    ),
+  ].map((m) => [m[1], m[2], m[3], m[4]]);
+  assert.deepEqual(items, [
+    ['depth', 'depth', '5', '12'],
+    ['in_flight', 'in flight', '0', '1'],
+  ]);
+  assert.equal(chartLegend([{ name: 'depth', values: [] }]), '');
 });

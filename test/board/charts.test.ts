@@ -129,6 +129,19 @@ test('the queue page shows the last hour and the last day with the oldest waitin
     .getAttribute('data-values');
   assert.equal(dayValues?.split(',').length, 96, 'a day in 15-minute slots');
   assert.match((await page.locator('[data-field="oldest-waiting"]').textContent()) ?? '', /oldest waiting/);
+  // Readable without hovering: value and UTC time ticks on the chart, a legend with numbers.
+  const hourDepth = page.locator('section[aria-label="Last hour"] .chart-depth');
+  const ticks = await hourDepth.locator('text.tick-time').allTextContents();
+  assert.equal(ticks.length, 5);
+  for (const t of ticks) assert.match(t, /^\d\d:\d\d$/);
+  assert.ok((await hourDepth.locator('text.tick-value').count()) >= 2);
+  await hourDepth.locator('text.tick-time').first().waitFor({ state: 'visible' });
+  const depthNow = hourDepth.locator('.legend li[data-series="depth"] [data-field="now"]');
+  await depthNow.waitFor({ state: 'visible' });
+  assert.match((await depthNow.textContent()) ?? '', /^\d+$/);
+  assert.match((await hourDepth.locator('figcaption').textContent()) ?? '', /depth, by minute \(times in UTC\)/);
+  const dayTicks = await page.locator('section[aria-label="Last day"] .chart-depth text.tick-time').allTextContents();
+  for (const t of dayTicks) assert.match(t, /^(Sun|Mon|Tue|Wed|Thu|Fri|Sat) \d\d:\d\d$/);
   await screenshot(page, 'queue-history');
   assert.deepEqual(await seriousViolations(page), [], 'no serious or critical axe violations');
 
