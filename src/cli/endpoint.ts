@@ -8,7 +8,7 @@
 
 import type { Command } from 'commander';
 import { parseDuration } from '../config/duration.js';
-import { MAX_CREDENTIAL_GRACE_SECONDS } from '../domain/endpoint.js';
+import { MAX_CREDENTIAL_GRACE_SECONDS, SLUG } from '../domain/endpoint.js';
 import { signedInClient } from './client.js';
 import { CliError, EXIT } from './exit.js';
 import {
@@ -53,6 +53,7 @@ export interface Endpoint {
 }
 
 interface VendOptions extends CommonOptions {
+  slug?: string;
   queue?: string[];
   verbs?: string;
   expiresAt?: string;
@@ -73,6 +74,7 @@ export function registerEndpoint(program: Command): void {
   const group = oneLineErrors(program.command('endpoint').description("vend and manage agents' endpoints"));
   apiCommand(group, 'vend', 'create an endpoint and print its credential (shown once) and MCP config')
     .argument('<NAME>', 'a name for the agent, e.g. reviewer')
+    .option('--slug <SLUG>', 'the slug to use (default: the name and a random suffix); unique on the server')
     .option('--queue <Q>', 'a queue the endpoint may use; repeat for more (default: inbox)', collect)
     .option('--verbs <LIST>', 'comma-separated verb or family names: drain, create, messages, admission, hooks')
     .option('--expires-at <T>', 'when the credential stops working, RFC 3339 (e.g. 2030-01-31T18:00:00Z)')
@@ -108,6 +110,14 @@ export function registerEndpoint(program: Command): void {
 /** Checks the flags and builds the POST body; throws a usage error naming the bad flag. */
 export function vendBody(name: string, opts: VendOptions): Record<string, unknown> {
   const body: Record<string, unknown> = { name: textFlag('NAME', name, 200) };
+  if (opts.slug !== undefined) {
+    if (!SLUG.test(opts.slug))
+      throw new CliError(
+        `--slug: "${opts.slug}" must be 3–63 lowercase letters, digits and hyphens, starting and ending with a letter or digit`,
+        EXIT.usage,
+      );
+    body.slug = opts.slug;
+  }
   if (opts.queue) body.queues = opts.queue.map((q) => queueName('--queue', q));
   if (opts.verbs !== undefined) body.verbs = listFlag('--verbs', opts.verbs);
   if (opts.expiresAt !== undefined) body.expires_at = futureTime('--expires-at', opts.expiresAt);

@@ -24,8 +24,19 @@ export function slugFor(name: string, random8: string): string {
   return `${base || 'agent'}-${random8}`;
 }
 
+/**
+ * A slug chosen at vend: lowercase letters, digits and inner hyphens, 3–63 characters.
+ * No underscore, so a slug never reads as an id (`ep_…`), which shares the same lookup.
+ */
+export const SLUG = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
+
 export const vendInput = z.strictObject({
   name: z.string().trim().min(1, 'must not be empty').check(maxLength(80, 'must be at most 80 characters')),
+  /** The slug to use instead of the name and a random suffix; unique across the server. */
+  slug: z
+    .string()
+    .regex(SLUG, 'must be 3–63 lowercase letters, digits and hyphens, starting and ending with a letter or digit')
+    .optional(),
   queues: z
     .array(z.string().regex(QUEUE_NAME, 'must match [a-z0-9][a-z0-9_-]{0,62}'))
     .min(1, 'must name at least one queue')

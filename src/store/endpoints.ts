@@ -33,6 +33,8 @@ export interface InsertEndpointArgs {
   humanId: string;
   name: string;
   slug: string;
+  /** The slug was asked for (vend --slug): a clash names the field `slug`. */
+  slugChosen?: boolean;
   queues: string[];
   verbs: string[];
   defaultLeaseSeconds: number | null;
@@ -64,7 +66,8 @@ export async function insertEndpoint(db: Queryable, a: InsertEndpointArgs): Prom
     );
     return res.rows[0] as Endpoint;
   } catch (err) {
-    throw translatePgError(err, `an endpoint with slug ${a.slug} already exists`, 'name');
+    // A chosen slug is the field at fault; a generated one collides only by chance.
+    throw translatePgError(err, `an endpoint with slug ${a.slug} already exists`, a.slugChosen ? 'slug' : 'name');
   }
 }
 

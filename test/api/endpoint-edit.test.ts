@@ -1,7 +1,8 @@
 // Pins PATCH /api/v1/endpoints/{ref} beyond accept_agent_messages: the display name, the
 // default lease (null: the server's) and granted queues added, the slug never changing;
 // 16 edits adding queues at once all land; the 50-queue cap holds under the same race;
-// a queue added is claimable at once through a session whose answer was being reused.
+// a queue added is claimable at once through a session whose answer was being reused;
+// vend takes a chosen slug, unique on the server.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -74,4 +75,20 @@ test('a queue added is claimable at once by a session whose credential answer wa
   });
   expectStatus(edited, 200, 'edit');
   assert.deepEqual((await credentials.find(vended.credential, sessionId))?.endpoint.queues, ['inbox', 'later']);
+});
+
+test('vend takes a chosen slug, unique on the server; a bad or taken one is refused naming slug', async () => {
+  const chosen = `night-reviewer-${Math.random().toString(36).slice(2, 8)}`;
+  const vended = await vend(h, member, { name: 'Night reviewer', slug: chosen });
+  assert.equal(vended.endpoint.slug, chosen);
+  const shown = await h.get(`/api/v1/endpoints/${chosen}`, { token: member.token });
+  assert.equal(shown.body.endpoint.id, vended.endpoint.id);
+  assert.match(JSON.stringify(shown.body.guidance), new RegExp(`server:${chosen} `));
+
+  const taken = await h.post('/api/v1/endpoints', { token: member.token, body: { name: 'again', slug: chosen } });
+  expectError(taken, 409, 'conflict', 'slug');
+  for (const slug of ['ep_01M934B4AV6F5S46MWZPPRCN30', 'Upper', 'a', '-edge', 'edge-', 'x'.repeat(64), 'dots.in']) {
+    const bad = await h.post('/api/v1/endpoints', { token: member.token, body: { name: 'bad', slug } });
+    expectError(bad, 400, 'invalid_argument', 'slug', slug);
+  }
 });

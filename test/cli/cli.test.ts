@@ -226,6 +226,8 @@ test('todo list and endpoint vend turn their flags into the query and the body',
     default_lease_seconds: 600,
   });
   await rejectsWith(() => vendBody('r', { queue: [], lease: '2' }), EXIT.usage, /^--lease: .* from 5 to 86400/);
+  assert.deepEqual(vendBody('r', { slug: 'night-shift' }), { name: 'r', slug: 'night-shift' });
+  await rejectsWith(() => vendBody('r', { slug: 'Night_Shift' }), EXIT.usage, /^--slug: "Night_Shift" must be 3–63/);
   await rejectsWith(() => vendBody('r', { queue: [], verbs: 'drain,,create' }), EXIT.usage, /^--verbs: /);
 });
 
