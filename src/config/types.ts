@@ -65,6 +65,12 @@ export interface Config {
   retention: RetentionConfig;
   /** Notify hook targets: http allowed, and CIDRs exempt from the private-address refusal. */
   hooks: { allowHttp: boolean; allowCidrs: string[] };
+  /** Webhook intake (docs/design/intake.md): the per-webhook rate, the secret rotation grace, the history cap. */
+  webhooks: {
+    perWebhook: { perSecond: number; burst: number };
+    secretGraceSeconds: number;
+    eventsPerEndpoint: number;
+  };
   doorbell: { ackWindowMs: number };
   /** Instance liveness: how often this instance beats, and how old a beat means dead. */
   instances: { heartbeatMs: number; deadAfterMs: number };
@@ -102,6 +108,8 @@ export interface RetentionConfig {
   signInMs: number;
   apiTokensMs: number;
   webhookDeliveriesMs: number;
+  /** The webhook event history (docs/design/intake.md). */
+  webhookEventsMs: number;
   doorbellMs: number;
   admissionAuditMs: number;
   /** Per-minute queue rollups (docs/design/queue-rollups.md). */

@@ -1,5 +1,7 @@
-// Token webhooks as an endpoint's owner manages them: create (URL shown once), list,
-// rotate (the old URL stops at once), delete.
+// Webhooks as an endpoint's owner manages them: create (URL, and a signed provider's
+// generated secret, shown once), list, rotate the URL (the old one stops at once), set or
+// regenerate the signing secret (the previous one verifies through the rotation grace),
+// delete (docs/design/intake.md, "Webhooks with a provider").
 
 import { z } from 'zod';
 import { invalidArgument, notFound } from '../domain/errors.js';
@@ -7,6 +9,7 @@ import { newId } from '../domain/ids.js';
 import { maxLength } from '../domain/issues.js';
 import { parseInput, QUEUE_NAME } from '../domain/todo.js';
 import { resolveEndpoint, type EndpointDeps } from '../endpoints/manage.js';
+import { newHookSecret } from '../hooks/sign.js';
 import { newSecret } from '../identity/secrets.js';
 import { withQuota } from '../quotas/check.js';
 import {
@@ -14,13 +17,39 @@ import {
   insertWebhook,
   listWebhooks as listRows,
   rotateWebhook as rotateRow,
+  setWebhookSecret as setSecretRow,
+  webhookOfHuman,
   type Webhook,
 } from '../store/webhooks.js';
+import { isSigned, PROVIDERS } from './verify.js';
+
+/**
+ * A signing secret as a provider issues it (Stripe's `whsec_…`, Slack's hex signing
+ * secret, a GitLab token): printable, no spaces, long enough not to be guessed, short
+ * enough for any header.
+ */
+const providerSecret = z
+  .string()
+  .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')
+  .min(16, 'must be at least 16 characters')
+  .check(maxLength(256));
 
 const createInput = z.strictObject({
   queue: z.string().regex(QUEUE_NAME, 'must match [a-z0-9][a-z0-9_-]{0,62}'),
   name: z.string().trim().min(1).check(maxLength(100)).optional(),
+  provider: z.enum(PROVIDERS).optional(),
+  secret: providerSecret.optional(),
 });
+
+const secretInput = z.strictObject({ secret: providerSecret.optional() });
+
+export interface WebhookDeps extends EndpointDeps {
+  /** SWITCHBOARD_WEBHOOK_SECRET_GRACE in seconds: how long a replaced secret still verifies. */
+  secretGraceSeconds?: number;
+}
+
+/** A day: long enough to update the sender's secret after rotating it here, short enough to retire a leaked one. */
+export const DEFAULT_SECRET_GRACE_SECONDS = 86_400;
 
 const urlFor = (deps: EndpointDeps, secret: string) => `${deps.publicUrl}/webhooks/${secret}`;
 
@@ -29,8 +58,15 @@ export async function createWebhook(
   humanId: string,
   ref: string,
   input: unknown,
-): Promise<{ webhook: Webhook; url: string }> {
+): Promise<{ webhook: Webhook; url: string; secret?: string }> {
   const data = parseInput(createInput, input);
+  const provider = data.provider ?? 'token';
+  if (!isSigned(provider) && data.secret !== undefined) {
+    throw invalidArgument('secret', 'a token webhook has no signing secret (its URL is the credential)');
+  }
+  // Generated unless the provider issued one: shown once, in this answer.
+  const generated = isSigned(provider) && data.secret === undefined ? newHookSecret() : undefined;
+  const signingSecret = isSigned(provider) ? (data.secret ?? generated ?? null) : null;
   const endpoint = await resolveEndpoint(deps, humanId, ref);
   if (!endpoint.queues.includes(data.queue)) {
     throw invalidArgument(
@@ -46,9 +82,39 @@ export async function createWebhook(
       name: data.name ?? data.queue,
       queue: data.queue,
       tokenHash: hash,
+      provider,
+      secret: signingSecret,
     }),
   );
-  return { webhook, url: urlFor(deps, secret) };
+  return { webhook, url: urlFor(deps, secret), ...(generated ? { secret: generated } : {}) };
+}
+
+/**
+ * POST /api/v1/webhooks/{id}/secret: `{secret}` sets a provider-issued secret; `{}`
+ * generates one (shown once). The replaced secret keeps verifying for the grace.
+ */
+export async function setWebhookSecret(
+  deps: WebhookDeps,
+  humanId: string,
+  id: string,
+  input: unknown,
+): Promise<{ webhook: Webhook; secret?: string; previous_valid_until: string | null }> {
+  const data = parseInput(secretInput, input ?? {});
+  const generated = data.secret === undefined ? newHookSecret() : undefined;
+  const graceSeconds = deps.secretGraceSeconds ?? DEFAULT_SECRET_GRACE_SECONDS;
+  const webhook = await setSecretRow(deps.db, {
+    humanId,
+    id,
+    secret: data.secret ?? (generated as string),
+    graceSeconds,
+  });
+  if (!webhook) {
+    const found = await webhookOfHuman(deps.db, humanId, id);
+    if (!found) throw notFound('webhook', id);
+    throw invalidArgument('secret', 'a token webhook has no signing secret (its URL is the credential)');
+  }
+  const until = graceSeconds > 0 ? new Date(Date.now() + graceSeconds * 1000).toISOString() : null;
+  return { webhook, ...(generated ? { secret: generated } : {}), previous_valid_until: until };
 }
 
 export async function listWebhooks(deps: EndpointDeps, humanId: string, ref: string): Promise<Webhook[]> {

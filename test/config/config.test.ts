@@ -103,6 +103,7 @@ test('retention: 7d for sessions, sign-ins and doorbell records, 30d for tokens 
     signInMs: 7 * day,
     apiTokensMs: 30 * day,
     webhookDeliveriesMs: 30 * day,
+    webhookEventsMs: 30 * day,
     doorbellMs: 7 * day,
     admissionAuditMs: 30 * day,
     rollupsMs: 2 * day,
@@ -120,6 +121,11 @@ test('retention: 7d for sessions, sign-ins and doorbell records, 30d for tokens 
   });
   assert.ok(!short.ok);
   assert.equal(short.problems.length, 3, short.problems.join('\n'));
+  assert.deepEqual(defaults.config.webhooks, {
+    perWebhook: { perSecond: 10, burst: 50 },
+    secretGraceSeconds: 86_400,
+    eventsPerEndpoint: 10_000,
+  });
   assert.match(
     short.problems.join('\n'),
     /SWITCHBOARD_WEBHOOK_DEDUP_RETENTION: "3d" is outside the allowed range 4d–3650d/,
