@@ -52,12 +52,12 @@ export async function insertWebhook(
 export async function setWebhookSecret(
   db: Queryable,
   a: { humanId: string; id: string; secret: string; graceSeconds: number },
-): Promise<Webhook | null> {
-  const res = await db.query<Webhook>(
+): Promise<(Webhook & { previous_valid_until: Date | null }) | null> {
+  const res = await db.query<Webhook & { previous_valid_until: Date | null }>(
     `UPDATE webhooks w SET prev_secret = w.secret, secret = $3,
             prev_secret_expires_at = now() + make_interval(secs => $4)
        FROM endpoints e WHERE e.id = w.endpoint_id AND e.human_id = $1 AND w.id = $2 AND w.provider <> 'token'
-     RETURNING ${COLUMNS}`,
+     RETURNING ${COLUMNS}, CASE WHEN $4 > 0 THEN w.prev_secret_expires_at END AS previous_valid_until`,
     [a.humanId, a.id, a.secret, a.graceSeconds],
   );
   return res.rows[0] ?? null;

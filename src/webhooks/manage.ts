@@ -98,22 +98,22 @@ export async function setWebhookSecret(
   humanId: string,
   id: string,
   input: unknown,
-): Promise<{ webhook: Webhook; secret?: string; previous_valid_until: string | null }> {
+): Promise<{ webhook: Webhook; secret?: string; previous_valid_until: Date | null }> {
   const data = parseInput(secretInput, input ?? {});
   const generated = data.secret === undefined ? newHookSecret() : undefined;
   const graceSeconds = deps.secretGraceSeconds ?? DEFAULT_SECRET_GRACE_SECONDS;
-  const webhook = await setSecretRow(deps.db, {
+  const row = await setSecretRow(deps.db, {
     humanId,
     id,
     secret: data.secret ?? (generated as string),
     graceSeconds,
   });
-  if (!webhook) {
+  if (!row) {
     const found = await webhookOfHuman(deps.db, humanId, id);
     if (!found) throw notFound('webhook', id);
     throw invalidArgument('secret', 'a token webhook has no signing secret (its URL is the credential)');
   }
-  const until = graceSeconds > 0 ? new Date(Date.now() + graceSeconds * 1000).toISOString() : null;
+  const { previous_valid_until: until, ...webhook } = row;
   return { webhook, ...(generated ? { secret: generated } : {}), previous_valid_until: until };
 }
 
