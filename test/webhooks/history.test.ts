@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
-import { apiHarness, expectError, expectStatus, makePeople, vend, PUBLIC_URL, type Reply } from '../api/app.js';
+import { apiHarness, expectError, expectStatus, idsOf, makePeople, vend, PUBLIC_URL, type Reply } from '../api/app.js';
 import * as send from './senders.js';
 
 const h = await apiHarness('webhook_history');
@@ -54,10 +54,7 @@ test('the list answers the endpoint’s events newest first with the contract’
     assert.ok(key in newest, key);
   assert.ok(!('payload' in newest), 'the list carries no payload');
   const all = await h.get(`/api/v1/endpoints/${endpoint.id}/events`, { token: member.token });
-  assert.deepEqual(all.body.events.map((e: { id: string }) => e.id).slice(0, 2), [
-    second.body.event_id,
-    first.body.event_id,
-  ]);
+  assert.deepEqual(idsOf(all.body.events).slice(0, 2), [second.body.event_id, first.body.event_id]);
 
   const shown = await h.get(`/api/v1/events/${first.body.event_id}`, { token: member.token });
   expectStatus(shown, 200);
