@@ -404,6 +404,7 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
         apiTokensMs: e.SWITCHBOARD_API_TOKEN_RETENTION,
         webhookDeliveriesMs: e.SWITCHBOARD_WEBHOOK_DEDUP_RETENTION,
         webhookEventsMs: e.SWITCHBOARD_WEBHOOK_EVENT_RETENTION,
+        webhookEventsPerEndpoint: e.SWITCHBOARD_WEBHOOK_EVENTS_PER_ENDPOINT,
         doorbellMs: e.SWITCHBOARD_DOORBELL_RETENTION,
         admissionAuditMs: e.SWITCHBOARD_RETENTION,
         rollupsMs: e.SWITCHBOARD_ROLLUP_RETENTION,
@@ -426,7 +427,6 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
       webhooks: {
         perWebhook: { perSecond: e.SWITCHBOARD_WEBHOOK_RATE, burst: e.SWITCHBOARD_WEBHOOK_BURST },
         secretGraceSeconds: Math.round(e.SWITCHBOARD_WEBHOOK_SECRET_GRACE / 1000),
-        eventsPerEndpoint: e.SWITCHBOARD_WEBHOOK_EVENTS_PER_ENDPOINT,
       },
       mcp: {
         credentialReuseMs: e.SWITCHBOARD_MCP_CREDENTIAL_REUSE,

@@ -65,11 +65,10 @@ export interface Config {
   retention: RetentionConfig;
   /** Notify hook targets: http allowed, and CIDRs exempt from the private-address refusal. */
   hooks: { allowHttp: boolean; allowCidrs: string[] };
-  /** Webhook intake (docs/design/intake.md): the per-webhook rate, the secret rotation grace, the history cap. */
+  /** Webhook intake (docs/design/intake.md): the per-webhook rate and the secret rotation grace. */
   webhooks: {
     perWebhook: { perSecond: number; burst: number };
     secretGraceSeconds: number;
-    eventsPerEndpoint: number;
   };
   doorbell: { ackWindowMs: number };
   /** Instance liveness: how often this instance beats, and how old a beat means dead. */
@@ -108,8 +107,10 @@ export interface RetentionConfig {
   signInMs: number;
   apiTokensMs: number;
   webhookDeliveriesMs: number;
-  /** The webhook event history (docs/design/intake.md). */
+  /** The webhook event history (docs/design/intake.md, "Retention and the cap"). */
   webhookEventsMs: number;
+  /** Events kept per endpoint, newest first (SWITCHBOARD_WEBHOOK_EVENTS_PER_ENDPOINT). */
+  webhookEventsPerEndpoint: number;
   doorbellMs: number;
   admissionAuditMs: number;
   /** Per-minute queue rollups (docs/design/queue-rollups.md). */

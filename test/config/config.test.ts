@@ -104,6 +104,7 @@ test('retention: 7d for sessions, sign-ins and doorbell records, 30d for tokens 
     apiTokensMs: 30 * day,
     webhookDeliveriesMs: 30 * day,
     webhookEventsMs: 30 * day,
+    webhookEventsPerEndpoint: 10_000,
     doorbellMs: 7 * day,
     admissionAuditMs: 30 * day,
     rollupsMs: 2 * day,
@@ -124,7 +125,6 @@ test('retention: 7d for sessions, sign-ins and doorbell records, 30d for tokens 
   assert.deepEqual(defaults.config.webhooks, {
     perWebhook: { perSecond: 10, burst: 50 },
     secretGraceSeconds: 86_400,
-    eventsPerEndpoint: 10_000,
   });
   assert.match(
     short.problems.join('\n'),
