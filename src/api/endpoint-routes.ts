@@ -90,11 +90,11 @@ export function endpointRoutes(app: FastifyInstance, deps: OperatorDeps, auth: A
   });
   app.post<IdParams>('/api/v1/webhooks/:id/rotate', async (request, reply) => {
     const { human } = await auth.authenticate(request, reply, 'human');
-    return rotateWebhook(deps, human.id, request.params.id);
+    return rotateWebhook(deps, { humanId: human.id }, request.params.id);
   });
   app.delete<IdParams>('/api/v1/webhooks/:id', async (request, reply) => {
     const { human } = await auth.authenticate(request, reply, 'human');
-    return deleteWebhook(deps, human.id, request.params.id);
+    return deleteWebhook(deps, { humanId: human.id }, request.params.id);
   });
 }
 

@@ -21,7 +21,7 @@ function limitQuery(query: unknown): Record<string, unknown> {
 export function eventRoutes(app: FastifyInstance, deps: WebhookDeps & RecordDeps, auth: Auth): void {
   app.post<IdParams>('/api/v1/webhooks/:id/secret', async (request, reply) => {
     const { human } = await auth.authenticate(request, reply, 'human');
-    return setWebhookSecret(deps, human.id, request.params.id, request.body);
+    return setWebhookSecret(deps, { humanId: human.id }, request.params.id, request.body);
   });
   app.get<RefParams>('/api/v1/endpoints/:ref/events', async (request, reply) => {
     const { human } = await auth.authenticate(request, reply, 'human');
@@ -29,10 +29,10 @@ export function eventRoutes(app: FastifyInstance, deps: WebhookDeps & RecordDeps
   });
   app.get<IdParams>('/api/v1/events/:id', async (request, reply) => {
     const { human } = await auth.authenticate(request, reply, 'human');
-    return showEvent(deps, human.id, request.params.id);
+    return showEvent(deps, { humanId: human.id }, request.params.id);
   });
   app.post<IdParams>('/api/v1/events/:id/replay', async (request, reply) => {
     const { human } = await auth.authenticate(request, reply, 'human');
-    return reply.status(201).send(await replayEvent(deps, human.id, request.params.id));
+    return reply.status(201).send(await replayEvent(deps, { humanId: human.id }, request.params.id));
   });
 }

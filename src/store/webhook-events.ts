@@ -4,6 +4,7 @@
 
 import type { Queryable } from '../db/pool.js';
 import type { PruneArgs } from './retention.js';
+import { ownerOf, type WebhookOwner } from './webhooks.js';
 
 /** An event as lists show it. */
 export interface EventSummary {
@@ -89,12 +90,13 @@ export async function listEvents(db: Queryable, endpointId: string, limit: numbe
   return res.rows;
 }
 
-/** One event of this human's endpoints (webhook_events_id_idx), or null: another's answers alike. */
-export async function eventOfHuman(db: Queryable, humanId: string, id: string): Promise<EventDetail | null> {
+/** One event of this owner's (webhook_events_id_idx), or null: another's answers alike. */
+export async function eventOf(db: Queryable, owner: WebhookOwner, id: string): Promise<EventDetail | null> {
+  const o = ownerOf(owner);
   const res = await db.query<EventDetail>(
     `SELECT ${DETAIL} FROM webhook_events v JOIN endpoints e ON e.id = v.endpoint_id
-      WHERE v.id = $2 AND e.human_id = $1`,
-    [humanId, id],
+      WHERE v.id = $2 AND ${o.where}`,
+    [o.param, id],
   );
   return res.rows[0] ?? null;
 }

@@ -22,6 +22,20 @@ export interface IngestWebhook extends Webhook {
   secrets: string[];
 }
 
+/**
+ * Whose webhook a statement may touch: a human's (any of their endpoints', through the
+ * API) or one endpoint's (an agent's own, over MCP). Bound as $1; another's answers as
+ * absent, never as forbidden.
+ */
+export type WebhookOwner = { humanId: string } | { endpointId: string };
+
+/** The owner predicate on `e` (the endpoint joined to the webhook) and its $1. */
+export function ownerOf(owner: WebhookOwner): { where: string; param: string } {
+  return 'humanId' in owner
+    ? { where: 'e.human_id = $1', param: owner.humanId }
+    : { where: 'e.id = $1', param: owner.endpointId };
+}
+
 const COLUMNS = 'w.id, w.endpoint_id, w.name, w.queue, w.provider, w.created_at, w.rotated_at, w.last_delivery_at';
 
 export async function insertWebhook(
@@ -51,23 +65,26 @@ export async function insertWebhook(
  */
 export async function setWebhookSecret(
   db: Queryable,
-  a: { humanId: string; id: string; secret: string; graceSeconds: number },
+  owner: WebhookOwner,
+  a: { id: string; secret: string; graceSeconds: number },
 ): Promise<(Webhook & { previous_valid_until: Date | null }) | null> {
+  const o = ownerOf(owner);
   const res = await db.query<Webhook & { previous_valid_until: Date | null }>(
     `UPDATE webhooks w SET prev_secret = w.secret, secret = $3,
             prev_secret_expires_at = now() + make_interval(secs => $4)
-       FROM endpoints e WHERE e.id = w.endpoint_id AND e.human_id = $1 AND w.id = $2 AND w.provider <> 'token'
+       FROM endpoints e WHERE e.id = w.endpoint_id AND ${o.where} AND w.id = $2 AND w.provider <> 'token'
      RETURNING ${COLUMNS}, CASE WHEN $4 > 0 THEN w.prev_secret_expires_at END AS previous_valid_until`,
-    [a.humanId, a.id, a.secret, a.graceSeconds],
+    [o.param, a.id, a.secret, a.graceSeconds],
   );
   return res.rows[0] ?? null;
 }
 
-/** One of this human's webhooks by id (webhooks_id_idx), or null. */
-export async function webhookOfHuman(db: Queryable, humanId: string, id: string): Promise<Webhook | null> {
+/** One of this owner's webhooks by id (webhooks_id_idx), or null. */
+export async function webhookOf(db: Queryable, owner: WebhookOwner, id: string): Promise<Webhook | null> {
+  const o = ownerOf(owner);
   const res = await db.query<Webhook>(
-    `SELECT ${COLUMNS} FROM webhooks w JOIN endpoints e ON e.id = w.endpoint_id WHERE w.id = $2 AND e.human_id = $1`,
-    [humanId, id],
+    `SELECT ${COLUMNS} FROM webhooks w JOIN endpoints e ON e.id = w.endpoint_id WHERE w.id = $2 AND ${o.where}`,
+    [o.param, id],
   );
   return res.rows[0] ?? null;
 }
@@ -80,26 +97,28 @@ export async function listWebhooks(db: Queryable, endpointId: string): Promise<W
   return res.rows;
 }
 
-/** Swaps the token of one of this human's webhooks: the old URL stops at once. */
+/** Swaps the token of one of this owner's webhooks: the old URL stops at once. */
 export async function rotateWebhook(
   db: Queryable,
-  humanId: string,
+  owner: WebhookOwner,
   id: string,
   tokenHash: Buffer,
 ): Promise<Webhook | null> {
+  const o = ownerOf(owner);
   const res = await db.query<Webhook>(
     `UPDATE webhooks w SET token_hash = $3, rotated_at = now()
-       FROM endpoints e WHERE e.id = w.endpoint_id AND e.human_id = $1 AND w.id = $2
+       FROM endpoints e WHERE e.id = w.endpoint_id AND ${o.where} AND w.id = $2
      RETURNING ${COLUMNS}`,
-    [humanId, id, tokenHash],
+    [o.param, id, tokenHash],
   );
   return res.rows[0] ?? null;
 }
 
-export async function deleteWebhook(db: Queryable, humanId: string, id: string): Promise<boolean> {
+export async function deleteWebhook(db: Queryable, owner: WebhookOwner, id: string): Promise<boolean> {
+  const o = ownerOf(owner);
   const res = await db.query(
-    `DELETE FROM webhooks w USING endpoints e WHERE e.id = w.endpoint_id AND e.human_id = $1 AND w.id = $2`,
-    [humanId, id],
+    `DELETE FROM webhooks w USING endpoints e WHERE e.id = w.endpoint_id AND ${o.where} AND w.id = $2`,
+    [o.param, id],
   );
   return res.rowCount === 1;
 }

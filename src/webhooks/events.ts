@@ -7,7 +7,8 @@ import { z } from 'zod';
 import { notFound } from '../domain/errors.js';
 import { parseInput } from '../domain/todo.js';
 import { resolveEndpoint, type EndpointDeps } from '../endpoints/manage.js';
-import { eventOfHuman, listEvents as listRows, type EventDetail, type EventSummary } from '../store/webhook-events.js';
+import { eventOf, listEvents as listRows, type EventDetail, type EventSummary } from '../store/webhook-events.js';
+import type { WebhookOwner } from '../store/webhooks.js';
 import { readingOf } from './ingest.js';
 import { recordEvent, type RecordDeps } from './record.js';
 import type { Provider } from './verify.js';
@@ -15,8 +16,14 @@ import type { Provider } from './verify.js';
 /** The most events one list answers; the history is for review, not export. */
 export const EVENT_LIST_MAX = 200;
 
-const listInput = z.strictObject({
-  limit: z.number().int().min(1).max(EVENT_LIST_MAX).optional(),
+export const listEventsInput = z.strictObject({
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(EVENT_LIST_MAX)
+    .optional()
+    .describe(`How many, newest first (1–${EVENT_LIST_MAX}, default 50).`),
 });
 
 /** An event as the list answers it (the contract's fields, plus where it went). */
@@ -41,21 +48,27 @@ function detailView(e: EventDetail) {
   return { ...summaryView(e), content_type: e.content_type, headers: e.headers, payload: e.payload, trace: e.trace };
 }
 
+/** GET /api/v1/endpoints/{ref}/events: one of this human's endpoints' latest events. */
 export async function listEvents(deps: EndpointDeps, humanId: string, ref: string, query: unknown) {
-  const data = parseInput(listInput, query);
+  const data = parseInput(listEventsInput, query);
   const endpoint = await resolveEndpoint(deps, humanId, ref);
-  const events = await listRows(deps.db, endpoint.id, data.limit ?? 50);
+  return listEventsOf(deps, endpoint.id, data);
+}
+
+/** An endpoint's latest events (its own, for an agent). */
+export async function listEventsOf(deps: EndpointDeps, endpointId: string, data: z.infer<typeof listEventsInput>) {
+  const events = await listRows(deps.db, endpointId, data.limit ?? 50);
   return { events: events.map(summaryView) };
 }
 
-export async function showEvent(deps: EndpointDeps, humanId: string, id: string) {
-  const event = await eventOfHuman(deps.db, humanId, id);
+export async function showEvent(deps: EndpointDeps, owner: WebhookOwner, id: string) {
+  const event = await eventOf(deps.db, owner, id);
   if (!event) throw notFound('event', id);
   return { event: detailView(event) };
 }
 
-export async function replayEvent(deps: EndpointDeps & RecordDeps, humanId: string, id: string) {
-  const original = await eventOfHuman(deps.db, humanId, id);
+export async function replayEvent(deps: EndpointDeps & RecordDeps, owner: WebhookOwner, id: string) {
+  const original = await eventOf(deps.db, owner, id);
   if (!original) throw notFound('event', id);
   const header = (name: string) => original.headers[name];
   const reading = readingOf(original.provider as Provider, header, original.payload);
@@ -75,7 +88,7 @@ export async function replayEvent(deps: EndpointDeps & RecordDeps, humanId: stri
     dedup: false,
     replayOf: original.id,
   });
-  const event = await eventOfHuman(deps.db, humanId, made.event_id as string);
+  const event = await eventOf(deps.db, owner, made.event_id as string);
   if (!event) throw notFound('event', made.event_id as string);
   return { event: detailView(event), todos: made.todos, replay_of: original.id };
 }

@@ -18,8 +18,9 @@ import {
   listWebhooks as listRows,
   rotateWebhook as rotateRow,
   setWebhookSecret as setSecretRow,
-  webhookOfHuman,
+  webhookOf,
   type Webhook,
+  type WebhookOwner,
 } from '../store/webhooks.js';
 import { isSigned, PROVIDERS } from './verify.js';
 
@@ -34,14 +35,14 @@ const providerSecret = z
   .min(16, 'must be at least 16 characters')
   .check(maxLength(256));
 
-const createInput = z.strictObject({
+export const createWebhookInput = z.strictObject({
   queue: z.string().regex(QUEUE_NAME, 'must match [a-z0-9][a-z0-9_-]{0,62}'),
   name: z.string().trim().min(1).check(maxLength(100)).optional(),
   provider: z.enum(PROVIDERS).optional(),
   secret: providerSecret.optional(),
 });
 
-const secretInput = z.strictObject({ secret: providerSecret.optional() });
+export const webhookSecretInput = z.strictObject({ secret: providerSecret.optional() });
 
 export interface WebhookDeps extends EndpointDeps {
   /** SWITCHBOARD_WEBHOOK_SECRET_GRACE in seconds: how long a replaced secret still verifies. */
@@ -53,13 +54,26 @@ export const DEFAULT_SECRET_GRACE_SECONDS = 86_400;
 
 const urlFor = (deps: EndpointDeps, secret: string) => `${deps.publicUrl}/webhooks/${secret}`;
 
+export type CreatedWebhook = { webhook: Webhook; url: string; secret?: string };
+
+/** POST /api/v1/endpoints/{ref}/webhooks: a webhook on one of this human's endpoints. */
 export async function createWebhook(
   deps: EndpointDeps,
   humanId: string,
   ref: string,
   input: unknown,
-): Promise<{ webhook: Webhook; url: string; secret?: string }> {
-  const data = parseInput(createInput, input);
+): Promise<CreatedWebhook> {
+  const data = parseInput(createWebhookInput, input);
+  const endpoint = await resolveEndpoint(deps, humanId, ref);
+  return createWebhookOn(deps, endpoint, data);
+}
+
+/** A webhook on this endpoint, for one of its queues (its granted ones, for an agent's own). */
+export async function createWebhookOn(
+  deps: EndpointDeps,
+  endpoint: { id: string; slug: string; queues: string[] },
+  data: z.infer<typeof createWebhookInput>,
+): Promise<CreatedWebhook> {
   const provider = data.provider ?? 'token';
   if (!isSigned(provider) && data.secret !== undefined) {
     throw invalidArgument('secret', 'a token webhook has no signing secret (its URL is the credential)');
@@ -67,7 +81,6 @@ export async function createWebhook(
   // Generated unless the provider issued one: shown once, in this answer.
   const generated = isSigned(provider) && data.secret === undefined ? newHookSecret() : undefined;
   const signingSecret = isSigned(provider) ? (data.secret ?? generated ?? null) : null;
-  const endpoint = await resolveEndpoint(deps, humanId, ref);
   if (!endpoint.queues.includes(data.queue)) {
     throw invalidArgument(
       'queue',
@@ -95,21 +108,20 @@ export async function createWebhook(
  */
 export async function setWebhookSecret(
   deps: WebhookDeps,
-  humanId: string,
+  owner: WebhookOwner,
   id: string,
   input: unknown,
 ): Promise<{ webhook: Webhook; secret?: string; previous_valid_until: Date | null }> {
-  const data = parseInput(secretInput, input ?? {});
+  const data = parseInput(webhookSecretInput, input ?? {});
   const generated = data.secret === undefined ? newHookSecret() : undefined;
   const graceSeconds = deps.secretGraceSeconds ?? DEFAULT_SECRET_GRACE_SECONDS;
-  const row = await setSecretRow(deps.db, {
-    humanId,
+  const row = await setSecretRow(deps.db, owner, {
     id,
     secret: data.secret ?? (generated as string),
     graceSeconds,
   });
   if (!row) {
-    const found = await webhookOfHuman(deps.db, humanId, id);
+    const found = await webhookOf(deps.db, owner, id);
     if (!found) throw notFound('webhook', id);
     throw invalidArgument('secret', 'a token webhook has no signing secret (its URL is the credential)');
   }
@@ -124,16 +136,16 @@ export async function listWebhooks(deps: EndpointDeps, humanId: string, ref: str
 
 export async function rotateWebhook(
   deps: EndpointDeps,
-  humanId: string,
+  owner: WebhookOwner,
   id: string,
 ): Promise<{ webhook: Webhook; url: string }> {
   const { secret, hash } = newSecret('sbw');
-  const webhook = await rotateRow(deps.db, humanId, id, hash);
+  const webhook = await rotateRow(deps.db, owner, id, hash);
   if (!webhook) throw notFound('webhook', id);
   return { webhook, url: urlFor(deps, secret) };
 }
 
-export async function deleteWebhook(deps: EndpointDeps, humanId: string, id: string): Promise<{ deleted: true }> {
-  if (!(await deleteRow(deps.db, humanId, id))) throw notFound('webhook', id);
+export async function deleteWebhook(deps: EndpointDeps, owner: WebhookOwner, id: string): Promise<{ deleted: true }> {
+  if (!(await deleteRow(deps.db, owner, id))) throw notFound('webhook', id);
   return { deleted: true };
 }
