@@ -176,7 +176,7 @@ export async function ingestDelivery(deps: IngestDeps, token: string, delivery: 
     deps.metrics?.webhooks.deliveries.inc({ provider, verdict: 'invalid' });
     throw err;
   }
-  const made = await recordEvent(deps, {
+  const made = await recordEvent({ ...deps, db: deps.pool }, {
     webhook,
     reading,
     priority,

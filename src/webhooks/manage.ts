@@ -36,13 +36,25 @@ const providerSecret = z
   .check(maxLength(256));
 
 export const createWebhookInput = z.strictObject({
-  queue: z.string().regex(QUEUE_NAME, 'must match [a-z0-9][a-z0-9_-]{0,62}'),
-  name: z.string().trim().min(1).check(maxLength(100)).optional(),
-  provider: z.enum(PROVIDERS).optional(),
-  secret: providerSecret.optional(),
+  queue: z
+    .string()
+    .regex(QUEUE_NAME, 'must match [a-z0-9][a-z0-9_-]{0,62}')
+    .describe("The queue its deliveries' todos go to: one of the endpoint's queues."),
+  name: z.string().trim().min(1).check(maxLength(100)).optional().describe('A label; default: the queue.'),
+  provider: z
+    .enum(PROVIDERS)
+    .optional()
+    .describe('Who sends and signs the deliveries; default token (the URL alone is the credential).'),
+  secret: providerSecret
+    .optional()
+    .describe('The signing secret the provider issued; absent: one is generated and answered once.'),
 });
 
-export const webhookSecretInput = z.strictObject({ secret: providerSecret.optional() });
+export const webhookSecretInput = z.strictObject({
+  secret: providerSecret
+    .optional()
+    .describe('The signing secret the provider issued; absent: a new one is generated and answered once.'),
+});
 
 export interface WebhookDeps extends EndpointDeps {
   /** SWITCHBOARD_WEBHOOK_SECRET_GRACE in seconds: how long a replaced secret still verifies. */
@@ -132,6 +144,11 @@ export async function setWebhookSecret(
 export async function listWebhooks(deps: EndpointDeps, humanId: string, ref: string): Promise<Webhook[]> {
   const endpoint = await resolveEndpoint(deps, humanId, ref);
   return listRows(deps.db, endpoint.id);
+}
+
+/** An endpoint's webhooks (its own, for an agent). */
+export function listWebhooksOf(deps: { db: EndpointDeps['db'] }, endpointId: string): Promise<Webhook[]> {
+  return listRows(deps.db, endpointId);
 }
 
 export async function rotateWebhook(

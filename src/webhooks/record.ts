@@ -3,8 +3,8 @@
 // "The event history"). A redelivery rolls the transaction back and answers the todo and
 // event its first delivery made.
 
-import type { Pool } from '../db/pool.js';
-import { withTx } from '../db/pool.js';
+import type { Queryable } from '../db/pool.js';
+import { inTransaction } from '../db/tx.js';
 import { newId } from '../domain/ids.js';
 import type { Metrics } from '../metrics/index.js';
 import type { QuotaDeps } from '../quotas/check.js';
@@ -33,7 +33,8 @@ export interface Made {
 }
 
 export interface RecordDeps extends QuotaDeps {
-  pool: Pool;
+  /** A pool (the delivery gets its own transaction) or a transaction's client (a savepoint in it). */
+  db: Queryable;
   defaultLeaseSeconds: number;
   idempotencyWindowSeconds?: number;
   metrics?: Metrics;
@@ -71,7 +72,7 @@ export async function recordEvent(deps: RecordDeps, a: RecordArgs): Promise<Made
     ...(a.priority === undefined ? {} : { priority: a.priority }),
   };
   try {
-    const todo = await withTx(deps.pool, async (tx) => {
+    const todo = await inTransaction(deps.db, async (tx) => {
       const todoDeps: TodoDeps = {
         db: tx,
         defaultLeaseSeconds: deps.defaultLeaseSeconds,

@@ -101,7 +101,7 @@ for (const [person, n] of [
 const mine = await vendEndpoint(world, admin, {
   name: 'fuzz mine',
   queues: ['inbox', 'work'],
-  verbs: ['drain', 'create', 'messages', 'admission', 'hooks'],
+  verbs: ['drain', 'create', 'messages', 'admission', 'hooks', 'webhooks', 'events'],
 });
 const theirs = await vendEndpoint(world, other, { name: 'fuzz theirs', queues: ['inbox'] });
 const members = await vendEndpoint(world, member, { name: 'fuzz members' });
@@ -284,7 +284,11 @@ function seedBody(method: string, path: string): unknown {
       return {
         name: `fz ${rng.int(0, 1e6)}`,
         queues: rng.chance(0.7) ? ['inbox', 'work'] : ['inbox'],
-        verbs: rng.pick([['drain'], ['drain', 'create', 'messages', 'admission', 'hooks'], ['claim', 'complete']]),
+        verbs: rng.pick([
+          ['drain'],
+          ['drain', 'create', 'messages', 'admission', 'hooks', 'webhooks', 'events'],
+          ['claim', 'complete'],
+        ]),
         ...(rng.chance(0.3) ? { expires_at: rng.pick(['2030-01-01T00:00:00Z', '2020-01-01T00:00:00Z']) } : {}),
         ...(rng.chance(0.3) ? { default_lease_seconds: rng.pick([5, 60, 86_400]) } : {}),
         ...(rng.chance(0.3) ? { accept_agent_messages: rng.chance(0.5) } : {}),
