@@ -176,17 +176,20 @@ export async function ingestDelivery(deps: IngestDeps, token: string, delivery: 
     deps.metrics?.webhooks.deliveries.inc({ provider, verdict: 'invalid' });
     throw err;
   }
-  const made = await recordEvent({ ...deps, db: deps.pool }, {
-    webhook,
-    reading,
-    priority,
-    verified: isSigned(provider),
-    contentType,
-    headers: sanitizedHeaders(delivery.headers),
-    payload: body,
-    dedup: true,
-    replayOf: null,
-  });
+  const made = await recordEvent(
+    { ...deps, db: deps.pool },
+    {
+      webhook,
+      reading,
+      priority,
+      verified: isSigned(provider),
+      contentType,
+      headers: sanitizedHeaders(delivery.headers),
+      payload: body,
+      dedup: true,
+      replayOf: null,
+    },
+  );
   deps.metrics?.webhooks.deliveries.inc({ provider, verdict: made.duplicate ? 'duplicate' : 'accepted' });
   return made;
 }
