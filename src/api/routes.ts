@@ -30,6 +30,7 @@ export function apiRoutes(app: FastifyInstance, services: Services, auth: Auth):
     idempotencyWindowSeconds,
     metrics,
     credentials: services.credentials,
+    keyring: services.keyring,
   };
   endpointRoutes(app, operator, auth, now);
   bulkRoutes(app, operator, auth);
@@ -40,6 +41,7 @@ export function apiRoutes(app: FastifyInstance, services: Services, auth: Auth):
     metrics,
     quotas: services.config.quotas,
     tracing: services.tracing,
+    keyring: services.keyring,
   };
   // Per webhook and per instance, like the API's limits (docs/design/intake.md, "Limits and metrics").
   const perWebhook = new RateLimiter(services.config.webhooks.perWebhook);
@@ -65,7 +67,7 @@ export function apiRoutes(app: FastifyInstance, services: Services, auth: Auth):
     allowedHosts: services.config.allowedHosts,
     tracing: services.tracing,
   });
-  hookRoutes(app, { ...identity, guard: services.hookGuard }, auth);
+  hookRoutes(app, { ...identity, guard: services.hookGuard, keyring: services.keyring }, auth);
   presenceRoutes(app, identity, auth);
   scheduleRoutes(app, identity, auth, now);
   const { oauth, quotas, publicUrl } = services.config;

@@ -26,6 +26,12 @@ import { DEFAULT_QUOTAS } from '../domain/quotas.js';
 
 export { isLoopbackHost };
 
+/** A 32-byte key: 44 characters of base64 (with its padding) or 64 hex digits. */
+const secretKey = z
+  .string()
+  .trim()
+  .regex(/^([A-Za-z0-9+/]{43}=|[0-9a-fA-F]{64})$/, 'must be 32 bytes as base64 (44 characters) or 64 hex digits');
+
 const SCHEMA = z.object({
   // Loopback by default: a fresh install must not be reachable from the network before
   // its first admin exists.
@@ -97,6 +103,16 @@ const SCHEMA = z.object({
   // A replaced signing secret keeps verifying this long, so the sender can be updated
   // after the rotation without losing deliveries; a day, like the notify hooks' grace.
   SWITCHBOARD_WEBHOOK_SECRET_GRACE: duration('24h', 0, 30 * 86_400_000, '0s–30d'),
+  // The key webhook and notify-hook signing secrets are sealed with at rest (AES-256-GCM;
+  // docs/design/intake.md, "Secrets at rest"): 32 bytes as base64 or 64 hex digits, given
+  // directly or in a file (a mounted secret). Unset with the embedded PostgreSQL: one is
+  // generated into the data dir (0600) on the first start. Unset with an external
+  // database: secrets are stored as issued, and the start logs a warning.
+  SWITCHBOARD_SECRET_KEY: secretKey.optional(),
+  SWITCHBOARD_SECRET_KEY_FILE: z.string().min(1).optional(),
+  // The key before a rotation: values it sealed still open, and each start reseals them
+  // under SWITCHBOARD_SECRET_KEY; remove it once a start has run.
+  SWITCHBOARD_SECRET_KEY_PREVIOUS: secretKey.optional(),
   // Ring records and self-test reports are diagnostics: a week answers "what happened this
   // week". The 1-day floor stays above the longest ack window (6h), so a ring is decided
   // heard or unheard long before it can be deleted.
@@ -377,6 +393,11 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
       trustProxy: e.SWITCHBOARD_TRUST_PROXY,
       instanceId: e.SWITCHBOARD_INSTANCE_ID ?? null,
       metricsToken: e.SWITCHBOARD_METRICS_TOKEN ?? null,
+      secrets: {
+        key: e.SWITCHBOARD_SECRET_KEY ?? null,
+        keyFile: e.SWITCHBOARD_SECRET_KEY_FILE ?? null,
+        previous: e.SWITCHBOARD_SECRET_KEY_PREVIOUS ?? null,
+      },
       metricsMaxEndpoints: e.SWITCHBOARD_METRICS_MAX_ENDPOINTS,
       queueWaitAlertSeconds: e.SWITCHBOARD_QUEUE_WAIT_ALERT / 1000,
       allowedHosts: allowedHosts(e.SWITCHBOARD_LISTEN.host, e.SWITCHBOARD_PUBLIC_URL, e.SWITCHBOARD_ALLOWED_HOSTS),

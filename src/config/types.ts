@@ -44,6 +44,8 @@ export interface Config {
   instanceId: string | null;
   /** The bearer /metrics requires; null: /metrics is open (loopback binds only). */
   metricsToken: string | null;
+  /** The signing-secret sealing key (docs/design/intake.md, "Secrets at rest"); the file is read at start. */
+  secrets: { key: string | null; keyFile: string | null; previous: string | null };
   /** Endpoints labelled on the queue series before the rest fold into endpoint="_other". */
   metricsMaxEndpoints: number;
   /** SWITCHBOARD_QUEUE_WAIT_ALERT, in seconds. */

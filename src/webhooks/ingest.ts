@@ -16,6 +16,7 @@ import { AppError, invalidArgument } from '../domain/errors.js';
 import { PRIORITY_BOUNDS } from '../domain/todo.js';
 import { UNSTORABLE_MESSAGE, unstorableField } from '../domain/unstorable.js';
 import { hashSecret } from '../identity/secrets.js';
+import { NO_KEYRING, open, type Keyring } from '../secrets/keyring.js';
 import { webhookForToken, type IngestWebhook } from '../store/webhooks.js';
 import type { QuotaDeps } from '../quotas/check.js';
 import type { Metrics } from '../metrics/index.js';
@@ -86,6 +87,8 @@ export interface IngestDeps extends QuotaDeps {
   tracing?: Tracing;
   /** Seconds since the epoch: the clock signature timestamps are checked against. */
   nowSeconds?: () => number;
+  /** Opens the signing secrets sealed at rest (docs/design/intake.md, "Secrets at rest"). */
+  keyring?: Keyring;
   /**
    * The per-webhook rate limit (SWITCHBOARD_WEBHOOK_RATE): spends one token for this
    * webhook and answers the seconds to wait, 0 when it may go on. Absent: unlimited.
@@ -125,7 +128,8 @@ function verifyOrRefuse(
   const provider = webhook.provider as Provider;
   if (!isSigned(provider)) return;
   const nowSeconds = deps.nowSeconds?.() ?? Math.floor(Date.now() / 1000);
-  const verdict = verifyDelivery(provider, webhook.secrets, { header, raw: delivery.raw, nowSeconds });
+  const secrets = webhook.secrets.map((s) => open(deps.keyring ?? NO_KEYRING, s));
+  const verdict = verifyDelivery(provider, secrets, { header, raw: delivery.raw, nowSeconds });
   if (verdict.ok) return;
   deps.metrics?.webhooks.verifyFailures.inc({ provider, reason: verdict.reason });
   deps.metrics?.webhooks.deliveries.inc({ provider, verdict: 'rejected' });

@@ -11,6 +11,7 @@ import { parseInput, QUEUE_NAME } from '../domain/todo.js';
 import { resolveEndpoint, type EndpointDeps } from '../endpoints/manage.js';
 import { newHookSecret } from '../hooks/sign.js';
 import { newSecret } from '../identity/secrets.js';
+import { NO_KEYRING, seal, type Keyring } from '../secrets/keyring.js';
 import { withQuota } from '../quotas/check.js';
 import {
   deleteWebhook as deleteRow,
@@ -57,6 +58,8 @@ export const webhookSecretInput = z.strictObject({
 });
 
 export interface WebhookDeps extends EndpointDeps {
+  /** Seals signing secrets at rest (docs/design/intake.md, "Secrets at rest"); absent: stored as issued. */
+  keyring?: Keyring;
   /** SWITCHBOARD_WEBHOOK_SECRET_GRACE in seconds: how long a replaced secret still verifies. */
   secretGraceSeconds?: number;
 }
@@ -70,7 +73,7 @@ export type CreatedWebhook = { webhook: Webhook; url: string; secret?: string };
 
 /** POST /api/v1/endpoints/{ref}/webhooks: a webhook on one of this human's endpoints. */
 export async function createWebhook(
-  deps: EndpointDeps,
+  deps: WebhookDeps,
   humanId: string,
   ref: string,
   input: unknown,
@@ -82,7 +85,7 @@ export async function createWebhook(
 
 /** A webhook on this endpoint, for one of its queues (its granted ones, for an agent's own). */
 export async function createWebhookOn(
-  deps: EndpointDeps,
+  deps: WebhookDeps,
   endpoint: { id: string; slug: string; queues: string[] },
   data: z.infer<typeof createWebhookInput>,
 ): Promise<CreatedWebhook> {
@@ -108,7 +111,7 @@ export async function createWebhookOn(
       queue: data.queue,
       tokenHash: hash,
       provider,
-      secret: signingSecret,
+      secret: signingSecret === null ? null : seal(deps.keyring ?? NO_KEYRING, signingSecret),
     }),
   );
   return { webhook, url: urlFor(deps, secret), ...(generated ? { secret: generated } : {}) };
@@ -129,7 +132,7 @@ export async function setWebhookSecret(
   const graceSeconds = deps.secretGraceSeconds ?? DEFAULT_SECRET_GRACE_SECONDS;
   const row = await setSecretRow(deps.db, owner, {
     id,
-    secret: data.secret ?? (generated as string),
+    secret: seal(deps.keyring ?? NO_KEYRING, data.secret ?? (generated as string)),
     graceSeconds,
   });
   if (!row) {

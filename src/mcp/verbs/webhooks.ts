@@ -34,6 +34,7 @@ function deps(ctx: VerbContext) {
       ? {}
       : { idempotencyWindowSeconds: ctx.todos.idempotencyWindowSeconds }),
     ...(ctx.todos.metrics ? { metrics: ctx.todos.metrics } : {}),
+    ...(ctx.keyring ? { keyring: ctx.keyring } : {}),
   };
 }
 
