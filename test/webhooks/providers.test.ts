@@ -345,3 +345,12 @@ test('a body that is not JSON or a form is refused naming the body; an unknown U
     'not_found',
   );
 });
+
+test('a signed body over a todo’s 256 KiB payload is refused naming payload, and nothing is written', async () => {
+  const { url, secret } = await makeWebhook('github');
+  const raw = JSON.stringify({ action: 'opened', filler: 'x'.repeat(300 * 1024), repository: { full_name: 'o/r' } });
+  const before = await snapshot(h.pool);
+  const res = await deliver(url, await send.github(secret!, 'issues', raw));
+  expectError(res, 400, 'invalid_argument', 'payload');
+  assert.deepEqual(await snapshot(h.pool), before);
+});
