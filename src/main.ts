@@ -98,19 +98,28 @@ export interface StartOptions {
 
 export async function startServer(config: Config, log: Logger, options: StartOptions = {}): Promise<Server> {
   const instanceId = config.instanceId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
-  const closers: Array<() => Promise<void>> = [];
+  // What stop() closes, last started first, each with the name the "stopped" line gives it.
+  const closers: Array<[string, () => Promise<void>]> = [];
   const readiness = new Readiness();
   // Idempotent: a second stop() (a test's after() and its own call) waits for the first.
   let closing: Promise<void> | null = null;
   const closeAll = () =>
     (closing ??= (async () => {
       readiness.markNotReady('stopping');
-      for (const close of closers.reverse())
-        await close().catch((err: unknown) => log.error({ err }, 'shutdown step failed'));
+      const started = Date.now();
+      const stopped: string[] = [];
+      for (const [name, close] of closers.reverse()) {
+        await close().then(
+          () => stopped.push(name),
+          (err: unknown) => log.error({ err, step: name }, `shutdown step failed: ${name}`),
+        );
+      }
+      const ms = Date.now() - started;
+      log.info({ stopped, ms }, `stopped: ${stopped.join(', ')} (${(ms / 1000).toFixed(1)} s)`);
     })());
   const version = versionInfo();
   const early = await listenEarly({ host: config.listen.host, port: config.listen.port, readiness, version });
-  closers.push(() => early.close());
+  closers.push(['listener', () => early.close()]);
   try {
     // Traces first, so that everything after can be traced; shut down (flushed) last.
     const tracing = await createTracing({
@@ -119,10 +128,10 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
       version: version.version,
       ...(options.tracing ? { override: options.tracing } : {}),
     });
-    closers.push(() => tracing.shutdown());
+    closers.push(['tracing', () => tracing.shutdown()]);
     // The database: embedded or external, migrated, pooled, and its LISTEN connection.
     const database = await openDatabase(config, log);
-    if (database.embedded) closers.push(() => database.embedded!.stop());
+    if (database.embedded) closers.push(['embedded PostgreSQL', () => database.embedded!.stop()]);
     const dbHost = new URL(database.url).host;
     const retry = <T>(step: () => Promise<T>) =>
       retryUnavailable(step, {
@@ -144,10 +153,10 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
       lockTimeoutMs: config.database.lockTimeoutMs,
       queries: tracing.queries,
     });
-    closers.push(() => pool.end());
+    closers.push(['database pool', () => pool.end()]);
     const bus = new NotifyBus({ url: database.url, log: (level, m) => log[level](m) });
     await retry(() => bus.start());
-    closers.push(() => bus.stop());
+    closers.push(['LISTEN connection', () => bus.stop()]);
 
     // The services, then what they need from the database before the first request.
     const identity = { db: pool, publicUrl: config.publicUrl };
@@ -184,7 +193,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     await retry(() => services.messages.capacity.load());
     services.start();
     // Runs after app.close(): the streams it ended return their in-flight messages first.
-    closers.push(() => services.stop());
+    closers.push(['services (streams, timers)', () => services.stop()]);
     await retry(() => services.heartbeat.start(services.redelivery));
 
     // The HTTP host and the surfaces on it; it takes over the listener that answered
@@ -203,10 +212,13 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     early.releaseUpgrades();
     await app.ready();
     early.attach();
-    closers.push(async () => {
-      await app.close();
-      await early.close();
-    });
+    closers.push([
+      'HTTP server',
+      async () => {
+        await app.close();
+        await early.close();
+      },
+    ]);
     readiness.markReady();
 
     // The sweeps last: they find work only a serving instance should touch.
@@ -219,7 +231,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
       tracing,
     });
     sweeps.start();
-    closers.push(() => sweeps.stop());
+    closers.push(['sweeps', () => sweeps.stop()]);
 
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.listen.port;

@@ -151,12 +151,13 @@ export function buildServices(o: ServiceOptions): Services {
 
   // The quotas ride along wherever the identity deps are spread (the operator deps of the
   // API and the board), so every create use case sees the configured ones.
-  const identity: TokenDeps & QuotaDeps & { tracing: Tracing } = {
+  const identity: TokenDeps & QuotaDeps & { tracing: Tracing; credentialGraceSeconds: number } = {
     db,
     tracing,
     publicUrl: config.publicUrl,
     tokenTtlSeconds: config.tokenTtlSeconds,
     credentials,
+    credentialGraceSeconds: config.credentialGraceSeconds,
     quotas: config.quotas,
     passwordSignIn: config.passwordSignIn,
   };

@@ -6,6 +6,7 @@ import {
   deleteEndpoint,
   listEndpoints,
   revokeEndpoint,
+  rotateEndpointCredential,
   showEndpoint,
   updateEndpoint,
   vendEndpoint,
@@ -44,6 +45,10 @@ export function endpointRoutes(app: FastifyInstance, deps: OperatorDeps, auth: A
   app.patch<RefParams>('/api/v1/endpoints/:ref', async (request, reply) => {
     const { human } = await auth.authenticate(request, reply, 'human');
     return updateEndpoint(deps, human.id, request.params.ref, request.body, now());
+  });
+  app.post<RefParams>('/api/v1/endpoints/:ref/rotate', async (request, reply) => {
+    const { human } = await auth.authenticate(request, reply, 'human');
+    return rotateEndpointCredential(deps, human.id, request.params.ref, request.body, now());
   });
   app.post<RefParams>('/api/v1/endpoints/:ref/revoke', async (request, reply) => {
     const { human } = await auth.authenticate(request, reply, 'human');

@@ -128,10 +128,10 @@ export function auditChanges(before: unknown, after: unknown): string {
   return lines.length ? `<ul class="changes">${lines.join('')}</ul>` : '<span class="note">no change</span>';
 }
 
-function auditList(audit: AuditRow[], viewer: { id: string; email: string }): string {
+function auditList(audit: AuditRow[]): string {
   if (audit.length === 0) return '<p class="note">No changes yet.</p>';
   const who = (a: AuditRow) =>
-    `${a.actor_human_id === viewer.id ? escape(viewer.email) : `<code>${escape(a.actor_human_id)}</code>`}${a.actor_endpoint_id ? ` via agent <code>${escape(a.actor_endpoint_id)}</code>` : ''}`;
+    `${escape(a.actor_email ?? a.actor_human_id)}${a.actor_endpoint_id ? ` via agent <code>${escape(a.actor_endpoint_id)}</code>` : ''}`;
   const rows = audit
     .map(
       (a) =>
@@ -156,5 +156,5 @@ export function budgetEditor(a: {
     : '';
   return `<section aria-labelledby="b-now"><h2 id="b-now">Now</h2>${current}</section>
 <section aria-labelledby="b-edit"><h2 id="b-edit">${a.status ? 'Change' : 'Set'} the budget</h2>${withError(editorForm(a.base, a.csrf, a.values), a.error)}${clear}</section>
-<section aria-labelledby="b-audit"><h2 id="b-audit">Audit</h2>${auditList(a.audit, a.viewer)}</section>`;
+<section aria-labelledby="b-audit"><h2 id="b-audit">Audit</h2>${auditList(a.audit)}</section>`;
 }

@@ -1,5 +1,5 @@
-// HTML for endpoint cards: queues, verbs by family, live sessions (id, client, stream or
-// "reconnect needed", unheard mark, last ring, claims held, last seen, message queue link), last seen, and the revoke / delete forms. Slots marked data-slot="…" are
+// HTML for endpoint cards: queues, verbs by family, live sessions (id, client, stream,
+// "pulls (no stream)" or "reconnect needed", unheard mark, last ring, claims held, last seen, message queue link), last seen, and the revoke / delete forms. Slots marked data-slot="…" are
 // where later parts land: "Run self-test" and its verdict and the unheard mark
 // (docs/design/doorbell-acknowledgement.md), the budget link (docs/design/admission.md),
 // notify hooks and presence (docs/design/hooks-and-presence.md).
@@ -29,11 +29,16 @@ export function verbSummary(verbs: readonly string[]): string {
   return items.length ? items.join(', ') : '<span class="note">none</span>';
 }
 
-/** The stream cell: open, or "reconnect needed" when the session holds no notification stream. */
+/**
+ * The stream cell: open; "pulls (no stream)" for a session that never opened one and did
+ * not ask for doorbells (it waits on claim_next: nothing is wrong); else "reconnect
+ * needed" — its stream dropped, or it declared claude/channel and has none to ring.
+ */
 export function streamState(s: SessionView): string {
-  return s.stream_open
-    ? '<span class="chip open" data-slot="stream">open</span>'
-    : '<span class="chip warn" data-slot="stream" title="no notification stream: the doorbell cannot reach this session until its client reconnects">reconnect needed</span>';
+  if (s.stream_open) return '<span class="chip open" data-slot="stream">open</span>';
+  if (!s.had_stream && !s.channel)
+    return '<span class="chip" data-slot="stream" title="this session never opened a notification stream and did not ask for doorbells: it pulls its work with claim_next">pulls (no stream)</span>';
+  return '<span class="chip warn" data-slot="stream" title="no notification stream: the doorbell cannot reach this session until its client reconnects">reconnect needed</span>';
 }
 
 export function lastRing(s: SessionView, now: Date): string {

@@ -7,6 +7,7 @@
 
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { isAppError } from '../domain/errors.js';
+import { wallClock } from '../domain/zones.js';
 import { resolveEndpoint } from '../endpoints/manage.js';
 import type { BoardSession } from '../identity/board-sessions.js';
 import { createSchedule, deleteSchedule, listSchedules, patchSchedule, type ScheduleRow } from '../schedules/manage.js';
@@ -37,20 +38,10 @@ async function target(deps: BoardDeps, session: BoardSession, ref: string): Prom
   }
 }
 
-/** The instant on the schedule zone's wall clock, e.g. "Mon 1 Jun 2026, 09:00 Europe/Berlin". */
-function local(d: Date, tz: string): string {
-  try {
-    const text = new Intl.DateTimeFormat('en-GB', { timeZone: tz, dateStyle: 'medium', timeStyle: 'short' }).format(d);
-    return `${text} ${tz}`;
-  } catch {
-    return d.toISOString();
-  }
-}
-
 function row(s: ScheduleRow, base: string, csrf: string): string {
   const post = (path: string, label: string, cls = '', confirm = '') =>
     `<form method="post" action="${base}/${escape(s.id)}/${path}" class="inline"${confirm ? ` hx-confirm="${confirm}"` : ''}>${csrfField(csrf)}<button type="submit"${cls ? ` class="${cls}"` : ''}>${label} <span class="sr">${escape(s.title)}</span></button></form>`;
-  const next = s.next_run_at ? `${escape(local(s.next_run_at, s.tz))}<br>${isoTime(s.next_run_at)}` : '—';
+  const next = s.next_run_at ? `${escape(wallClock(s.next_run_at, s.tz))}<br>${isoTime(s.next_run_at)}` : '—';
   const missed = s.last_missed > 0 ? ` <span class="chip warn">stood in for ${s.last_missed} missed</span>` : '';
   const last = s.last_run_at ? `${isoTime(s.last_run_at)}${missed}` : 'never';
   const error = s.last_error ? `<br><span class="error">${escape(s.last_error)}</span>` : '';

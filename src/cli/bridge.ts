@@ -13,6 +13,7 @@ import { exclusive, oneLineErrors, run } from './flags.js';
 
 interface BridgeFlags {
   url: string;
+  json?: boolean;
   token?: string;
   tokenFile?: string;
 }
@@ -61,7 +62,13 @@ export async function credential(flags: BridgeFlags): Promise<string> {
 async function serveBridge(flags: BridgeFlags): Promise<void> {
   const url = mcpUrl(flags.url);
   const token = await credential(flags);
-  const log = (line: string) => process.stderr.write(`switchboard bridge: ${line}\n`);
+  // stdout is the protocol; what the bridge has to say goes to stderr, as JSON lines with --json.
+  const log = (line: string) =>
+    process.stderr.write(
+      flags.json
+        ? JSON.stringify({ time: new Date().toISOString(), source: 'bridge', msg: line }) + '\n'
+        : `switchboard bridge: ${line}\n`,
+    );
   const bridge = new Bridge({ url, token, log });
   let stopping = false;
   const stop = (why: string) => {
@@ -92,6 +99,7 @@ export function registerBridge(program: Command): void {
       .description('serve MCP on stdio and forward it, doorbells included, to a Switchboard server')
       .requiredOption('--url <URL>', 'the Switchboard server (its base URL, or the /mcp URL)')
       .option('--token <CREDENTIAL>', 'the endpoint credential (sbk_…); visible to `ps`, prefer --token-file')
-      .option('--token-file <PATH>', 'a file holding the endpoint credential on its first line'),
+      .option('--token-file <PATH>', 'a file holding the endpoint credential on its first line')
+      .option('--json', 'write what the bridge says on stderr (and its errors) as JSON lines'),
   ).action(run(serveBridge));
 }

@@ -16,11 +16,16 @@ const REQUEST_TIMEOUT_MS = 30_000;
 export class ApiError extends CliError {
   constructor(
     message: string,
-    readonly code: string,
+    code: string,
     readonly status: number,
     readonly details?: Record<string, unknown>,
   ) {
-    super(message, code === 'invalid_argument' ? EXIT.usage : EXIT.failure);
+    super(
+      message,
+      code === 'invalid_argument' ? EXIT.usage : EXIT.failure,
+      code,
+      typeof details?.field === 'string' ? details.field : undefined,
+    );
   }
 }
 
@@ -153,14 +158,19 @@ function explain(
 export function unreachable(url: string, err: unknown): CliError {
   const hint = 'start the server with `switchboard serve` or point at it with --url';
   if (err instanceof Error && err.name === 'TimeoutError')
-    return new CliError(`no answer from ${url} within ${REQUEST_TIMEOUT_MS / 1000} s: is the server overloaded?`);
+    return new CliError(
+      `no answer from ${url} within ${REQUEST_TIMEOUT_MS / 1000} s: is the server overloaded?`,
+      EXIT.failure,
+      'unavailable',
+    );
   const code = networkCode(err);
-  if (code === 'ECONNREFUSED') return new CliError(`cannot connect to ${url} (connection refused): ${hint}`);
+  if (code === 'ECONNREFUSED')
+    return new CliError(`cannot connect to ${url} (connection refused): ${hint}`, EXIT.failure, 'unavailable');
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
-    return new CliError(`cannot resolve the host of ${url}: check the URL or pass --url`);
+    return new CliError(`cannot resolve the host of ${url}: check the URL or pass --url`, EXIT.failure, 'unavailable');
   const cause = (err as { cause?: unknown } | undefined)?.cause;
   const reason = code ?? (cause instanceof Error ? cause.message : err instanceof Error ? err.message : String(err));
-  return new CliError(`cannot reach ${url} (${reason}): ${hint}`);
+  return new CliError(`cannot reach ${url} (${reason}): ${hint}`, EXIT.failure, 'unavailable');
 }
 
 function networkCode(err: unknown): string | undefined {

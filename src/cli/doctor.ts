@@ -36,8 +36,17 @@ interface Session {
   client_name: string | null;
   client_version: string | null;
   stream_open: boolean;
+  /** Declared claude/channel: it asked for doorbells. */
+  channel: boolean;
+  /** Opened a notification stream at some time (absent from servers before it was answered). */
+  had_stream?: boolean;
   unheard: boolean;
 }
+
+/** Never opened a stream and never asked for doorbells: it pulls its work, nothing is wrong. */
+const pullsOnly = (s: Session) => !s.stream_open && s.had_stream === false && !s.channel;
+
+const streamCell = (s: Session) => (s.stream_open ? 'open' : pullsOnly(s) ? 'pulls (no stream)' : 'none');
 
 interface Answer {
   url: string;
@@ -147,10 +156,11 @@ async function doctor(ref: string | undefined, opts: DoctorOptions): Promise<voi
 /**
  * Endpoints with live sessions of which none holds the notification stream (GET /mcp):
  * doorbells have nowhere to go, so work waits until an agent happens to call claim_next.
+ * Sessions that only pull (never a stream, no doorbell asked for) are not a problem.
  */
 export function streamWarnings(endpoints: Answer['endpoints']): Check[] {
   return endpoints
-    .filter((e) => e.sessions.length > 0 && !e.sessions.some((s) => s.stream_open))
+    .filter((e) => e.sessions.some((s) => !pullsOnly(s)) && !e.sessions.some((s) => s.stream_open))
     .map((e) => ({
       name: 'stream',
       ok: false,
@@ -184,7 +194,7 @@ function render(answer: Answer): string {
     const rows = table(e.sessions, [
       { header: 'SESSION', value: (s) => s.id },
       { header: 'CLIENT', value: (s) => `${s.client_name ?? '?'} ${s.client_version ?? ''}`.trim(), max: 40 },
-      { header: 'STREAM', value: (s) => (s.stream_open ? 'open' : 'none') },
+      { header: 'STREAM', value: streamCell },
       { header: 'DOORBELLS', value: (s) => (s.unheard ? 'delivered, not heard' : 'ok') },
     ]);
     out.push(rows.trimEnd());

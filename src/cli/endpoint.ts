@@ -7,6 +7,8 @@
 // an MCP Inspector recipe (src/domain/guidance.ts). Sessions and grants are the server's.
 
 import type { Command } from 'commander';
+import { parseDuration } from '../config/duration.js';
+import { MAX_CREDENTIAL_GRACE_SECONDS } from '../domain/endpoint.js';
 import { signedInClient } from './client.js';
 import { CliError, EXIT } from './exit.js';
 import {
@@ -50,7 +52,7 @@ export interface Endpoint {
 }
 
 interface VendOptions extends CommonOptions {
-  queue: string[];
+  queue?: string[];
   verbs?: string;
   expiresAt?: string;
   lease?: string;
@@ -67,7 +69,7 @@ export function registerEndpoint(program: Command): void {
   const group = oneLineErrors(program.command('endpoint').description("vend and manage agents' endpoints"));
   apiCommand(group, 'vend', 'create an endpoint and print its credential (shown once) and MCP config')
     .argument('<NAME>', 'a name for the agent, e.g. reviewer')
-    .option('--queue <Q>', 'a queue the endpoint may use; repeat for more (default: inbox)', collect, [])
+    .option('--queue <Q>', 'a queue the endpoint may use; repeat for more (default: inbox)', collect)
     .option('--verbs <LIST>', 'comma-separated verb or family names: drain, create, messages, admission, hooks')
     .option('--expires-at <T>', 'when the credential stops working, RFC 3339 (e.g. 2030-01-31T18:00:00Z)')
     .option('--lease <SECONDS>', `default lease for claims, ${LEASE_BOUNDS.min}–${LEASE_BOUNDS.max} seconds`)
@@ -79,6 +81,10 @@ export function registerEndpoint(program: Command): void {
     .argument('<REF>', 'slug or id')
     .option('--accept-agent-messages <on|off>', "whether your other endpoints' agents may message its sessions")
     .action(run(set));
+  apiCommand(group, 'rotate', 'replace an endpoint’s credential, keeping its slug (.mcp.json and flags stay valid)')
+    .argument('<REF>', 'slug or id')
+    .option('--grace <DURATION>', 'how long the old credential still works, 0s–7d (default: the server’s, 1h)')
+    .action(run(rotate));
   apiCommand(group, 'revoke', 'stop an endpoint at once; its live todos are dead-lettered')
     .argument('<REF>', 'slug or id')
     .action(run(revoke));
@@ -91,7 +97,7 @@ export function registerEndpoint(program: Command): void {
 /** Checks the flags and builds the POST body; throws a usage error naming the bad flag. */
 export function vendBody(name: string, opts: VendOptions): Record<string, unknown> {
   const body: Record<string, unknown> = { name: textFlag('NAME', name, 200) };
-  if (opts.queue.length > 0) body.queues = opts.queue.map((q) => queueName('--queue', q));
+  if (opts.queue) body.queues = opts.queue.map((q) => queueName('--queue', q));
   if (opts.verbs !== undefined) body.verbs = listFlag('--verbs', opts.verbs);
   if (opts.expiresAt !== undefined) body.expires_at = futureTime('--expires-at', opts.expiresAt);
   if (opts.lease !== undefined)
@@ -166,6 +172,38 @@ async function set(ref: string, opts: SetOptions): Promise<void> {
     accept_agent_messages: accept,
   });
   emit(opts.json, answer, (a) => describe(a.endpoint));
+}
+
+/** The POST body of `rotate`: the grace in whole seconds when --grace is given. */
+export function rotateBody(opts: { grace?: string }): Record<string, unknown> {
+  if (opts.grace === undefined) return {};
+  const ms = parseDuration(opts.grace);
+  if (ms === null || ms < 0 || ms > MAX_CREDENTIAL_GRACE_SECONDS * 1000)
+    throw new CliError(`--grace: "${opts.grace}" is not a duration from 0s to 7d, such as 0s, 15m or 2h`, EXIT.usage);
+  return { grace_seconds: Math.round(ms / 1000) };
+}
+
+async function rotate(ref: string, opts: CommonOptions & { grace?: string }): Promise<void> {
+  const body = rotateBody(opts);
+  const client = await signedInClient(opts.url);
+  const answer = await client.request<VendAnswer & { previous_valid_until: string | null }>(
+    'POST',
+    `${endpointPath(ref)}/rotate`,
+    body,
+  );
+  emit(opts.json, answer, (a) =>
+    [
+      `rotated ${a.endpoint.slug}: ${
+        a.previous_valid_until
+          ? `the old credential works until ${a.previous_valid_until}`
+          : 'the old credential no longer works'
+      }; the slug, .mcp.json's server name and the channel flag are unchanged\n`,
+      section(
+        'New credential (shown once: it is not stored and cannot be shown again; copy it now):',
+        `  ${a.credential}\n`,
+      ),
+    ].join(''),
+  );
 }
 
 async function revoke(ref: string, opts: CommonOptions): Promise<void> {

@@ -7,7 +7,8 @@
 import { parseDuration } from '../config/duration.js';
 import type { Command } from 'commander';
 import { LEASE_BOUNDS, LIMITS, QUEUE_NAME } from '../domain/todo.js';
-import { CliError, EXIT, fail } from './exit.js';
+import { ApiError } from './client.js';
+import { CliError, EXIT, fail, usageOutput } from './exit.js';
 
 export { LEASE_BOUNDS, LIMITS };
 
@@ -26,16 +27,13 @@ export function apiCommand(parent: Command, name: string, description: string): 
   return oneLineErrors(command);
 }
 
-/** commander's usage errors as `switchboard: <problem> (see `… --help`)`, no help dump. */
+/**
+ * commander's usage errors as `switchboard: <problem> (see `… --help`)`, no help dump;
+ * under --json as the error object (exit.ts).
+ */
 export function oneLineErrors(command: Command): Command {
   return command.showHelpAfterError(false).configureOutput({
-    outputError: (message, write) => {
-      const problem = message
-        .replace(/^error: /, '')
-        .replace(/\s*\n\s*/g, ' ')
-        .trim();
-      write(`switchboard: ${problem} (see \`${commandPath(command)} --help\`)\n`);
-    },
+    outputError: (message, write) => write(usageOutput(message, commandPath(command))),
   });
 }
 
@@ -43,6 +41,23 @@ function commandPath(command: Command): string {
   const names: string[] = [];
   for (let c: Command | null = command; c; c = c.parent) names.unshift(c.name());
   return names.join(' ');
+}
+
+/**
+ * The request, with a refusal of a body field the command took from a flag told in the
+ * flag's name: the server says `cron: …`, the user typed `--cron`.
+ */
+export async function asFlags<T>(request: Promise<T>, flags: Readonly<Record<string, string>>): Promise<T> {
+  try {
+    return await request;
+  } catch (err) {
+    const flag = err instanceof ApiError && err.field !== undefined ? flags[err.field] : undefined;
+    if (!(err instanceof ApiError) || flag === undefined || err.field === undefined) throw err;
+    const message = err.message.startsWith(`${err.field}:`)
+      ? `${flag}:${err.message.slice(err.field.length + 1)}`
+      : `${flag}: ${err.message}`;
+    throw new ApiError(message, err.code, err.status, { ...err.details, field: flag });
+  }
 }
 
 /** Wraps an action so a failure prints one line and exits with its code, never a stack. */
@@ -60,9 +75,12 @@ function usage(message: string): CliError {
   return new CliError(message, EXIT.usage);
 }
 
-/** For repeatable options such as --queue a --queue b. */
-export function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
+/**
+ * For repeatable options such as --queue a --queue b. No default is given to commander
+ * (its help would print `(default: [])`): an option never given is undefined.
+ */
+export function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 export function wholeNumber(flag: string, value: string, min: number, max: number): number {

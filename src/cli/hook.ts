@@ -24,7 +24,7 @@ interface Hook {
 }
 
 export interface HookCreateOptions extends CommonOptions {
-  queue: string[];
+  queue?: string[];
   ignorePresence?: boolean;
 }
 
@@ -37,7 +37,7 @@ export function registerHook(program: Command): void {
   apiCommand(group, 'create', 'add a notify hook URL (the signing secret is shown once)')
     .argument('<ENDPOINT>', 'endpoint slug or id')
     .argument('<URL>', 'an https:// URL on a public address')
-    .option('--queue <Q>', 'only this queue (repeatable; default: all)', collect, [])
+    .option('--queue <Q>', 'only this queue (repeatable; default: all)', collect)
     .option('--ignore-presence', 'also notify while the endpoint is clocked out')
     .action(run(create));
   apiCommand(group, 'list', "list an endpoint's notify hooks with their health")
@@ -57,7 +57,7 @@ export function registerHook(program: Command): void {
 /** Checks the flags and builds the POST body; throws a usage error naming the bad flag. */
 export function hookBody(url: string, opts: HookCreateOptions): Record<string, unknown> {
   const body: Record<string, unknown> = { url: textFlag('URL', url, 2048) };
-  if (opts.queue.length > 0) body.queues = opts.queue.map((q) => queueName('--queue', q));
+  if (opts.queue) body.queues = opts.queue.map((q) => queueName('--queue', q));
   if (opts.ignorePresence) body.ignore_presence = true;
   return body;
 }

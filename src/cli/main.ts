@@ -9,7 +9,7 @@
 
 import { Command, Help } from 'commander';
 import { versionInfo } from '../version.js';
-import { EXIT } from './exit.js';
+import { EXIT, usageOutput, wantsJson } from './exit.js';
 
 type Register = (program: Command) => void;
 
@@ -24,7 +24,7 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
     load: async () => (await import('./serve.js')).registerServe,
     commands: [
       {
-        term: 'serve',
+        term: 'serve [options]',
         description: 'run the server (HTTP, MCP, board, sweeps); configured by SWITCHBOARD_* variables',
       },
       { term: 'migrate [options]', description: 'apply pending database migrations and exit' },
@@ -122,7 +122,11 @@ export async function buildProgram(argv: readonly string[]): Promise<Command> {
     .description('A durable work queue and doorbell for AI agents')
     .version(info.version, '-V, --version')
     .exitOverride((err) => process.exit(err.exitCode === 0 ? EXIT.ok : EXIT.usage))
-    .showHelpAfterError()
+    // An unknown command: the root help after the line, or under --json the error alone.
+    .showHelpAfterError(!wantsJson(argv))
+    .configureOutput(
+      wantsJson(argv) ? { outputError: (message, write) => write(usageOutput(message, 'switchboard', true)) } : {},
+    )
     .configureHelp({ subcommandTerm: (cmd) => stubTerms.get(cmd) ?? new Help().subcommandTerm(cmd) });
 
   for (const group of COMMAND_GROUPS) {

@@ -10,6 +10,11 @@ export interface Column<T> {
   max?: number;
 }
 
+/** `1 batch`, `2 batches`, `0 todos`: a count and its noun in the right number. */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 /** --json prints the answer as one line of JSON; otherwise `human` renders it. */
 export function emit<T>(json: boolean | undefined, answer: T, human: (answer: T) => string): void {
   process.stdout.write(json ? JSON.stringify(answer) + '\n' : ensureNewline(human(answer)));

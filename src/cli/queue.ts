@@ -8,6 +8,7 @@ import { signedInClient } from './client.js';
 import { endpointPath } from './endpoint.js';
 import { CliError, EXIT } from './exit.js';
 import {
+  asFlags,
   apiCommand,
   oneLineErrors,
   oneOf,
@@ -35,7 +36,13 @@ interface Window {
 }
 interface Detail extends Status {
   windows: Array<{ window_start: string; used: number }>;
-  audit: Array<{ action: string; actor_human_id: string; actor_endpoint_id: string | null; at: string }>;
+  audit: Array<{
+    action: string;
+    actor_human_id: string;
+    actor_email?: string | null;
+    actor_endpoint_id: string | null;
+    at: string;
+  }>;
 }
 
 export interface SetOptions extends CommonOptions {
@@ -194,7 +201,7 @@ function describeDetail(d: Detail): string {
     [
       { header: 'AT', value: (a) => a.at },
       { header: 'ACTION', value: (a) => a.action },
-      { header: 'HUMAN', value: (a) => a.actor_human_id },
+      { header: 'BY', value: (a) => a.actor_email ?? a.actor_human_id, max: 40 },
       { header: 'AGENT', value: (a) => a.actor_endpoint_id },
     ],
     '(none)',
@@ -205,10 +212,14 @@ function describeDetail(d: Detail): string {
 async function set(endpoint: string, queue: string, opts: SetOptions): Promise<void> {
   const body = budgetBody(opts);
   const client = await signedInClient(opts.url);
-  const answer = await client.request<Status & { created: boolean }>(
-    'PUT',
-    policyPath(endpoint, queueName('QUEUE', queue)),
-    body,
+  const answer = await asFlags(
+    client.request<Status & { created: boolean }>('PUT', policyPath(endpoint, queueName('QUEUE', queue)), body),
+    {
+      max_in_flight: '--max-in-flight',
+      'window.tz': '--tz',
+      'window.start': '--start',
+      'window.weekday': '--weekday',
+    },
   );
   emit(
     opts.json,

@@ -6,7 +6,18 @@
 import type { Command } from 'commander';
 import { signedInClient } from './client.js';
 import { endpointPath } from './endpoint.js';
-import { apiCommand, jsonValue, LIMITS, oneLineErrors, queueName, run, textFlag, type CommonOptions } from './flags.js';
+import {
+  apiCommand,
+  asFlags,
+  jsonValue,
+  LIMITS,
+  oneLineErrors,
+  queueName,
+  run,
+  textFlag,
+  type CommonOptions,
+} from './flags.js';
+import { wallClock } from '../domain/zones.js';
 import { CliError, EXIT } from './exit.js';
 import { emit, keyValues, section, table } from './output.js';
 
@@ -29,6 +40,7 @@ interface Schedule {
 interface AuditRow {
   action: string;
   actor_human_id: string;
+  actor_email?: string | null;
   changes: Record<string, { old: unknown; new: unknown }>;
   at: string;
 }
@@ -114,6 +126,13 @@ export function addBody(
   return body;
 }
 
+/** A run time as the board shows it: on the schedule zone's wall clock, then in UTC. */
+export function runTime(iso: string | null, tz: string): string | null {
+  if (iso === null) return null;
+  const instant = new Date(iso);
+  return `${wallClock(instant, tz)} (${instant.toISOString().replace(/\.\d{3}Z$/, 'Z')})`;
+}
+
 const stateOf = (s: Schedule) => (s.paused ? 'paused' : s.last_error ? 'error' : 'active');
 
 export function describeSchedule(s: Schedule): string {
@@ -124,8 +143,8 @@ export function describeSchedule(s: Schedule): string {
     ['title', s.title],
     ['state', stateOf(s)],
     ['priority', s.priority],
-    ['next run', s.next_run_at],
-    ['last run', s.last_run_at],
+    ['next run', runTime(s.next_run_at, s.tz)],
+    ['last run', runTime(s.last_run_at, s.tz)],
     ['last todo', s.last_todo_id],
     ['missed', s.last_missed > 0 ? `${s.last_missed} occurrence(s) before the last run` : null],
     ['last error', s.last_error],
@@ -144,7 +163,7 @@ async function list(endpoint: string, opts: CommonOptions): Promise<void> {
         { header: 'CRON', value: (s) => s.cron },
         { header: 'ZONE', value: (s) => s.tz },
         { header: 'STATE', value: stateOf },
-        { header: 'NEXT RUN', value: (s) => s.next_run_at },
+        { header: 'NEXT RUN', value: (s) => runTime(s.next_run_at, s.tz) },
         { header: 'TITLE', value: (s) => s.title, max: 50 },
       ],
       'no schedules',
@@ -161,7 +180,7 @@ async function show(endpoint: string, id: string, opts: CommonOptions): Promise<
       [
         { header: 'AT', value: (r) => r.at },
         { header: 'ACTION', value: (r) => r.action },
-        { header: 'HUMAN', value: (r) => r.actor_human_id },
+        { header: 'BY', value: (r) => r.actor_email ?? r.actor_human_id, max: 40 },
         {
           header: 'CHANGES',
           value: (r) => Object.keys(r.changes).join(','),
@@ -176,7 +195,16 @@ async function show(endpoint: string, id: string, opts: CommonOptions): Promise<
 async function add(endpoint: string, opts: AddOptions): Promise<void> {
   const body = addBody(opts);
   const client = await signedInClient(opts.url);
-  const answer = await client.request<{ schedule: Schedule }>('POST', schedulesPath(endpoint), body);
+  const answer = await asFlags(client.request<{ schedule: Schedule }>('POST', schedulesPath(endpoint), body), {
+    queue: '--queue',
+    cron: '--cron',
+    tz: '--tz',
+    title: '--title',
+    body: '--body',
+    payload: '--payload',
+    kind: '--kind',
+    priority: '--priority',
+  });
   emit(
     opts.json,
     answer,
@@ -188,7 +216,9 @@ async function setPaused(endpoint: string, id: string, paused: boolean, opts: Co
   const client = await signedInClient(opts.url);
   const answer = await client.request<{ schedule: Schedule }>('PATCH', schedulePath(endpoint, id), { paused });
   emit(opts.json, answer, (a) =>
-    a.schedule.paused ? `paused ${a.schedule.id}` : `resumed ${a.schedule.id}: next run ${a.schedule.next_run_at}`,
+    a.schedule.paused
+      ? `paused ${a.schedule.id}`
+      : `resumed ${a.schedule.id}: next run ${runTime(a.schedule.next_run_at, a.schedule.tz)}`,
   );
 }
 

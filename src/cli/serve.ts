@@ -2,7 +2,7 @@
 // database directly. serve runs until SIGINT/SIGTERM, then shuts down in order.
 
 import type { Command } from 'commander';
-import { createLogger } from '../http/logger.js';
+import { createLogger, prettyDestination, wantsPretty } from '../http/logger.js';
 import { traceLogFields } from '../tracing/index.js';
 import { migrateDatabase, startServer, type Server } from '../main.js';
 import { configOrExit } from './config.js';
@@ -12,11 +12,15 @@ export function registerServe(program: Command): void {
   program
     .command('serve')
     .description('run the server (HTTP, MCP, board, sweeps); configured by SWITCHBOARD_* variables')
-    .action(async () => {
+    .option('--json', 'log JSON lines even on a terminal (SWITCHBOARD_LOG_FORMAT=json)')
+    .action(async (opts: { json?: boolean }) => {
       const config = configOrExit();
       // Traced, each line inside a span names it; the mixin is loaded only then.
       const mixin = config.tracing.enabled ? await traceLogFields() : undefined;
-      const log = createLogger(config.logLevel, undefined, mixin ? { mixin } : {});
+      const pretty = wantsPretty(opts.json ? 'json' : config.logFormat, process.stdout);
+      const log = createLogger(config.logLevel, pretty ? prettyDestination(process.stdout) : undefined, {
+        ...(mixin ? { mixin } : {}),
+      });
       // Signals are handled from the first moment: a SIGTERM during a slow start (first
       // initdb, migrations) waits for the start to finish and then shuts down in order,
       // so the embedded PostgreSQL is never left running. A second signal exits at once.

@@ -24,7 +24,7 @@ export const FILTER_KEYS = [
 ] as const;
 
 export interface BulkOptions extends CommonOptions {
-  filter: string[];
+  filter?: string[];
   dryRun?: boolean;
 }
 
@@ -78,7 +78,7 @@ export function bulkFilter(entries: string[]): Record<string, string | number> {
 const VERB = { cancel: 'canceled', retry: 'retried' } as const;
 
 export async function bulk(action: 'cancel' | 'retry', endpoint: string, opts: BulkOptions): Promise<void> {
-  const filter = bulkFilter(opts.filter);
+  const filter = bulkFilter(opts.filter ?? []);
   const client = await signedInClient(opts.url);
   const answer = await client.request<BulkAnswer>('POST', `${endpointPath(endpoint)}/todos/bulk`, {
     action,

@@ -12,7 +12,7 @@ import { ApiError, signedInClient, type ApiClient } from './client.js';
 import { endpointPath } from './endpoint.js';
 import { CliError, EXIT } from './exit.js';
 import { queueName } from './flags.js';
-import { emit } from './output.js';
+import { emit, plural } from './output.js';
 
 /** The server's BULK_MAX (src/todos/create-bulk.ts). */
 const BATCH_ITEMS = 1000;
@@ -61,7 +61,7 @@ class Progress {
     const width = 30;
     const share = this.totalBytes ? Math.min(1, bytesRead / this.totalBytes) : null;
     const bar = share === null ? '' : `[${'#'.repeat(Math.round(share * width)).padEnd(width, '-')}] `;
-    process.stderr.write(`\r${bar}${todos} todos in ${batches} batches`);
+    process.stderr.write(`\r${bar}${plural(todos, 'todo')} in ${plural(batches, 'batch', 'batches')}`);
   }
 
   done(): void {
@@ -69,11 +69,18 @@ class Progress {
   }
 }
 
+/** What the batches sent before a failure wrote: they stay written. */
+function earlier(summary: PushSummary): string {
+  return summary.batches === 0
+    ? 'nothing was written'
+    : `${plural(summary.batches, 'earlier batch', 'earlier batches')} wrote ${plural(summary.created, 'todo')}`;
+}
+
 /** The server's per-item refusal, in the file's line numbers. */
 function batchError(err: unknown, batch: Batch, number: number, summary: PushSummary): unknown {
   if (!(err instanceof ApiError)) return err;
   const items = err.details?.items;
-  const sent = `batch ${number} (lines ${batch.lines[0]}–${batch.lines.at(-1)}) wrote nothing; ${summary.batches} earlier batches wrote ${summary.created} todos`;
+  const sent = `batch ${number} (lines ${batch.lines[0]}–${batch.lines.at(-1)}) wrote nothing; ${earlier(summary)}`;
   if (!Array.isArray(items)) return new CliError(`${err.message}; ${sent}`, err.exitCode);
   const bad = (items as { index: number; field: string; message: string }[]).map(
     (item) => `line ${batch.lines[item.index] ?? '?'}: ${item.message}`,
@@ -133,7 +140,14 @@ export async function pushFile(endpoint: string, opts: PushFileOptions): Promise
       const size = Buffer.byteLength(text) + 1;
       bytesRead += size;
       if (text.trim() === '') continue;
-      const item = parseLine(text, line, queue);
+      let item: unknown;
+      try {
+        item = parseLine(text, line, queue);
+      } catch (err) {
+        // Its batch is never sent: say so, and what the batches before it wrote.
+        const unsent = batch.lines.length > 0 ? `lines ${batch.lines[0]}–${line} were not sent; ` : '';
+        throw new CliError(`${(err as Error).message}; ${unsent}${earlier(summary)}`, EXIT.usage);
+      }
       if (batch.items.length >= BATCH_ITEMS || (batch.bytes + size > BATCH_BYTES && batch.items.length > 0)) {
         await flush();
       }
@@ -148,6 +162,7 @@ export async function pushFile(endpoint: string, opts: PushFileOptions): Promise
   emit(opts.json, summary, (s) =>
     s.batches === 0
       ? `nothing to push: ${opts.file === '-' ? 'stdin' : opts.file} has no todos`
-      : `pushed ${s.created} todos to ${endpoint} in ${s.batches} batches (${s.duplicates} duplicates answered by existing todos)`,
+      : `pushed ${plural(s.created, 'todo')} to ${endpoint} in ${plural(s.batches, 'batch', 'batches')} ` +
+        `(${plural(s.duplicates, 'duplicate')} answered by existing todos)`,
   );
 }

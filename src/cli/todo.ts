@@ -111,13 +111,9 @@ export function registerTodo(program: Command): void {
   ] as const) {
     apiCommand(group, verb, `${what}; with --filter, every matching todo of an endpoint`)
       .argument('<ID>', 'todo id (td_…), or with --filter the endpoint slug or id')
-      .option('--filter <KEY=VALUE>', `bulk: only todos matching (repeatable; ${FILTER_KEYS.join(', ')})`, collect, [])
+      .option('--filter <KEY=VALUE>', `bulk: only todos matching (repeatable; ${FILTER_KEYS.join(', ')})`, collect)
       .option('--dry-run', 'bulk: count the matching todos, change nothing')
-      .action(
-        run((target: string, opts: BulkOptions) =>
-          opts.filter.length > 0 ? bulk(verb, target, opts) : one(target, opts),
-        ),
-      );
+      .action(run((target: string, opts: BulkOptions) => (opts.filter ? bulk(verb, target, opts) : one(target, opts))));
   }
 }
 

@@ -7,6 +7,8 @@ import { z } from 'zod';
 import { parseDuration } from './duration.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+/** `auto`: one readable line per event on a terminal, JSON lines otherwise. */
+export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
 
 /**
  * `text` as milliseconds within minMs–maxMs, or an issue on ctx naming what is wrong.

@@ -13,6 +13,7 @@ import {
   integer,
   isLoopbackHost,
   listen,
+  LOG_FORMATS,
   LOG_LEVELS,
   optionalDuration,
   timeoutDuration,
@@ -41,6 +42,8 @@ const SCHEMA = z.object({
   // Next to where `serve` was started, like a project-local .git: easy to find and delete.
   SWITCHBOARD_DATA_DIR: z.string().min(1).default('./.switchboard'),
   SWITCHBOARD_LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  // JSON lines for a log pipeline, readable lines for a person at a terminal.
+  SWITCHBOARD_LOG_FORMAT: z.enum(LOG_FORMATS).default('auto'),
   // Ten connections serve hundreds of agents: every statement is short. Raise it for
   // many instances' worth of claim traffic on one process, not for idle sessions.
   SWITCHBOARD_DB_POOL_SIZE: integer(10, 2, 500),
@@ -60,6 +63,9 @@ const SCHEMA = z.object({
   // A day: a client that retries a create after an outage of hours gets its first todo
   // back even when that todo already finished; zero keeps only live todos' keys.
   SWITCHBOARD_IDEMPOTENCY_WINDOW: duration('24h', 0, 30 * 86_400_000, '0s–30d'),
+  // An hour to move every agent to a rotated credential before the old one stops; 0s
+  // ends it at once (a leaked credential).
+  SWITCHBOARD_CREDENTIAL_GRACE: duration('1h', 0, 7 * 86_400_000, '0s–7d'),
   // Attempts kept per todo: the latest 25 explain any todo (max_attempts is 5 by default,
   // releases add a few); a todo released over and over would otherwise grow its history
   // without bound. At least 5, the prior_attempts a claim answers.
@@ -378,6 +384,8 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
         lockTimeoutMs: e.SWITCHBOARD_LOCK_TIMEOUT,
       },
       logLevel: e.SWITCHBOARD_LOG_LEVEL,
+      logFormat: e.SWITCHBOARD_LOG_FORMAT,
+      credentialGraceSeconds: Math.round(e.SWITCHBOARD_CREDENTIAL_GRACE / 1000),
       auth: e.SWITCHBOARD_AUTH === 'on',
       tokenTtlSeconds: Math.round(e.SWITCHBOARD_TOKEN_TTL / 1000),
       oidc: oidcConfig(e),

@@ -1,7 +1,7 @@
 // The parsed configuration (src/config/schema.ts makes it from the environment): the
 // slices each part of the server receives.
 
-import type { LOG_LEVELS } from './fields.js';
+import type { LOG_FORMATS, LOG_LEVELS } from './fields.js';
 import type { Quotas } from '../domain/quotas.js';
 import type { OidcConfig } from './oidc.js';
 import type { TracingConfig } from './tracing.js';
@@ -25,6 +25,10 @@ export interface Config {
     lockTimeoutMs: number;
   };
   logLevel: (typeof LOG_LEVELS)[number];
+  /** SWITCHBOARD_LOG_FORMAT: `serve`'s lines as JSON, readable, or by whether stdout is a terminal. */
+  logFormat: (typeof LOG_FORMATS)[number];
+  /** SWITCHBOARD_CREDENTIAL_GRACE in seconds: how long a rotated endpoint credential still works. */
+  credentialGraceSeconds: number;
   /** false only with SWITCHBOARD_AUTH=off on a loopback address: every request is an admin. */
   auth: boolean;
   /** SWITCHBOARD_TOKEN_TTL in seconds: a login token's sliding lifetime. */

@@ -21,6 +21,7 @@ const REQUIRED: { [K in BusEventType]: Array<keyof BusEvents[K] & string> } = {
   message_ready: ['endpoint_id', 'session_id'],
   session_closed: ['endpoint_id', 'session_id'],
   endpoint_revoked: ['endpoint_id'],
+  credential_rotated: ['endpoint_id'],
   human_disabled: ['human_id'],
   settings_changed: ['key'],
   doorbell_test: ['endpoint_id', 'test_id'],

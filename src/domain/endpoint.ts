@@ -49,3 +49,11 @@ export type VendInput = z.infer<typeof vendInput>;
 export const endpointSettingsInput = z.strictObject({
   accept_agent_messages: z.boolean().optional(),
 });
+
+/** The longest a rotated credential may keep working: 7 days. */
+export const MAX_CREDENTIAL_GRACE_SECONDS = 7 * 86_400;
+
+/** POST …/rotate: how long the replaced credential still works (0: not at all). */
+export const rotateInput = z.strictObject({
+  grace_seconds: z.number().int().min(0).max(MAX_CREDENTIAL_GRACE_SECONDS).optional(),
+});

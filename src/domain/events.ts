@@ -31,6 +31,11 @@ export interface BusEvents {
    * credential answers, sessions, streams and waits go at once.
    */
   endpoint_revoked: { endpoint_id: string };
+  /**
+   * An endpoint's credential was rotated: every instance drops the answers it reuses for
+   * the endpoint, so a replaced credential whose grace is 0 stops at once everywhere.
+   */
+  credential_rotated: { endpoint_id: string };
   /** A human was disabled or deleted: every instance closes the board connections (/ws) it holds for them. */
   human_disabled: { human_id: string };
   /** An install-wide setting was saved (persist before apply, on every instance). */

@@ -6,7 +6,12 @@
 
 import type { Queryable } from '../db/pool.js';
 import { hashSecret } from '../identity/secrets.js';
-import { authenticateEndpoint, authenticateEndpointSession, type Endpoint } from '../store/endpoints.js';
+import {
+  authenticateEndpoint,
+  authenticateEndpointSession,
+  authenticatePreviousCredential,
+  type Endpoint,
+} from '../store/endpoints.js';
 import { authenticateOAuthAccess } from '../store/oauth.js';
 
 export type { Endpoint } from '../store/endpoints.js';
@@ -92,18 +97,29 @@ export class CredentialCache implements CredentialForgetting {
     const hash = hashSecret(bearer);
     if (bearer.startsWith(OAUTH_ACCESS_PREFIX)) return this.#oauth(db, hash, sessionId);
     if (sessionId === null) {
-      const endpoint = await authenticateEndpoint(db, hash);
-      return endpoint && { endpoint, sessionLive: null };
+      const endpoint = (await authenticateEndpoint(db, hash)) ?? (await this.#previous(db, hash, null))?.endpoint;
+      return endpoint ? { endpoint, sessionLive: null } : null;
     }
     const key = `${hash.toString('base64')} ${sessionId}`;
     const now = Date.now();
     const known = this.#recall(key, now);
     if (known) return known;
     const row = await authenticateEndpointSession(db, hash, sessionId);
-    if (!row) return null;
+    if (!row) return this.#previous(db, hash, sessionId);
     const { session_live: sessionLive, ...endpoint } = row;
     if (sessionLive) this.#remember(key, endpoint, sessionId, now + this.reuseMs);
     return { endpoint, sessionLive };
+  }
+
+  /**
+   * A credential replaced by a rotation, during its grace: answered but never remembered,
+   * so its end is not outlived by a cached answer.
+   */
+  async #previous(db: Queryable, hash: Buffer, sessionId: string | null): Promise<Credentialed | null> {
+    const row = await authenticatePreviousCredential(db, hash, sessionId);
+    if (!row) return null;
+    const { session_live: sessionLive, ...endpoint } = row;
+    return { endpoint, sessionLive: sessionId === null ? null : sessionLive };
   }
 
   async #oauth(db: Queryable, hash: Buffer, sessionId: string | null): Promise<Credentialed | null> {

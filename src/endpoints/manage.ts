@@ -6,7 +6,14 @@
 
 import { randomBytes } from 'node:crypto';
 import type { Queryable } from '../db/pool.js';
-import { endpointSettingsInput, endpointState, slugFor, vendInput, type EndpointState } from '../domain/endpoint.js';
+import {
+  endpointSettingsInput,
+  endpointState,
+  rotateInput,
+  slugFor,
+  vendInput,
+  type EndpointState,
+} from '../domain/endpoint.js';
 import { AppError, invalidArgument, notFound } from '../domain/errors.js';
 import { clientConfig, connectGuidance } from '../domain/guidance.js';
 import { newId } from '../domain/ids.js';
@@ -22,6 +29,7 @@ import {
   revokeEndpoint as revokeRow,
   updateEndpointSettings,
   type Endpoint,
+  rotateCredential,
 } from '../store/endpoints.js';
 import { listLiveSessions } from '../store/sessions.js';
 import { withQuota, type QuotaDeps } from '../quotas/check.js';
@@ -31,6 +39,8 @@ export interface EndpointDeps extends QuotaDeps {
   publicUrl: string;
   /** The credential answers this process reuses: a revoke drops the endpoint's at once. */
   credentials?: CredentialForgetting;
+  /** How long a rotated credential still works (SWITCHBOARD_CREDENTIAL_GRACE); default an hour. */
+  credentialGraceSeconds?: number;
 }
 
 /** An endpoint as its owner sees it: everything but the owner id, plus the derived state. */
@@ -109,6 +119,38 @@ export async function updateEndpoint(deps: EndpointDeps, humanId: string, ref: s
   });
   if (!updated) throw new AppError('conflict', `endpoint ${endpoint.slug} is revoked`, { id: endpoint.id });
   return { endpoint: endpointView(updated, now) };
+}
+
+/**
+ * A new credential for a live endpoint, slug unchanged (docs/design/mcp-surface.md,
+ * "Rotating a credential"): shown once, like vend's; the old one keeps working for
+ * `grace_seconds` (default SWITCHBOARD_CREDENTIAL_GRACE; 0 ends it now).
+ */
+export async function rotateEndpointCredential(
+  deps: EndpointDeps,
+  humanId: string,
+  ref: string,
+  input: unknown,
+  now: Date,
+) {
+  const data = parseInput(rotateInput, input ?? {});
+  const endpoint = await resolveEndpoint(deps, humanId, ref);
+  const { secret, hash } = newSecret('sbk');
+  const rotated = await rotateCredential(deps.db, humanId, endpoint.id, {
+    credentialHash: hash,
+    credentialPrefix: secretPrefix(secret),
+    graceSeconds: data.grace_seconds ?? deps.credentialGraceSeconds ?? 3600,
+  });
+  if (!rotated) throw new AppError('conflict', `endpoint ${endpoint.slug} is revoked`, { id: endpoint.id });
+  deps.credentials?.forget(endpoint.id);
+  const { previous_valid_until: previousValidUntil, ...row } = rotated;
+  return {
+    endpoint: endpointView(row, now),
+    credential: secret,
+    previous_valid_until: previousValidUntil,
+    ...clientConfig(deps.publicUrl, endpoint.slug, secret),
+    guidance: connectGuidance(deps.publicUrl, endpoint.slug),
+  };
 }
 
 export async function revokeEndpoint(deps: EndpointDeps, humanId: string, ref: string, now: Date) {

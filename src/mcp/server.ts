@@ -269,6 +269,8 @@ export function mcpRoutes(app: FastifyInstance, services: Services): SessionRegi
   const unsubscribe = [
     services.bus.subscribe('session_closed', forget),
     services.bus.subscribe('endpoint_revoked', forget),
+    // A rotation ends no session or stream: only the answers reused for the old credential.
+    services.bus.subscribe('credential_rotated', (event) => services.credentials.forget(event.endpoint_id)),
   ];
   const stateless = new StatelessMcp({
     protocol,

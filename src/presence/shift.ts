@@ -14,6 +14,7 @@
 
 import { Temporal } from 'temporal-polyfill';
 import { invalidArgument } from '../domain/errors.js';
+import { unknownZone, zoneId } from '../domain/zones.js';
 
 export const DAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const;
 
@@ -34,7 +35,6 @@ export interface Shift {
 
 /** Longest accepted expression: a few dozen windows, far below anything sensible. */
 const MAX_CHARS = 500;
-const ZONE_NAME = /^[A-Za-z][A-Za-z0-9_+\-/]*$/;
 const TIME = /^(\d{2}):(\d{2})$/;
 // A window search looks this many days around an instant: a week of windows plus the day
 // before (a window crossing midnight) and the day after (the next start).
@@ -61,12 +61,7 @@ function bad(message: string) {
 }
 
 function parseZone(zone: string): string {
-  if (zone.length > 64 || !ZONE_NAME.test(zone)) throw bad(`"${zone}" is not an IANA zone name`);
-  try {
-    Temporal.Now.instant().toZonedDateTimeISO(zone);
-  } catch {
-    throw bad(`zone "${zone}" is not in this server's zone database`);
-  }
+  if (zoneId(zone) === undefined) throw bad(unknownZone(zone));
   return zone;
 }
 

@@ -3,26 +3,13 @@
 // for a patch. The todo fields reuse the create schema's rules (src/domain/todo.ts), so a
 // schedule holds nothing its todos could not; `cron` and `tz` are checked here, by field.
 
-import { Temporal } from 'temporal-polyfill';
 import { z } from 'zod';
 import { createTodoInput } from '../domain/todo.js';
+import { unknownZone, zoneId } from '../domain/zones.js';
 import { checkCron } from './occurrence.js';
 
 /** The `priority` bounds of migrations/0014_work_model.sql: higher is claimed first. */
 export const PRIORITY_BOUNDS = { min: -100, max: 100 } as const;
-
-/** Characters of an IANA zone name; an offset such as `+05:30` is not a zone name. */
-const ZONE_NAME = /^[A-Za-z][A-Za-z0-9_+\-/]*$/;
-
-/** The zone's name as the zone database spells it, or undefined when it is unknown here. */
-export function zoneId(tz: string): string | undefined {
-  if (!ZONE_NAME.test(tz)) return undefined;
-  try {
-    return Temporal.Instant.fromEpochMilliseconds(0).toZonedDateTimeISO(tz).timeZoneId;
-  } catch {
-    return undefined;
-  }
-}
 
 const cron = z
   .string()
@@ -41,7 +28,7 @@ const tz = z
     if (zoneId(ctx.value) === undefined) {
       ctx.issues.push({
         code: 'custom',
-        message: 'must be an IANA zone this server knows, such as Europe/Berlin or UTC',
+        message: unknownZone(ctx.value),
         input: ctx.value,
       });
     }

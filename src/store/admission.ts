@@ -187,6 +187,8 @@ export interface AuditRow {
   id: number;
   action: string;
   actor_human_id: string;
+  /** The actor's email, for people reading the audit; null once the human is deleted. */
+  actor_email: string | null;
   actor_endpoint_id: string | null;
   before: unknown;
   after: unknown;
@@ -196,8 +198,9 @@ export interface AuditRow {
 /** The newest audit rows of (endpoint, queue); they outlive the policy. */
 export async function listAudit(db: Queryable, endpointId: string, queue: string, limit: number): Promise<AuditRow[]> {
   const res = await db.query<AuditRow>(
-    `SELECT id, action, actor_human_id, actor_endpoint_id, before, after, at FROM admission_policy_audit
-      WHERE endpoint_id = $1 AND queue = $2 ORDER BY at DESC, id DESC LIMIT $3`,
+    `SELECT a.id, a.action, a.actor_human_id, h.email AS actor_email, a.actor_endpoint_id, a.before, a.after, a.at
+       FROM admission_policy_audit a LEFT JOIN humans h ON h.id = a.actor_human_id
+      WHERE a.endpoint_id = $1 AND a.queue = $2 ORDER BY a.at DESC, a.id DESC LIMIT $3`,
     [endpointId, queue, limit],
   );
   return res.rows;

@@ -121,6 +121,58 @@ export async function authenticateEndpoint(db: Queryable, credentialHash: Buffer
 export const E_COLUMNS = COLUMNS.replace(/(\w+)/g, 'e.$1');
 
 /**
+ * The live endpoint whose replaced credential this is, while its grace lasts
+ * (docs/design/mcp-surface.md, "Rotating a credential"), with whether `sessionId` is a
+ * live session of it. Only a bearer the current credentials missed comes here, so the
+ * statements every call runs stay as they are.
+ */
+export async function authenticatePreviousCredential(
+  db: Queryable,
+  credentialHash: Buffer,
+  sessionId: string | null,
+): Promise<(Endpoint & { session_live: boolean }) | null> {
+  const res = await db.query<Endpoint & { session_live: boolean }>({
+    name: 'authenticate_previous_credential',
+    text: `SELECT ${E_COLUMNS}, s.id IS NOT NULL AS session_live
+       FROM endpoints e
+       LEFT JOIN mcp_sessions s ON s.endpoint_id = e.id AND s.id = $2 AND s.closed_at IS NULL
+      WHERE e.previous_credential_hash = $1 AND e.previous_credential_expires_at > now()
+        AND e.revoked_at IS NULL AND (e.expires_at IS NULL OR e.expires_at > now()) AND ${OWNER_ACTIVE('e')}`,
+    values: [credentialHash, sessionId],
+  });
+  return res.rows[0] ?? null;
+}
+
+/**
+ * Replaces a live endpoint's credential; the one it replaces keeps working for
+ * `graceSeconds` (0: not at all). Answers the endpoint and when the old one stops, or
+ * null when the endpoint is not this human's or is revoked.
+ */
+export async function rotateCredential(
+  db: Queryable,
+  humanId: string,
+  id: string,
+  a: { credentialHash: Buffer; credentialPrefix: string; graceSeconds: number },
+): Promise<(Endpoint & { previous_valid_until: Date | null }) | null> {
+  // On commit every instance hears credential_rotated and drops the answers it reuses.
+  const res = await db.query<Endpoint & { previous_valid_until: Date | null }>(
+    `WITH rotated AS (
+       UPDATE endpoints SET previous_credential_hash = CASE WHEN $5 > 0 THEN credential_hash END,
+          previous_credential_prefix = CASE WHEN $5 > 0 THEN credential_prefix END,
+          previous_credential_expires_at = CASE WHEN $5 > 0 THEN now() + make_interval(secs => $5) END,
+          credential_hash = $3, credential_prefix = $4
+        WHERE id = $1 AND human_id = $2 AND revoked_at IS NULL
+        RETURNING ${COLUMNS}, previous_credential_expires_at AS previous_valid_until)
+     SELECT rotated.*, ${notifySql('credential_rotated', { endpoint_id: 'rotated.id' })} AS notified FROM rotated`,
+    [id, humanId, a.credentialHash, a.credentialPrefix, a.graceSeconds],
+  );
+  const row = res.rows[0];
+  if (!row) return null;
+  const { notified: _notified, ...rotated } = row as typeof row & { notified?: unknown };
+  return rotated;
+}
+
+/**
  * authenticateEndpoint and the session check of an MCP request in one round trip: the
  * live endpoint holding this credential, and whether `sessionId` is a live session of
  * it. A plain read; the last_seen_at stamps (at most once a minute, as above) follow

@@ -127,6 +127,8 @@ export interface ScheduleAuditRow {
   schedule_id: string;
   action: AuditAction;
   actor_human_id: string;
+  /** The actor's email, for people reading the audit; null once the human is deleted. */
+  actor_email: string | null;
   /** `{field: {old, new}}` for each field the action changed. */
   changes: Record<string, { old: unknown; new: unknown }>;
   at: Date;
@@ -157,8 +159,9 @@ export async function listScheduleAudit(
   limit: number,
 ): Promise<ScheduleAuditRow[]> {
   const res = await db.query<ScheduleAuditRow>(
-    `SELECT id, schedule_id, action, actor_human_id, changes, at FROM schedule_audit
-      WHERE endpoint_id = $1 AND schedule_id = $2 ORDER BY at DESC, id DESC LIMIT $3`,
+    `SELECT a.id, a.schedule_id, a.action, a.actor_human_id, h.email AS actor_email, a.changes, a.at
+       FROM schedule_audit a LEFT JOIN humans h ON h.id = a.actor_human_id
+      WHERE a.endpoint_id = $1 AND a.schedule_id = $2 ORDER BY a.at DESC, a.id DESC LIMIT $3`,
     [endpointId, scheduleId, limit],
   );
   return res.rows;

@@ -18,12 +18,17 @@ export interface McpSession {
   unheard: boolean;
   /** Its initialize declared the claude/channel capability: the doorbell rings it. */
   channel: boolean;
+  /**
+   * A notification stream was open at some time (its `stream_id` was minted). Without a
+   * stream now, one that had it dropped it; one that never had it pulls its work.
+   */
+  had_stream: boolean;
   created_at: Date;
   closed_at: Date | null;
 }
 
 const COLUMNS = `endpoint_id, id, client_name, client_version, instance, stream_open, last_seen_at, unheard,
-  channel, created_at, closed_at`;
+  channel, stream_id IS NOT NULL AS had_stream, created_at, closed_at`;
 
 export interface InsertSessionArgs {
   endpointId: string;

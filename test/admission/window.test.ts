@@ -294,5 +294,5 @@ test('the window module is pure: no clock, no process, no I/O', () => {
     assert.doesNotMatch(source, banned);
   }
   const imports = [...source.matchAll(/^import[^'"]*from\s+['"]([^'"]+)['"]/gm)].map((m) => m[1]);
-  assert.deepEqual(imports, ['temporal-polyfill', '../domain/errors.js']);
+  assert.deepEqual(imports, ['temporal-polyfill', '../domain/errors.js', '../domain/zones.js']);
 });

@@ -93,6 +93,7 @@ const ROUTES: Route[] = [
   { method: 'GET', url: '/api/v1/endpoints' },
   { method: 'GET', url: `/api/v1/endpoints/${ep.endpoint.slug}` },
   { method: 'PATCH', url: `/api/v1/endpoints/${ep.endpoint.slug}`, body: { accept_agent_messages: true } },
+  { method: 'POST', url: `/api/v1/endpoints/${ep.endpoint.slug}/rotate` },
   { method: 'POST', url: `/api/v1/endpoints/${ep.endpoint.slug}/revoke` },
   { method: 'DELETE', url: `/api/v1/endpoints/${ep.endpoint.slug}` },
   PUSH,

@@ -45,6 +45,7 @@ function endpointCases(ref: string, unknown: string, kind: string): Case[] {
   });
   return [
     c('show', 'GET', '/api/v1/endpoints/{}'),
+    c('rotate', 'POST', '/api/v1/endpoints/{}/rotate'),
     c('revoke', 'POST', '/api/v1/endpoints/{}/revoke'),
     c('delete', 'DELETE', '/api/v1/endpoints/{}'),
     c('push a todo', 'POST', '/api/v1/endpoints/{}/todos', { queue: 'inbox', title: 'from B' }),

@@ -1,7 +1,8 @@
 // Pins what the board shows of an endpoint's live sessions, on the card and on the session
 // page: the id, client, stream state, unheard mark, last ring, claims held and a link to
 // the session's message queue; a session that holds no notification stream reads
-// "reconnect needed". Runs on the composition root, so rings are really written.
+// "reconnect needed", unless it never opened one nor asked for doorbells: "pulls (no
+// stream)", not an alarm. Runs on the composition root, so rings are really written.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -22,6 +23,7 @@ test('the card and the session page show id, stream, last ring, claims held and 
   const ep = await endpointOf(db.pool, who.id, 'Sessions');
   const listener = await agent(db.pool, s.url, ep.credential, { name: 'listener' });
   const deaf = await agent(db.pool, s.url, ep.credential, { name: 'no-stream', stream: false });
+  const puller = await agent(db.pool, s.url, ep.credential, { name: 'puller', stream: false, channel: false });
 
   const { todo } = await pushTodo(todoDeps, who.id, ep.slug, { queue: 'inbox', title: 'ring me' }, new Date());
   await until(() => listener.heard.length > 0, 'the listener to hear the doorbell', 20_000);
@@ -41,6 +43,9 @@ test('the card and the session page show id, stream, last ring, claims held and 
     `/sessions/${listener.sessionId}#message-queue`,
   );
   assert.equal(await quiet.locator('[data-slot="stream"]').textContent(), 'reconnect needed');
+  const pulls = page.locator(`tr[data-session="${puller.sessionId}"] [data-slot="stream"]`);
+  assert.equal(await pulls.textContent(), 'pulls (no stream)');
+  assert.equal(await pulls.getAttribute('class'), 'chip', 'a neutral chip, not a warning');
   assert.equal(await quiet.locator('[data-field="last_ring"]').textContent(), 'never');
   assert.equal(await quiet.locator('[data-field="claims_held"]').textContent(), '0');
   await screenshot(page, 'endpoint-sessions');
@@ -62,6 +67,10 @@ test('the card and the session page show id, stream, last ring, claims held and 
   await page.locator('main dl [data-slot="unheard"]').waitFor();
   await page.goto(`/endpoints/${ep.slug}`);
   await live.locator('[data-slot="unheard"]').waitFor();
+  // A stream that was open and is not any more (as its instance records a drop) is an alarm.
+  await db.pool.query('UPDATE mcp_sessions SET stream_open = false WHERE id = $1', [listener.sessionId]);
+  await page.reload();
+  assert.equal(await live.locator('[data-slot="stream"]').textContent(), 'reconnect needed');
   assert.deepEqual(errors, []);
 });
 

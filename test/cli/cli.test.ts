@@ -13,7 +13,7 @@ import { after, test } from 'node:test';
 import { cliEnvFrom } from '../../src/config/cli.js';
 import { ApiError, apiClient, normalizeUrl } from '../../src/cli/client.js';
 import { credentialsPath, deleteCredentials, loadCredentials, saveCredentials } from '../../src/cli/credentials.js';
-import { connectTemplates, vendBody } from '../../src/cli/endpoint.js';
+import { connectTemplates, rotateBody, vendBody } from '../../src/cli/endpoint.js';
 import { CliError, EXIT } from '../../src/cli/exit.js';
 import { futureTime, jsonValue, oneOf, queueName, wholeNumber } from '../../src/cli/flags.js';
 import { clean, keyValues, table, text } from '../../src/cli/output.js';
@@ -203,6 +203,14 @@ test('todo push builds its body from the flags and refuses --body with --body-fi
   await rejectsWith(() => pushBody({ ...base, payload: 'nope' }), EXIT.usage, '--payload: not valid JSON');
 });
 
+test('endpoint rotate sends --grace in whole seconds, and refuses one outside 0s–7d naming it', async () => {
+  assert.deepEqual(rotateBody({}), {});
+  assert.deepEqual(rotateBody({ grace: '0s' }), { grace_seconds: 0 });
+  assert.deepEqual(rotateBody({ grace: '90m' }), { grace_seconds: 5400 });
+  await rejectsWith(() => rotateBody({ grace: '8d' }), EXIT.usage, /^--grace: "8d" is not a duration from 0s to 7d/);
+  await rejectsWith(() => rotateBody({ grace: 'soon' }), EXIT.usage, /^--grace: /);
+});
+
 test('todo list and endpoint vend turn their flags into the query and the body', async () => {
   assert.equal(listQuery({}), '');
   assert.equal(
@@ -210,7 +218,7 @@ test('todo list and endpoint vend turn their flags into the query and the body',
     '?queue=inbox&state=failed&limit=10&cursor=c+1',
   );
   await rejectsWith(() => listQuery({ limit: '500' }), EXIT.usage, '--limit: must be a whole number from 1 to 200');
-  assert.deepEqual(vendBody('reviewer', { queue: [] }), { name: 'reviewer' });
+  assert.deepEqual(vendBody('reviewer', {}), { name: 'reviewer' });
   assert.deepEqual(vendBody('reviewer', { queue: ['inbox', 'prs'], verbs: 'drain, create', lease: '600' }), {
     name: 'reviewer',
     queues: ['inbox', 'prs'],
@@ -334,7 +342,7 @@ test('a bad flag exits 2 with one stderr line naming it and prints nothing on st
     [['todo', 'push', 'agent', '--title', 't', '--payload', '{'], /--payload: not valid JSON/],
     [['todo', 'push', 'agent', '--title', 't', '--max-atempts', '3'], /unknown option '--max-atempts'.*--max-attempts/],
     [['todo', 'list'], /missing required argument 'ENDPOINT'/],
-    [['endpoint', 'vend', 'x', '--lease', 'soon', '--json'], /--lease: must be a whole number/],
+    [['endpoint', 'vend', 'x', '--lease', 'soon'], /--lease: must be a whole number/],
     [['webhook', 'create', 'agent', '--queue', 'Bad Queue'], /--queue: "Bad Queue" is not a queue name/],
     [
       ['webhook', 'create', 'agent', '--queue', 'inbox', '--provider', 'bitbucket'],
@@ -359,7 +367,13 @@ test('without a login the API commands exit 1 saying how to sign in', async () =
   const { code, stdout, stderr } = await runCli(['endpoint', 'list', '--json'], { XDG_CONFIG_HOME: config });
   assert.equal(code, 1);
   assert.equal(stdout, '');
-  assert.equal(stderr, 'switchboard: not signed in: run `switchboard login --url http://127.0.0.1:8080`\n');
+  // Under --json the same failure is the error object (test/cli/json-errors.test.ts).
+  assert.deepEqual(JSON.parse(stderr), {
+    error: { code: 'failed', message: 'not signed in: run `switchboard login --url http://127.0.0.1:8080`' },
+  });
+  const plain = await runCli(['endpoint', 'list'], { XDG_CONFIG_HOME: config });
+  assert.equal(plain.code, 1);
+  assert.equal(plain.stderr, 'switchboard: not signed in: run `switchboard login --url http://127.0.0.1:8080`\n');
 });
 
 test('the saved token is never sent to a server other than the one it came from', async () => {

@@ -137,6 +137,24 @@ test('doctor warns about an endpoint whose live sessions hold no stream, and say
   assert.ok(warned[0]?.detail.includes(WITHOUT_SESSION), 'how a client without a session finishes its work');
   const text = await doctor([]);
   assert.match(text.stdout, /WARN\s+stream\s+endpoint /);
+
+  // A session that never opened a stream nor asked for doorbells only pulls: no warning.
+  const pulling = await endpointOf(pool, me.humanId, 'pull-only');
+  await agent(pool, s.url, pulling.credential, { name: 'inspector', stream: false, channel: false });
+  const quiet = JSON.parse((await doctor(['--json'])).stdout) as typeof answer & {
+    endpoints: Array<{ slug: string; sessions: Array<{ had_stream: boolean }> }>;
+  };
+  assert.ok(!quiet.checks.some((c) => c.name === 'stream' && c.detail.includes(`endpoint ${pulling.slug}:`)));
+  assert.deepEqual(
+    quiet.endpoints.find((e) => e.slug === pulling.slug)?.sessions.map((x) => x.had_stream),
+    [false],
+  );
+  assert.match(
+    (await doctor([])).stdout,
+    new RegExp(
+      `endpoint ${pulling.slug} \\(active\\): 1 live session\\(s\\)\\n.*\\n\\S+\\s+.*\\s+pulls \\(no stream\\)\\s+ok`,
+    ),
+  );
   assert.doesNotMatch(text.stdout, /doctor: all good/);
   assert.match(text.stdout, /doctor: no failures, but see the warnings above/);
 });

@@ -90,9 +90,9 @@ async function freshDataDir(): Promise<string> {
 }
 
 /** Starts `serve` on the embedded database of dataDir; resolves with its base URL once /readyz is 200. */
-async function serve(dataDir: string): Promise<{ proc: Proc; base: string }> {
+async function serve(dataDir: string, vars: Record<string, string> = {}): Promise<{ proc: Proc; base: string }> {
   const port = await freePort();
-  const proc = cli(['serve'], { SWITCHBOARD_DATA_DIR: dataDir, SWITCHBOARD_LISTEN: `127.0.0.1:${port}` });
+  const proc = cli(['serve'], { SWITCHBOARD_DATA_DIR: dataDir, SWITCHBOARD_LISTEN: `127.0.0.1:${port}`, ...vars });
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + READY_TIMEOUT_MS;
   for (;;) {
@@ -186,10 +186,15 @@ test(
 
     await stopServe(first.proc);
     assert.equal(alive(pgPid), false, 'the embedded PostgreSQL stopped with serve');
+    // stdout is a pipe: JSON lines, the last one saying what was stopped.
+    const last = JSON.parse(first.proc.stdout().trim().split('\n').at(-1)!) as { msg: string; stopped: string[] };
+    assert.match(last.msg, /^stopped: sweeps, HTTP server, .*embedded PostgreSQL.* \(\d+\.\d s\)$/);
+    assert.ok(last.stopped.includes('database pool'), last.msg);
     assert.equal(existsSync(join(dataDir, 'pg', 'postmaster.pid')), false);
     assert.equal(existsSync(join(dataDir, 'switchboard.pid')), false, 'the data dir lock is released');
 
-    const second = await serve(dataDir);
+    // SWITCHBOARD_LOG_FORMAT=pretty: one readable line per event even into a pipe.
+    const second = await serve(dataDir, { SWITCHBOARD_LOG_FORMAT: 'pretty' });
     const again = await embeddedClient(dataDir);
     try {
       const rows = await again.query(`SELECT email FROM humans WHERE id = 'hu_serve_test'`);
@@ -198,6 +203,18 @@ test(
       await again.end();
     }
     await stopServe(second.proc);
+    const lines = second.proc.stdout().trim().split('\n');
+    assert.ok(
+      lines.every((line) => !line.startsWith('{')),
+      second.proc.stdout(),
+    );
+    assert.ok(
+      lines.some((line) =>
+        /^\d\d:\d\d:\d\d\.\d{3} INFO {2}switchboard .* listening on http:\/\/127\.0\.0\.1:\d+ .* version=/.test(line),
+      ),
+      second.proc.stdout(),
+    );
+    assert.match(lines.at(-1)!, /^\d\d:\d\d:\d\d\.\d{3} INFO {2}stopped: sweeps, HTTP server, .* stopped=\[/);
   },
 );
 

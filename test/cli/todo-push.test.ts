@@ -60,6 +60,8 @@ test('push --file - reads stdin; a line without a queue goes to --queue', async 
   assert.equal(run.code, 0, run.stderr);
   assert.deepEqual(JSON.parse(run.stdout), { created: 2, duplicates: 0, batches: 1 });
   assert.deepEqual(await titles(ep.id), ['from stdin', 'second']);
+  const text = await push([ep.slug, '--file', '-', '--queue', 'inbox'], JSON.stringify({ title: 'one more' }));
+  assert.equal(text.stdout, `pushed 1 todo to ${ep.slug} in 1 batch (0 duplicates answered by existing todos)\n`);
 });
 
 test('a bad line names its line number and field, and nothing of its batch is written', async () => {
@@ -70,7 +72,7 @@ test('a bad line names its line number and field, and nothing of its batch is wr
   assert.equal(run.code, 2, run.stderr);
   assert.match(
     run.stderr,
-    /^switchboard: line 1201: max_attempts: .*batch 2 \(lines 1001–1500\) wrote nothing; 1 earlier batches wrote 1000 todos/,
+    /^switchboard: line 1201: max_attempts: .*batch 2 \(lines 1001–1500\) wrote nothing; 1 earlier batch wrote 1000 todos\n$/,
   );
   assert.equal((await titles(ep.id)).length, 1000);
 });
@@ -79,8 +81,16 @@ test('a line that is not a JSON object stops the push before its batch is sent',
   const ep = await endpointOf(pool, me.humanId, 'notjson');
   const run = await push([ep.slug, '--file', '-'], [JSON.stringify({ title: 'ok' }), '{oops'].join('\n'));
   assert.equal(run.code, 2);
-  assert.match(run.stderr, /^switchboard: line 2: not valid JSON/);
+  assert.match(run.stderr, /^switchboard: line 2: not valid JSON .*; lines 1–2 were not sent; nothing was written\n$/);
   assert.deepEqual(await titles(ep.id), []);
+  // After a batch went: what it wrote stays, and the message says so.
+  const later = await push([ep.slug, '--file', '-'], [...lines(1001), '[1]'].join('\n'));
+  assert.equal(later.code, 2);
+  assert.match(
+    later.stderr,
+    /^switchboard: line 1002: must be a JSON object.*; lines 1001–1002 were not sent; 1 earlier batch wrote 1000 todos\n$/,
+  );
+  assert.equal((await titles(ep.id)).length, 1000);
   const flags = await push([ep.slug, '--file', '-', '--title', 'x']);
   assert.equal(flags.code, 2);
   assert.match(flags.stderr, /--title: not with --file/);

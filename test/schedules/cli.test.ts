@@ -71,11 +71,23 @@ test('add, list, pause, resume, show and remove a schedule through the CLI', asy
   assert.equal(paused.schedule.next_run_at, null);
   const resumed = await sb(['schedule', 'resume', slug, id]);
   assert.equal(resumed.code, 0, resumed.stderr);
-  assert.match(resumed.stdout, new RegExp(`resumed ${id}: next run`));
+  // Run times read on the schedule's own wall clock (09:00 in Berlin), then in UTC.
+  assert.match(
+    resumed.stdout,
+    new RegExp(
+      `resumed ${id}: next run \\d+ \\w+ \\d{4}, 09:00 Europe/Berlin \\(\\d{4}-\\d\\d-\\d\\dT0[78]:00:00Z\\)\\n$`,
+    ),
+  );
   const shown = await sb(['schedule', 'show', slug, id]);
   assert.equal(shown.code, 0, shown.stderr);
   assert.match(shown.stdout, /cron\s+0 9 \* \* 1-5 \(Europe\/Berlin\)/);
   assert.match(shown.stdout, /Audit:\n.*ACTION[\s\S]*resume[\s\S]*pause[\s\S]*create/);
+  // The audit names people by email, not by id.
+  const email = (await pool.query<{ email: string }>('SELECT email FROM humans WHERE id = $1', [mine.humanId])).rows[0]!
+    .email;
+  assert.match(shown.stdout, /AT\s+ACTION\s+BY\s+CHANGES/);
+  assert.equal(shown.stdout.split(email).length - 1, 3, shown.stdout);
+  assert.ok(!shown.stdout.includes(mine.humanId), shown.stdout);
   const removed = await json(['schedule', 'remove', slug, id]);
   assert.deepEqual(removed, { id, deleted: true });
   const gone = await sb(['schedule', 'show', slug, id]);
@@ -90,9 +102,13 @@ test('bad flags exit 2 naming the flag, and a foreign endpoint is not_found', as
     [['--cron', '0 9 * * *', '--title', 't', '--priority', '500'], /--priority: must be a whole number/],
     [['--cron', '0 9 * * *', '--title', 't', '--payload', '{'], /--payload: not valid JSON/],
     [['--cron', '0 9 * * *', '--title', 't', '--queue', 'Bad Queue'], /--queue/],
-    [['--cron', '0 99 * * *', '--title', 't', '--tz', 'UTC'], /cron: /],
-    [['--cron', '0 9 * * *', '--title', 't', '--tz', 'Mars/Olympus'], /tz: /],
-    [['--cron', '0 9 * * *', '--title', 't', '--tz', 'UTC', '--queue', 'elsewhere'], /queue: /],
+    // The server's refusals name the flag the field came from.
+    [['--cron', '0 99 * * *', '--title', 't', '--tz', 'UTC'], /^switchboard: --cron: /],
+    [
+      ['--cron', '0 9 * * *', '--title', 't', '--tz', 'Mars/Olympus'],
+      /^switchboard: --tz: "Mars\/Olympus" is not an IANA zone this server knows, such as Europe\/Berlin or UTC/,
+    ],
+    [['--cron', '0 9 * * *', '--title', 't', '--tz', 'UTC', '--queue', 'elsewhere'], /^switchboard: --queue: /],
   ];
   for (const [flags, message] of cases) {
     const r = await sb(['schedule', 'add', slug, ...flags]);
