@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { apiRoutes } from './api/routes.js';
 import { boardRoutes } from './board/index.js';
-import type { Config } from './config/index.js';
+import { startWarnings, type Config } from './config/index.js';
 import { NotifyBus } from './db/bus.js';
 import { startEmbedded, type EmbeddedPostgres } from './db/embedded.js';
 import { loadKeyring } from './secrets/keyring.js';
@@ -76,6 +76,7 @@ export function registerSurfaces(app: FastifyInstance, services: Services, readi
     syntheticAdmin: services.syntheticAdmin,
     nowMs: () => services.clock().getTime(),
     limits: services.config.api,
+    allowedOrigins: services.config.allowedOrigins,
   });
   const { pool, migrations, version, metrics } = services;
   operatorRoutes(app, { pool, migrations, version, readiness, metrics, metricsToken: services.config.metricsToken });
@@ -118,7 +119,13 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
       log.info({ stopped, ms }, `stopped: ${stopped.join(', ')} (${(ms / 1000).toFixed(1)} s)`);
     })());
   const version = versionInfo();
-  const early = await listenEarly({ host: config.listen.host, port: config.listen.port, readiness, version });
+  const early = await listenEarly({
+    host: config.listen.host,
+    port: config.listen.port,
+    readiness,
+    version,
+    connections: config.connections,
+  });
   closers.push(['listener', () => early.close()]);
   try {
     // Traces first, so that everything after can be traced; shut down (flushed) last.
@@ -207,6 +214,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
       metricsTokenSet: config.metricsToken !== null,
       latency: services.metrics.latency,
       tracing,
+      connections: config.connections,
     });
     registerSurfaces(app, services, readiness);
     early.releaseUpgrades();
@@ -246,6 +254,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
       log.info('no humans yet: a one-time setup link (valid 1 hour) was printed to stderr');
     }
     if (syntheticAdmin) log.warn('SWITCHBOARD_AUTH=off: every request is treated as an admin (loopback only)');
+    for (const warning of startWarnings(config)) log.warn(warning);
     return { ...services, app, url, setupUrl, stop: closeAll };
   } catch (err) {
     await closeAll();

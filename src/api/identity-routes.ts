@@ -18,8 +18,8 @@ export function identityRoutes(app: FastifyInstance, deps: TokenDeps, auth: Auth
   });
 
   app.post('/api/v1/auth/login', async (request, reply) => {
-    auth.limitSignIn(request, reply, (request.body as { email?: unknown } | null)?.email);
-    return reply.status(201).send(await login(deps, request.body));
+    const email = (request.body as { email?: unknown } | null)?.email;
+    return reply.status(201).send(await auth.throttledSignIn(request, reply, email, () => login(deps, request.body)));
   });
 
   // `switchboard login --web` spends its one-time code here (docs/design/cli-login.md): no

@@ -64,7 +64,8 @@ export function apiRoutes(app: FastifyInstance, services: Services, auth: Auth):
     syntheticAdmin: services.syntheticAdmin,
     bus: services.bus,
     socketLimit: services.config.api.perSocket,
-    allowedHosts: services.config.allowedHosts,
+    socketsPerHuman: services.config.api.socketsPerHuman,
+    allowedOrigins: services.config.allowedOrigins,
     tracing: services.tracing,
   });
   hookRoutes(app, { ...identity, guard: services.hookGuard, keyring: services.keyring }, auth);

@@ -17,6 +17,7 @@ import { boardSession } from '../identity/board-sessions.js';
 import type { IdentityDeps, Principal } from '../identity/principal.js';
 import type { Actor, MessageDeps } from '../messages/context.js';
 import { StatusHub, type Socket } from './ws-hub.js';
+import { BoardSockets } from './ws-sockets.js';
 import { WS_ACTIONS } from './ws-actions.js';
 import { actorOf } from './message-routes.js';
 import { databaseTimeout, DATABASE_UNAVAILABLE, errorBody, isDatabaseUnavailable } from '../http/errors.js';
@@ -31,8 +32,10 @@ export interface WsDeps extends IdentityDeps {
   bus: Bus;
   /** Frames per connection (SWITCHBOARD_WS_RATE / SWITCHBOARD_WS_BURST). */
   socketLimit: BucketSpec;
-  /** The Host names served (config.allowedHosts): a browser's Origin must be one of them. */
-  allowedHosts: readonly string[] | null;
+  /** Open connections per human on this instance (SWITCHBOARD_WS_PER_HUMAN). */
+  socketsPerHuman: number;
+  /** The whole origins served (config.allowedOrigins): a browser's Origin must be one of them. */
+  allowedOrigins: readonly string[];
   tracing: Tracing;
 }
 
@@ -65,21 +68,43 @@ export function wireError(err: unknown): { code: string; message: string; detail
   return err.details ? { code, message: err.message, details: err.details } : { code, message: err.message };
 }
 
-async function admit(deps: WsDeps, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  // The same allow-list as /mcp (src/http/hosts.ts): the public URL's origin, a loopback
-  // origin on a loopback bind, SWITCHBOARD_ALLOWED_HOSTS, or the origin addressed.
-  const check = { allowed: deps.allowedHosts, host: request.headers.host, protocol: request.protocol };
+/** The board session a connection was opened with: its cookie and expiry (null with auth off). */
+interface Opened {
+  cookie: string | null;
+  expiresAt: Date | null;
+}
+
+async function admit(
+  deps: WsDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  opened: WeakMap<FastifyRequest, Opened>,
+  held: (humanId: string) => number,
+): Promise<void> {
+  // The same allow-list as /mcp (src/http/hosts.ts): the public URL's origin, the listen
+  // origin (each loopback name on a loopback bind), SWITCHBOARD_ALLOWED_HOSTS, or the
+  // origin addressed; whole origins, ports included.
+  const check = { origins: deps.allowedOrigins, host: request.headers.host, protocol: request.protocol };
   if (!originAllowed(request.headers.origin, check)) {
     await reply.status(403).send(errorBody('forbidden', 'Origin: not this server'));
     return;
   }
-  const principal =
-    deps.syntheticAdmin ?? (await boardSession(deps, request.cookies[boardCookies(deps.publicUrl).session]))?.principal;
+  const cookie = deps.syntheticAdmin ? undefined : request.cookies[boardCookies(deps.publicUrl).session];
+  const session = deps.syntheticAdmin ? null : await boardSession(deps, cookie);
+  const principal = deps.syntheticAdmin ?? session?.principal;
   if (!principal) {
     await reply.status(401).send(errorBody('unauthenticated', 'sign in on the board first'));
     return;
   }
+  // A cap per human (docs/design/limits.md, "Slow clients"): a script looping on /ws cannot
+  // pile up connections. Concurrent upgrades may pass it together, by their number at most.
+  if (held(principal.human.id) >= deps.socketsPerHuman) {
+    const message = `too many board connections: at most ${deps.socketsPerHuman} per human (SWITCHBOARD_WS_PER_HUMAN); close a board tab`;
+    await reply.status(429).send(errorBody('resource_exhausted', message, { limit: deps.socketsPerHuman }));
+    return;
+  }
   request.principal = principal;
+  opened.set(request, { cookie: cookie ?? null, expiresAt: session?.expires_at ?? null });
 }
 
 /** A frame as parsed: a JSON object, its fields not yet checked. */
@@ -157,14 +182,16 @@ function onMessage(deps: WsDeps, hub: StatusHub, socket: Socket, actor: Actor) {
 
 export function wsRoutes(app: FastifyInstance, deps: WsDeps): void {
   const hub = new StatusHub(deps.messages, deps.bus);
-  // Open connections by human: disabling or deleting one (on any instance) closes theirs
-  // here at once (docs/design/people.md), as it ends their board sessions.
-  const byHuman = new Map<string, Set<WsSocket>>();
-  const offDisabled = deps.bus.subscribe('human_disabled', (e) => {
-    for (const ws of byHuman.get(e.human_id) ?? []) ws.close(1008, 'signed out');
-  });
+  // Open connections by human and board session: each closes when its session ends, on
+  // any instance (docs/design/people.md, "Board connections").
+  const sockets = new BoardSockets(
+    async (cookie) => (await boardSession(deps, cookie))?.expires_at ?? null,
+    deps.bus,
+    (err) => app.log.warn({ err }, '/ws: could not re-check a board session'),
+  );
+  const opened = new WeakMap<FastifyRequest, Opened>();
   app.addHook('onClose', async () => {
-    offDisabled();
+    sockets.stop();
     hub.stop();
   });
   void app.register(async (scope) => {
@@ -172,14 +199,18 @@ export function wsRoutes(app: FastifyInstance, deps: WsDeps): void {
     await scope.register(websocket, { options: { maxPayload: 1024 * 1024 } });
     scope.get(
       '/ws',
-      { websocket: true, preValidation: (request, reply) => admit(deps, request, reply) },
+      {
+        websocket: true,
+        preValidation: (request, reply) => admit(deps, request, reply, opened, (id) => sockets.count(id)),
+      },
       (socket: unknown, request) => {
         const ws = socket as WsSocket;
         // The upgrade request's span ends with the upgrade: the connection may last hours.
         request.traceSpan?.setAttribute('http.response.status_code', 101);
         request.traceSpan?.end();
         const principal = request.principal;
-        if (!principal) return ws.close(1008, 'unauthenticated');
+        const session = opened.get(request);
+        if (!principal || !session) return ws.close(1008, 'unauthenticated');
         const handle = onMessage(deps, hub, ws, actorOf(principal));
         // A failure to answer (the socket gone meanwhile) is logged, never an unhandled rejection.
         ws.on(
@@ -187,13 +218,10 @@ export function wsRoutes(app: FastifyInstance, deps: WsDeps): void {
           (data) => void handle(data).catch((err: unknown) => request.log.error({ err }, '/ws frame failed')),
         );
         const humanId = principal.human.id;
-        const mine = byHuman.get(humanId) ?? new Set<WsSocket>();
-        mine.add(ws);
-        byHuman.set(humanId, mine);
+        sockets.add(ws, humanId, session.cookie, session.expiresAt);
         ws.on('close', () => {
           hub.drop(ws);
-          mine.delete(ws);
-          if (mine.size === 0 && byHuman.get(humanId) === mine) byHuman.delete(humanId);
+          sockets.remove(ws, humanId);
         });
       },
     );

@@ -52,7 +52,7 @@ export async function boardCaller(
       const options = { path: '/', httpOnly: true, sameSite: 'lax' as const, secure: names.secure };
       void reply.setCookie(names.localCsrf, csrf, options);
     }
-    return { principal: deps.syntheticAdmin, csrf: csrf ?? '' };
+    return { principal: deps.syntheticAdmin, csrf: csrf ?? '', expires_at: null };
   }
   return boardSession(deps, request.cookies[names.session]);
 }

@@ -79,9 +79,11 @@ You will be sent back to <code>${escape(new URL(request.redirectUri).origin)}</c
   return page(`Authorize ${who}`, body, chromeOf(session));
 }
 
-/** What the request came to when it cannot go on: a page for the human, or a redirect to the client. */
-function refused(reply: FastifyReply, session: BoardSession, check: { redirect: string } | { message: string }) {
-  if ('redirect' in check) return reply.redirect(check.redirect, 303);
+/**
+ * What the request came to when it cannot go on: a page for the human, never a redirect
+ * to the client (docs/design/oauth.md, "Consent": every client registered itself).
+ */
+function refused(reply: FastifyReply, session: BoardSession, check: { message: string }) {
   return html(reply, 400, page('Authorization refused', errorLine(check.message), chromeOf(session)));
 }
 
@@ -129,6 +131,7 @@ export function oauthPages(app: FastifyInstance, deps: BoardDeps, oauth: OAuthDe
         isAppError(err, 'invalid_argument') ||
         isAppError(err, 'not_found') ||
         isAppError(err, 'conflict') ||
+        isAppError(err, 'failed_precondition') ||
         isAppError(err, 'resource_exhausted');
       if (!shown) throw err;
       const message =

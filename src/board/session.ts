@@ -41,6 +41,18 @@ function cookieOptions(deps: IdentityDeps, request: FastifyRequest, maxAgeSecond
 }
 
 /** Sets the board session cookie for a session just opened (sign-in, setup, own password change). */
+/**
+ * A CSRF token for a form that signs a browser in (`/login`, `/setup/{token}`): set as the
+ * login-CSRF cookie and returned for the form's hidden field. The post must carry both,
+ * which a cross-site form cannot (login CSRF: signing a victim's browser into the
+ * attacker's account). An hour: a form left open longer is reloaded.
+ */
+export function signedOutCsrf(deps: IdentityDeps, request: FastifyRequest, reply: FastifyReply): string {
+  const csrf = randomBytes(18).toString('base64url');
+  void reply.setCookie(boardCookies(deps.publicUrl).loginCsrf, csrf, cookieOptions(deps, request, 3600));
+  return csrf;
+}
+
 export function setSessionCookie(deps: IdentityDeps, request: FastifyRequest, reply: FastifyReply, cookie: string) {
   void reply.setCookie(
     boardCookies(deps.publicUrl).session,
@@ -67,8 +79,7 @@ function loginForm(
   error?: string,
   oidc: OidcProvider | null = null,
 ) {
-  const csrf = randomBytes(18).toString('base64url');
-  void reply.setCookie(boardCookies(deps.publicUrl).loginCsrf, csrf, cookieOptions(deps, request, 3600));
+  const csrf = signedOutCsrf(deps, request, reply);
   void reply.type('text/html; charset=utf-8');
   const query = request.query as Record<string, unknown> | undefined;
   const body = request.body as Record<string, unknown> | undefined;
@@ -138,7 +149,7 @@ export function sessionPages(
 
   app.post<Form>('/login', async (request, reply) => {
     const fields = request.body ?? {};
-    auth.limitSignIn(request, reply, fields.email);
+    const attempt = auth.signInAttempt(request, reply, fields.email);
     if (deps.passwordSignIn === false) {
       const use = oidc ? `the “Sign in with ${oidc.providerName}” button` : 'your organisation’s sign-in';
       return reply
@@ -150,10 +161,12 @@ export function sessionPages(
     }
     try {
       const session = await signIn(deps, fields.email ?? '', fields.password ?? '');
+      attempt.succeeded();
       setSessionCookie(deps, request, reply, session.cookie);
       void reply.clearCookie(names.loginCsrf, clearing);
       return reply.redirect(nextPath(fields.next), 303);
     } catch (err) {
+      await attempt.failed(err);
       if (!isAppError(err, 'unauthenticated')) throw err;
       return reply.status(401).send(loginForm(deps, reply, request, err.message, oidc));
     }

@@ -13,6 +13,7 @@ import { signedInClient } from './client.js';
 import { CliError, EXIT } from './exit.js';
 import {
   apiCommand,
+  asFlags,
   collect,
   futureTime,
   LEASE_BOUNDS,
@@ -61,6 +62,9 @@ interface VendOptions extends CommonOptions {
 
 interface SetOptions extends CommonOptions {
   acceptAgentMessages?: string;
+  name?: string;
+  lease?: string;
+  addQueue?: string[];
 }
 
 export const endpointPath = (ref: string) => `/api/v1/endpoints/${encodeURIComponent(ref)}`;
@@ -77,8 +81,15 @@ export function registerEndpoint(program: Command): void {
     .action(run(vend));
   apiCommand(group, 'list', 'list your endpoints').action(run(list));
   apiCommand(group, 'show', 'show an endpoint and its sessions').argument('<REF>', 'slug or id').action(run(show));
-  apiCommand(group, 'set', "change an endpoint's settings")
+  apiCommand(group, 'edit', "change an endpoint's name, default lease, queues or settings; the slug stays")
+    .alias('set')
     .argument('<REF>', 'slug or id')
+    .option('--name <NAME>', 'the display name (the slug, which clients are configured with, does not change)')
+    .option(
+      '--lease <SECONDS>',
+      `default lease for claims, ${LEASE_BOUNDS.min}–${LEASE_BOUNDS.max} seconds; "default": the server's`,
+    )
+    .option('--add-queue <Q>', 'grant one more queue; repeat for more', collect)
     .option('--accept-agent-messages <on|off>', "whether your other endpoints' agents may message its sessions")
     .action(run(set));
   apiCommand(group, 'rotate', 'replace an endpoint’s credential, keeping its slug (.mcp.json and flags stay valid)')
@@ -162,14 +173,30 @@ async function show(ref: string, opts: CommonOptions): Promise<void> {
   emit(opts.json, answer, (a) => describe(a.endpoint) + section('Sessions:', objectsTable(a.sessions)));
 }
 
+/** Checks the flags of `edit` and builds the PATCH body; a usage error names the bad flag. */
+export function editBody(opts: SetOptions): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  if (opts.name !== undefined) body.name = textFlag('--name', opts.name, 80);
+  if (opts.lease !== undefined)
+    body.default_lease_seconds =
+      opts.lease === 'default' ? null : wholeNumber('--lease', opts.lease, LEASE_BOUNDS.min, LEASE_BOUNDS.max);
+  if (opts.addQueue) body.add_queues = opts.addQueue.map((q) => queueName('--add-queue', q));
+  if (opts.acceptAgentMessages !== undefined)
+    body.accept_agent_messages =
+      oneOf('--accept-agent-messages', opts.acceptAgentMessages, ['on', 'off'] as const) === 'on';
+  if (Object.keys(body).length === 0)
+    throw new CliError('name a setting to change: --name, --lease, --add-queue or --accept-agent-messages', EXIT.usage);
+  return body;
+}
+
 async function set(ref: string, opts: SetOptions): Promise<void> {
-  if (opts.acceptAgentMessages === undefined) {
-    throw new CliError('name a setting to change: --accept-agent-messages on|off', EXIT.usage);
-  }
-  const accept = oneOf('--accept-agent-messages', opts.acceptAgentMessages, ['on', 'off'] as const) === 'on';
+  const body = editBody(opts);
   const client = await signedInClient(opts.url);
-  const answer = await client.request<{ endpoint: Endpoint }>('PATCH', endpointPath(ref), {
-    accept_agent_messages: accept,
+  const answer = await asFlags(client.request<{ endpoint: Endpoint }>('PATCH', endpointPath(ref), body), {
+    name: '--name',
+    default_lease_seconds: '--lease',
+    add_queues: '--add-queue',
+    accept_agent_messages: '--accept-agent-messages',
   });
   emit(opts.json, answer, (a) => describe(a.endpoint));
 }

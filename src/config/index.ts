@@ -5,6 +5,7 @@ import { parseConfig } from './schema.js';
 export type { Config, OidcConfig, TracingConfig } from './types.js';
 export { parseConfig, ENV_VARS, isLoopbackHost } from './schema.js';
 export { parseDuration, formatDuration } from './duration.js';
+export { startWarnings } from './warnings.js';
 
 /** Reads the process environment once; the caller decides how to report problems. */
 export function loadConfig(): ReturnType<typeof parseConfig> {

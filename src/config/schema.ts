@@ -222,14 +222,32 @@ const SCHEMA = z.object({
   // cannot starve the rest. Per connection, per instance.
   SWITCHBOARD_WS_RATE: integer(20, 1, 1_000_000),
   SWITCHBOARD_WS_BURST: integer(40, 1, 1_000_000),
-  // Password sign-in and setup links, per address (an IPv6 address by its /64) and per
-  // account (the e-mail), each a bucket of this burst refilling at this rate: 10 at once
-  // and then one every 5 s makes guessing a password take years, while a human who
-  // mistypes a few times never meets it (docs/design/limits.md, "Sign-in throttle").
+  // Board WebSockets one human may hold open on one instance: a board tab holds one, so 32
+  // is more tabs than anyone keeps open, while a script looping on /ws cannot pile up
+  // connections (each costs a re-check when a session of the human ends).
+  SWITCHBOARD_WS_PER_HUMAN: integer(32, 1, 100_000),
+  // Sign-in failures per address (an IPv6 address by its /64), per (account, address) and
+  // per account (which only slows answers down), and setup links per address, each a
+  // bucket of this burst refilling at this rate: 10 at once and then one every 5 s makes
+  // guessing a password take years, while a human who mistypes a few times never meets
+  // it (docs/design/limits.md, "Sign-in throttle").
   SWITCHBOARD_SIGNIN_BURST: integer(10, 1, 1_000_000),
   SWITCHBOARD_SIGNIN_PER_MINUTE: integer(12, 1, 1_000_000),
   // Empty by default: X-Forwarded-For is believed only from proxies named here.
   SWITCHBOARD_TRUST_PROXY: cidrList,
+  // Slow clients (docs/design/limits.md, "Slow clients"). A whole request (headers and
+  // body) must arrive within a minute: the largest, an 8 MiB bulk create, needs about 1
+  // Mbit/s; a trickled body no longer holds a connection for five minutes. Answers are not
+  // bounded by it: long-polls and streams keep their own deadlines.
+  SWITCHBOARD_REQUEST_TIMEOUT: duration('60s', 1_000, 3_600_000, '1s–1h'),
+  // Headers are a few KiB: ten seconds is ample on any link, and bounds what a client that
+  // opens connections and sends nothing can hold.
+  SWITCHBOARD_HEADERS_TIMEOUT: duration('10s', 1_000, 600_000, '1s–10m'),
+  // Open connections per client address (an IPv6 /64), not counting trusted proxies. An
+  // agent host holds one stream per MCP session plus a few for its calls, so 256 leaves
+  // room for a hundred sessions behind one NAT, while one address cannot take the
+  // process's file descriptors.
+  SWITCHBOARD_MAX_CONNECTIONS_PER_IP: integer(256, 1, 1_000_000),
   // Session message queue capacity (docs/design/message-queue.md): a valid value locks
   // the admin setting. Kept as text: an invalid value is logged and ignored, never fatal
   // (see messageConfig).
@@ -322,6 +340,23 @@ function allowedHosts(listenHost: string, publicUrl: string | undefined, extra: 
   return names.size === 0 ? null : [...names];
 }
 
+/**
+ * The origins a browser page may drive /mcp and /ws from, whole (scheme, host, port;
+ * docs/design/limits.md, "Host and Origin"): the public URL's; the listen address's, and
+ * on a loopback bind each loopback name at the listen port; each extra host name with the
+ * public URL's scheme and port. A page on another port of the same name (another local
+ * server) is another origin, and is not one of these.
+ */
+function allowedOrigins(listen: { host: string; port: number }, publicUrl: string, extra: string[]): string[] {
+  const pub = new URL(publicUrl);
+  const origins = new Set([pub.origin]);
+  const bound = listen.host.includes(':') ? `[${listen.host}]` : listen.host;
+  const names = isLoopbackHost(listen.host) ? [bound, ...LOOPBACK_NAMES] : [bound];
+  for (const name of names) origins.add(new URL(`http://${name}:${listen.port}`).origin);
+  for (const name of extra) origins.add(new URL(`${pub.protocol}//${name}${pub.port ? `:${pub.port}` : ''}`).origin);
+  return [...origins];
+}
+
 export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
 
 /** Parses the environment; lists every problem at once rather than the first. */
@@ -363,18 +398,25 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
       'SWITCHBOARD_INSTANCE_DEAD_AFTER: must be at least twice SWITCHBOARD_INSTANCE_HEARTBEAT, or one late beat would declare a live instance dead',
     );
   }
+  if (parsed.success && parsed.data.SWITCHBOARD_HEADERS_TIMEOUT > parsed.data.SWITCHBOARD_REQUEST_TIMEOUT) {
+    problems.push('SWITCHBOARD_HEADERS_TIMEOUT: must not be longer than SWITCHBOARD_REQUEST_TIMEOUT');
+  }
   if (parsed.success) problems.push(...oidcProblems(parsed.data));
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
   const e = parsed.data;
   const hostForUrl = e.SWITCHBOARD_LISTEN.host.includes(':')
     ? `[${e.SWITCHBOARD_LISTEN.host}]`
     : e.SWITCHBOARD_LISTEN.host;
+  const publicUrl = (e.SWITCHBOARD_PUBLIC_URL ?? `http://${hostForUrl}:${e.SWITCHBOARD_LISTEN.port}`).replace(
+    /\/$/,
+    '',
+  );
   return {
     ok: true,
     config: {
       tracing: tracingConfig(e),
       listen: e.SWITCHBOARD_LISTEN,
-      publicUrl: (e.SWITCHBOARD_PUBLIC_URL ?? `http://${hostForUrl}:${e.SWITCHBOARD_LISTEN.port}`).replace(/\/$/, ''),
+      publicUrl,
       database: {
         url: e.SWITCHBOARD_DATABASE_URL ?? null,
         dataDir: e.SWITCHBOARD_DATA_DIR,
@@ -399,6 +441,11 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
         },
       },
       trustProxy: e.SWITCHBOARD_TRUST_PROXY,
+      connections: {
+        requestTimeoutMs: e.SWITCHBOARD_REQUEST_TIMEOUT,
+        headersTimeoutMs: e.SWITCHBOARD_HEADERS_TIMEOUT,
+        maxPerAddress: e.SWITCHBOARD_MAX_CONNECTIONS_PER_IP,
+      },
       instanceId: e.SWITCHBOARD_INSTANCE_ID ?? null,
       metricsToken: e.SWITCHBOARD_METRICS_TOKEN ?? null,
       secrets: {
@@ -409,6 +456,7 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
       metricsMaxEndpoints: e.SWITCHBOARD_METRICS_MAX_ENDPOINTS,
       queueWaitAlertSeconds: e.SWITCHBOARD_QUEUE_WAIT_ALERT / 1000,
       allowedHosts: allowedHosts(e.SWITCHBOARD_LISTEN.host, e.SWITCHBOARD_PUBLIC_URL, e.SWITCHBOARD_ALLOWED_HOSTS),
+      allowedOrigins: allowedOrigins(e.SWITCHBOARD_LISTEN, publicUrl, e.SWITCHBOARD_ALLOWED_HOSTS),
       quotas: {
         endpoints: e.SWITCHBOARD_QUOTA_ENDPOINTS,
         liveTodosPerEndpoint: e.SWITCHBOARD_QUOTA_LIVE_TODOS,
@@ -473,6 +521,7 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
         perCredential: { perSecond: e.SWITCHBOARD_API_RATE, burst: e.SWITCHBOARD_API_BURST },
         perIp: { perSecond: e.SWITCHBOARD_API_RATE_PER_IP, burst: e.SWITCHBOARD_API_BURST_PER_IP },
         perSocket: { perSecond: e.SWITCHBOARD_WS_RATE, burst: e.SWITCHBOARD_WS_BURST },
+        socketsPerHuman: e.SWITCHBOARD_WS_PER_HUMAN,
         signIn: { perSecond: e.SWITCHBOARD_SIGNIN_PER_MINUTE / 60, burst: e.SWITCHBOARD_SIGNIN_BURST },
       },
     },

@@ -45,6 +45,11 @@ export interface Config {
     registerLimit: { perSecond: number; burst: number };
   };
   trustProxy: string[];
+  /**
+   * Slow clients: SWITCHBOARD_REQUEST_TIMEOUT and SWITCHBOARD_HEADERS_TIMEOUT (receiving a
+   * request) in ms, and SWITCHBOARD_MAX_CONNECTIONS_PER_IP.
+   */
+  connections: { requestTimeoutMs: number; headersTimeoutMs: number; maxPerAddress: number };
   instanceId: string | null;
   /** The bearer /metrics requires; null: /metrics is open (loopback binds only). */
   metricsToken: string | null;
@@ -60,6 +65,13 @@ export interface Config {
    * bind with neither a public URL nor allowed hosts).
    */
   allowedHosts: string[] | null;
+  /**
+   * The whole origins (scheme, host, port) a browser page may use /mcp and /ws from,
+   * besides the origin a request is addressed to: the public URL's, the listen address's
+   * (each loopback name on a loopback bind), SWITCHBOARD_ALLOWED_HOSTS with the public
+   * URL's scheme and port.
+   */
+  allowedOrigins: string[];
   quotas: Quotas;
   todos: { defaultLeaseSeconds: number; idempotencyWindowSeconds: number; keepAttempts: number };
   sweeps: { reaperIntervalMs: number; retentionIntervalMs: number; retentionMs: number };
@@ -104,6 +116,8 @@ export interface ApiLimits {
   perIp: { perSecond: number; burst: number };
   /** Frames per board WebSocket connection (/ws). */
   perSocket: { perSecond: number; burst: number };
+  /** SWITCHBOARD_WS_PER_HUMAN: open board WebSockets per human, per instance. */
+  socketsPerHuman: number;
   /** Each sign-in bucket (per address and per account). */
   signIn: { perSecond: number; burst: number };
 }

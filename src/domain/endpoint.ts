@@ -48,7 +48,20 @@ export type VendInput = z.infer<typeof vendInput>;
  */
 export const endpointSettingsInput = z.strictObject({
   accept_agent_messages: z.boolean().optional(),
+  /** The display name; the slug (what clients are configured with) never changes. */
+  name: z.string().trim().min(1, 'must not be empty').check(maxLength(80, 'must be at most 80 characters')).optional(),
+  /** The lease a claim gets when it names none; null: the server's default. */
+  default_lease_seconds: z.number().int().min(LEASE_BOUNDS.min).max(LEASE_BOUNDS.max).nullable().optional(),
+  /** Queues to grant besides the current ones (already granted ones are ignored). */
+  add_queues: z
+    .array(z.string().regex(QUEUE_NAME, 'must match [a-z0-9][a-z0-9_-]{0,62}'))
+    .min(1, 'must name at least one queue')
+    .max(50, 'must name at most 50 queues')
+    .optional(),
 });
+
+/** The most queues an endpoint may be granted, as vend allows. */
+export const MAX_QUEUES = 50;
 
 /** The longest a rotated credential may keep working: 7 days. */
 export const MAX_CREDENTIAL_GRACE_SECONDS = 7 * 86_400;

@@ -32,12 +32,19 @@ export interface BusEvents {
    */
   endpoint_revoked: { endpoint_id: string };
   /**
-   * An endpoint's credential was rotated: every instance drops the answers it reuses for
-   * the endpoint, so a replaced credential whose grace is 0 stops at once everywhere.
+   * An endpoint's credential was rotated or its settings changed: every instance drops
+   * the answers it reuses for the endpoint, so a replaced credential whose grace is 0
+   * stops at once everywhere and a granted queue is claimable at once.
    */
-  credential_rotated: { endpoint_id: string };
+  endpoint_changed: { endpoint_id: string };
   /** A human was disabled or deleted: every instance closes the board connections (/ws) it holds for them. */
   human_disabled: { human_id: string };
+  /**
+   * One or more of the human's board sessions ended (sign-out, password change, reset
+   * link spent): every instance re-checks the session of each /ws connection it holds for
+   * them and closes those whose session is gone.
+   */
+  board_sessions_ended: { human_id: string };
   /** An install-wide setting was saved (persist before apply, on every instance). */
   settings_changed: { key: string; version: number };
   /** A doorbell self-test started: the instance holding the stream rings it. */

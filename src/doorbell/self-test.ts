@@ -77,7 +77,12 @@ export async function startDoorbellTest(db: Queryable, target: TestTarget, input
         'resource_exhausted',
         `a doorbell test is already running on this endpoint (${quota.outstanding.id}): read it with ` +
           `get_doorbell_test after ${quota.outstanding.expires_at.toISOString()}`,
-        { test_id: quota.outstanding.id, report_after: quota.outstanding.expires_at.toISOString() },
+        {
+          test_id: quota.outstanding.id,
+          report_after: quota.outstanding.expires_at.toISOString(),
+          // A hint for the client (Retry-After on the API); the expiry itself is judged in SQL.
+          retry_after_seconds: Math.max(1, Math.ceil((quota.outstanding.expires_at.getTime() - Date.now()) / 1000)),
+        },
       );
     }
     if (quota.last_hour >= HOURLY_TESTS) {

@@ -9,6 +9,7 @@ import type { Queryable } from '../db/pool.js';
 import {
   endpointSettingsInput,
   endpointState,
+  MAX_QUEUES,
   rotateInput,
   slugFor,
   vendInput,
@@ -110,14 +111,31 @@ export async function showEndpoint(deps: EndpointDeps, humanId: string, ref: str
 /** Changes the owner's settings of a live endpoint; a revoked one is `conflict`. */
 export async function updateEndpoint(deps: EndpointDeps, humanId: string, ref: string, input: unknown, now: Date) {
   const data = parseInput(endpointSettingsInput, input ?? {});
-  if (data.accept_agent_messages === undefined) {
-    throw invalidArgument('body', 'name a setting to change: accept_agent_messages');
+  if (Object.values(data).every((v) => v === undefined)) {
+    throw invalidArgument(
+      'body',
+      'name a setting to change: name, default_lease_seconds, add_queues or accept_agent_messages',
+    );
   }
   const endpoint = await resolveEndpoint(deps, humanId, ref);
   const updated = await updateEndpointSettings(deps.db, humanId, endpoint.id, {
     acceptAgentMessages: data.accept_agent_messages,
+    name: data.name,
+    defaultLeaseSeconds: data.default_lease_seconds,
+    addQueues: data.add_queues,
+    maxQueues: MAX_QUEUES,
   });
-  if (!updated) throw new AppError('conflict', `endpoint ${endpoint.slug} is revoked`, { id: endpoint.id });
+  if (!updated) {
+    // Revoked, or (checked under the row's lock) more queues than an endpoint may have.
+    const current = await resolveEndpoint(deps, humanId, ref);
+    if (current.revoked_at) throw new AppError('conflict', `endpoint ${endpoint.slug} is revoked`, { id: endpoint.id });
+    throw invalidArgument(
+      'add_queues',
+      `an endpoint has at most ${MAX_QUEUES} queues (it has ${current.queues.length})`,
+    );
+  }
+  // Reused credential answers carry the endpoint row: its queues and lease decide claims.
+  deps.credentials?.forget(endpoint.id);
   return { endpoint: endpointView(updated, now) };
 }
 

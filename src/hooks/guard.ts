@@ -4,9 +4,13 @@
 // every address it resolves to must be allowed, and the delivery then connects to the
 // checked address itself, never re-resolving — a rebinding name cannot slip through.
 // Refused: anything but https (http only when the operator allows it), credentials in the
-// URL, and loopback, private, CGNAT, link-local, ULA, multicast and reserved addresses,
-// including the IPv6 ranges that embed or translate to IPv4 (IPv4-compatible, NAT64, 6to4),
-// unless an operator CIDR allow-list names them.
+// URL, and the IPv4 special-purpose ranges (loopback, private, CGNAT, link-local,
+// documentation, multicast, reserved). IPv6 is allowed only inside global unicast
+// 2000::/3 and outside the special-purpose ranges there (IANA's registry: the IETF
+// protocol block with Teredo and ORCHID, documentation, 6to4), so every range that embeds
+// or translates to IPv4 (IPv4-compatible, -mapped, -translated, NAT64), site-local, ULA,
+// link-local, multicast and whatever IANA assigns later outside 2000::/3 is refused by
+// default. An operator CIDR allow-list may name any of them.
 
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
@@ -48,6 +52,8 @@ const BLOCKED_V4 = [
   '172.16.0.0/12',
   '192.0.0.0/24',
   '192.0.2.0/24',
+  // The deprecated 6to4 relay anycast (RFC 7526): a relay decides where the packet goes.
+  '192.88.99.0/24',
   '192.168.0.0/16',
   '198.18.0.0/15',
   '198.51.100.0/24',
@@ -55,25 +61,27 @@ const BLOCKED_V4 = [
   '224.0.0.0/4',
   '240.0.0.0/4',
 ];
+/**
+ * The one IPv6 block a hook may reach: global unicast (RFC 4291 §2.4). Everything outside
+ * it is loopback, unspecified, embedded or translated IPv4 (::/96, ::ffff:0:0/96,
+ * ::ffff:0:0:0/96, 64:ff9b::/96, 64:ff9b:1::/48), discard (100::/64), SRv6 SIDs
+ * (5f00::/16), ULA (fc00::/7), site-local (fec0::/10), link-local, multicast, or not
+ * assigned yet: no webhook receiver lives there.
+ */
+const GLOBAL_V6 = '2000::/3';
+/** The special-purpose ranges inside 2000::/3 that are not globally reachable unicast. */
 const BLOCKED_V6 = [
-  '::/128',
-  '::1/128',
-  // IPv4-compatible addresses (::a.b.c.d, deprecated by RFC 4291): a stack that still
-  // routes them reaches the embedded IPv4 address, so the whole range is refused.
-  '::/96',
-  '64:ff9b::/96',
-  // Local-use NAT64 (RFC 8215): translates to whatever IPv4 the operator's network maps,
-  // private ranges included.
-  '64:ff9b:1::/48',
-  '100::/64',
+  // The IETF protocol assignments: Teredo (2001::/32, tunnels to an embedded IPv4),
+  // benchmarking (2001:2::/48), ORCHID and ORCHIDv2 (2001:10::/28, 2001:20::/28), and the
+  // rest of the block; the few anycast services in it are not webhook receivers.
+  '2001::/23',
   '2001:db8::/32',
   // 6to4 (2002:AABB:CCDD::/48 carries IPv4 A.B.C.D): the whole range is refused rather than
   // judging the embedded address, because 6to4 is deprecated (RFC 7526), no real receiver
   // needs it, and a relay or local 6to4 interface decides where the packet really goes.
   '2002::/16',
-  'fc00::/7',
-  'fe80::/10',
-  'ff00::/8',
+  // Documentation (RFC 9637), beside 2001:db8::/32.
+  '3fff::/20',
 ];
 
 function blockList(cidrs: string[]): BlockList {
@@ -86,19 +94,21 @@ function blockList(cidrs: string[]): BlockList {
   return list;
 }
 
-const BLOCKED = (() => {
-  const list = blockList(BLOCKED_V4);
-  for (const cidr of BLOCKED_V6) {
-    const [address = '', bits = '128'] = cidr.split('/');
-    list.addSubnet(address, Number(bits), 'ipv6');
-  }
-  return list;
-})();
+const BLOCKED = blockList([...BLOCKED_V4, ...BLOCKED_V6]);
+const GLOBAL = blockList([GLOBAL_V6]);
 
-/** An IPv4-mapped IPv6 address (::ffff:a.b.c.d) is judged as the IPv4 address it maps. */
+/**
+ * An IPv4-mapped IPv6 address (::ffff:a.b.c.d, or ::ffff:aabb:ccdd as the URL parser
+ * writes it) is judged as the IPv4 address it maps.
+ */
 function normalise(address: string): { address: string; type: 'ipv4' | 'ipv6' } {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
   if (mapped?.[1]) return { address: mapped[1], type: 'ipv4' };
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
+  if (hex?.[1] && hex[2]) {
+    const [high, low] = [parseInt(hex[1], 16), parseInt(hex[2], 16)];
+    return { address: [high >> 8, high & 255, low >> 8, low & 255].join('.'), type: 'ipv4' };
+  }
   return { address, type: isIP(address) === 6 ? 'ipv6' : 'ipv4' };
 }
 
@@ -134,6 +144,7 @@ export class HookGuard {
   addressAllowed(address: string): boolean {
     const n = normalise(address);
     if (this.allowed.check(n.address, n.type)) return true;
+    if (n.type === 'ipv6' && !GLOBAL.check(n.address, 'ipv6')) return false;
     return !BLOCKED.check(n.address, n.type);
   }
 
@@ -157,7 +168,7 @@ export class HookGuard {
     if (refused) {
       throw invalidArgument(
         'url',
-        `host ${host} resolves to ${refused.address}, a loopback, private, link-local or multicast address ` +
+        `host ${host} resolves to ${refused.address}, an address that is not public (loopback, private, link-local, multicast or special-purpose) ` +
           '(an operator may allow it with SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS)',
       );
     }

@@ -123,7 +123,8 @@ export async function createHook(
     }),
   );
   if (!hook) {
-    throw new AppError('resource_exhausted', `this endpoint already has ${MAX_HOOKS} notify hooks; delete one first`, {
+    // A ceiling, not a rate: failed_precondition, which clients do not retry (docs/design/limits.md, "Quotas").
+    throw new AppError('failed_precondition', `this endpoint already has ${MAX_HOOKS} notify hooks; delete one first`, {
       max: MAX_HOOKS,
     });
   }

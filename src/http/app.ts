@@ -15,6 +15,7 @@ import { invalidArgument } from '../domain/errors.js';
 import { UNSTORABLE_MESSAGE, unstorableField } from '../domain/unstorable.js';
 import type { Metrics } from '../metrics/index.js';
 import type { LatencyHistograms } from '../metrics/latency.js';
+import { limitConnections, serverTimeouts, type ConnectionLimits } from './connections.js';
 import { errorBody, handleError, routerError } from './errors.js';
 import { hostAllowed, hostExempt } from './hosts.js';
 import { healthRoutes, type HealthDeps } from './health.js';
@@ -49,6 +50,8 @@ export interface HostOptions {
   latency?: LatencyHistograms;
   /** The instance's traces: a span per request (http/tracing.ts); absent: off. */
   tracing?: Tracing;
+  /** The deadlines for receiving a request and the connections per address (http/connections.ts). */
+  connections: ConnectionLimits;
 }
 
 /** The Fastify app with the shared limits, error mapping and hooks; no routes yet. */
@@ -67,11 +70,16 @@ export function createHost(deps: HostOptions): FastifyInstance {
     // else they would let a client pick its own address and dodge the rate limits.
     trustProxy: deps.trustProxy.length > 0 ? deps.trustProxy.join(',') : false,
     ...(deps.serverFactory ? { serverFactory: deps.serverFactory } : {}),
+    // Receiving a request has a deadline; answering it does not (docs/design/limits.md,
+    // "Slow clients"). Fastify's default, none, let a trickled body hold a connection.
+    requestTimeout: deps.connections.requestTimeoutMs,
+    http: serverTimeouts(deps.connections),
     // The router's own refusals (a malformed percent-encoding, a path parameter over 100
     // characters) come before any route: without this they answer in Fastify's shape (the
     // latter as 414), not the API's error body.
     frameworkErrors: routerError,
   });
+  limitConnections(app.server, deps.connections, deps.trustProxy);
   app.setErrorHandler(handleError);
   // First of the hooks, so the Host check, the guards and the handler all run in the span.
   const tracing = deps.tracing ?? NO_TRACING;

@@ -3,9 +3,11 @@
 // each route by what it needs: any signed-in human, an admin, or — for pushing todos
 // only — a workflow token as well.
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../domain/errors.js';
+import { AppError, isAppError } from '../domain/errors.js';
 import { principalForToken, type Principal, type TokenDeps } from '../identity/principal.js';
+import { originAllowed } from './hosts.js';
 import {
   accountKey,
   addressKey,
@@ -52,6 +54,49 @@ export interface AuthDeps extends TokenDeps {
   nowMs: () => number;
   /** The operator API's and sign-in's limits (SWITCHBOARD_API_RATE…, SWITCHBOARD_SIGNIN_…), from the config. */
   limits: { perCredential: BucketSpec; perIp: BucketSpec; signIn: BucketSpec };
+  /** The whole origins this server goes by (config.allowedOrigins): with auth off, a change must come from one. */
+  allowedOrigins: readonly string[];
+}
+
+/** Methods that only read: with auth off they are answered whatever site asks. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * With auth off every request is the admin, so a page on any site could change things
+ * through the visitor's browser: a body-less POST or a form needs no CORS preflight
+ * (docs/design/limits.md, "Host and Origin"). A request that changes something is
+ * refused when the browser says it came from elsewhere: `Sec-Fetch-Site` other than
+ * `same-origin` or `none` (a page on another port of localhost is `same-site`), or an
+ * `Origin` that is not one of this server's. Clients that send neither (the CLI, curl,
+ * scripts) are not browsers and go through.
+ */
+function crossSiteProblem(request: FastifyRequest, origins: readonly string[]): string | null {
+  if (SAFE_METHODS.has(request.method)) return null;
+  const site = request.headers['sec-fetch-site'];
+  if (site !== undefined && site !== 'same-origin' && site !== 'none') {
+    return `Sec-Fetch-Site: ${String(site)}: with auth off only this server's own pages may change things`;
+  }
+  const check = { origins, host: request.headers.host, protocol: request.protocol };
+  if (!originAllowed(request.headers.origin, check)) {
+    return "Origin: not this server; with auth off only this server's own pages may change things";
+  }
+  return null;
+}
+
+/**
+ * How much later a wrong password is answered once its account has spent its failure
+ * budget across all addresses (docs/design/limits.md, "Sign-in throttle"): long enough
+ * that each connection a guesser holds gets one guess per 2 s, short enough that the
+ * owner mistyping once is hardly delayed.
+ */
+export const SIGNIN_SLOWDOWN_MS = 2_000;
+
+/** One password sign-in attempt under the throttle: say how it ended. */
+export interface SignInAttempt {
+  /** The password was right: the attempt costs no failure. */
+  succeeded(): void;
+  /** It was wrong (or refused): resolves when the answer may go, later past the account's budget. */
+  failed(err: unknown): Promise<void>;
 }
 
 declare module 'fastify' {
@@ -81,9 +126,11 @@ export function bearerOf(request: FastifyRequest): string | null {
 export function createAuth(deps: AuthDeps) {
   const perIp = new RateLimiter(deps.limits.perIp);
   const perCredential = new RateLimiter(deps.limits.perCredential);
-  // Per address and per account (the e-mail, whichever address tries it: a botnet spreading
-  // guesses over many addresses still gets one bucket per account).
+  // Failures per address, per (account, address), and per account across addresses: the
+  // first two refuse (429) that address, the last only slows the answers down, so no one
+  // can lock an account out by guessing at it.
   const signIn = new RateLimiter(deps.limits.signIn);
+  const signInPair = new RateLimiter(deps.limits.signIn);
   const signInAccount = new RateLimiter(deps.limits.signIn);
 
   /** Spends one token of `limiter` for `key`; announces `shown` plus this limit; throws 429 when empty. */
@@ -105,21 +152,71 @@ export function createAuth(deps: AuthDeps) {
   }
 
   /**
-   * A sign-in attempt (docs/design/limits.md, "Sign-in throttle"): one token per address
-   * (by /64) and, when the attempt names an e-mail, one per account, both before anything
-   * is read, so the 429 (the same words for either bucket) is spent and answered alike
-   * whether the account exists or not.
+   * An attempt that names no account (a setup link, a code exchange, the current password
+   * of a password change): one token of the address's bucket (by /64), before anything is
+   * read.
    */
-  function limitSignIn(request: FastifyRequest, reply: FastifyReply, email?: unknown): void {
+  function limitSignIn(request: FastifyRequest, reply: FastifyReply): void {
+    spend(reply, signIn, { name: 'signin', spec: deps.limits.signIn, key: addressKey(request.ip) });
+  }
+
+  /**
+   * A password sign-in (docs/design/limits.md, "Sign-in throttle"): one token of the
+   * address's bucket and one of the (account, address) bucket, both before anything is
+   * read, so the 429 (the same words for either) is spent and answered alike whether the
+   * account exists or not; a right password gives both back, so only failures count. A
+   * wrong one also spends the account's bucket across addresses; once that is empty the
+   * failure is answered SIGNIN_SLOWDOWN_MS later, never refused: the owner's right
+   * password from their own address still signs in.
+   */
+  function signInAttempt(request: FastifyRequest, reply: FastifyReply, email: unknown): SignInAttempt {
     const spec = deps.limits.signIn;
-    const ip = spend(reply, signIn, { name: 'signin', spec, key: addressKey(request.ip) });
+    const address = addressKey(request.ip);
+    const ip = spend(reply, signIn, { name: 'signin', spec, key: address });
     const account = accountKey(email);
-    if (account === null) return;
-    spend(reply, signInAccount, { name: 'signin-account', spec, key: account }, [ip]);
+    const pair = account === null ? null : `${account} ${address}`;
+    try {
+      if (pair !== null) spend(reply, signInPair, { name: 'signin-account', spec, key: pair }, [ip]);
+    } catch (err) {
+      signIn.refund(address);
+      throw err;
+    }
+    return {
+      succeeded() {
+        signIn.refund(address);
+        if (pair !== null) signInPair.refund(pair);
+      },
+      async failed(err) {
+        if (account === null || !isAppError(err, 'unauthenticated')) return;
+        if (signInAccount.take(account, deps.nowMs()) > 0) await sleep(SIGNIN_SLOWDOWN_MS);
+      },
+    };
+  }
+
+  /** Runs a password sign-in under signInAttempt's throttle. */
+  async function throttledSignIn<T>(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    email: unknown,
+    run: () => Promise<T>,
+  ): Promise<T> {
+    const attempt = signInAttempt(request, reply, email);
+    try {
+      const result = await run();
+      attempt.succeeded();
+      return result;
+    } catch (err) {
+      await attempt.failed(err);
+      throw err;
+    }
   }
 
   async function authenticate(request: FastifyRequest, reply: FastifyReply, access: Access): Promise<Principal> {
     const ip = limitIp(request, reply);
+    if (deps.syntheticAdmin) {
+      const problem = crossSiteProblem(request, deps.allowedOrigins);
+      if (problem) throw new AppError('forbidden', problem);
+    }
     let principal: Principal | 'expired' | null = deps.syntheticAdmin;
     if (!principal) {
       const bearer = bearerOf(request);
@@ -158,7 +255,7 @@ export function createAuth(deps: AuthDeps) {
     return principal;
   }
 
-  return { authenticate, limitIp, limitSignIn };
+  return { authenticate, limitIp, limitSignIn, signInAttempt, throttledSignIn };
 }
 
 export type Auth = ReturnType<typeof createAuth>;

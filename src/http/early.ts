@@ -5,6 +5,7 @@
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { serverTimeouts, type ConnectionLimits } from './connections.js';
 import { errorBody } from './errors.js';
 import type { Readiness } from './readiness.js';
 
@@ -37,6 +38,8 @@ export async function listenEarly(a: {
   port: number;
   readiness: Readiness;
   version: object;
+  /** The deadlines for receiving a request, set when the server is made (Node reads the check interval only then). */
+  connections: ConnectionLimits;
 }): Promise<EarlyServer> {
   const starting: Handler = (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -49,7 +52,7 @@ export async function listenEarly(a: {
   const refuseUpgrade = (_req: IncomingMessage, socket: Duplex) => {
     socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
   };
-  const server = createServer(starting);
+  const server = createServer(serverTimeouts(a.connections), starting);
   server.on('upgrade', refuseUpgrade);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

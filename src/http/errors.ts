@@ -39,6 +39,10 @@ export function errorBody(code: ErrorCode, message: string, details?: Record<str
 /** Fastify error handler: AppError by its code, Fastify's own 4xx as invalid input. */
 export function handleError(err: FastifyError | AppError | Error, request: FastifyRequest, reply: FastifyReply): void {
   if (err instanceof AppError) {
+    // A refusal that says when to come back (a rate limit, the live-todo quota) says it in
+    // the header clients and proxies read too.
+    const retry = err.details?.retry_after_seconds;
+    if (err.code === 'resource_exhausted' && typeof retry === 'number') void reply.header('retry-after', String(retry));
     void reply.status(HTTP_STATUS[err.code]).send(errorBody(err.code, err.message, err.details));
     return;
   }

@@ -37,8 +37,8 @@ export function hostExempt(url: string, metricsTokenSet: boolean): boolean {
 }
 
 export interface OriginCheck {
-  /** The allowed host names (config.allowedHosts); null: any Host is served. */
-  allowed: readonly string[] | null;
+  /** The allowed whole origins (config.allowedOrigins). */
+  origins: readonly string[];
   /** The request's Host header (already checked by the host hook). */
   host: string | undefined;
   /** The request's scheme as the host sees it ("http" or "https"). */
@@ -48,9 +48,11 @@ export interface OriginCheck {
 /**
  * Whether a request with this `Origin` may use /mcp or /ws. No Origin: yes (curl, the
  * SDK, the bridge send none; a browser always sends one on these requests). Otherwise the
- * origin's host must be an allowed one (the public URL's, a loopback name when bound to
- * loopback, SWITCHBOARD_ALLOWED_HOSTS), or the very origin the request was addressed to.
- * `null` (a sandboxed frame, a file: page) is never allowed.
+ * whole origin — scheme, host and port — must be an allowed one (the public URL's, the
+ * listen address's, SWITCHBOARD_ALLOWED_HOSTS), or the very origin the request was
+ * addressed to. A host name alone is not enough: a page of another server on the same
+ * machine (http://127.0.0.1:3000) shares the name but is another origin. `null` (a
+ * sandboxed frame, a file: page) is never allowed.
  */
 export function originAllowed(origin: string | undefined, check: OriginCheck): boolean {
   if (origin === undefined) return true;
@@ -61,6 +63,12 @@ export function originAllowed(origin: string | undefined, check: OriginCheck): b
     return false;
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return false;
-  if (check.allowed !== null && check.allowed.includes(parsed.hostname)) return true;
-  return check.host !== undefined && parsed.origin === `${check.protocol}://${check.host.toLowerCase()}`;
+  if (check.origins.includes(parsed.origin)) return true;
+  // A Host with a user part or a path would parse as some other origin: never the addressed one.
+  if (check.host === undefined || /[\s/?#@\\]/.test(check.host)) return false;
+  try {
+    return parsed.origin === new URL(`${check.protocol}://${check.host}`).origin;
+  } catch {
+    return false;
+  }
 }

@@ -48,20 +48,29 @@ export class RateLimiter {
     return this.check(key, nowMs).waitSeconds;
   }
 
-  /** take() with what the bucket holds after it: for the RateLimit header fields. */
-  check(key: string, nowMs: number): BucketState {
+  /**
+   * take() with what the bucket holds after it: for the RateLimit header fields. `cost`
+   * tokens are spent at once (a JSON-RPC batch pays one per message), or none.
+   */
+  check(key: string, nowMs: number, cost = 1): BucketState {
     const bucket = this.buckets.get(key) ?? { tokens: this.spec.burst, at: nowMs };
     bucket.tokens = Math.min(this.spec.burst, bucket.tokens + ((nowMs - bucket.at) / 1000) * this.spec.perSecond);
     bucket.at = nowMs;
     if (!this.buckets.delete(key)) this.evictFor(1);
     this.buckets.set(key, bucket);
-    const allowed = bucket.tokens >= 1;
-    if (allowed) bucket.tokens -= 1;
+    const allowed = bucket.tokens >= cost;
+    if (allowed) bucket.tokens -= cost;
     return {
-      waitSeconds: allowed ? 0 : Math.ceil((1 - bucket.tokens) / this.spec.perSecond),
+      waitSeconds: allowed ? 0 : Math.ceil((cost - bucket.tokens) / this.spec.perSecond),
       remaining: Math.floor(bucket.tokens),
       fullInSeconds: Math.ceil((this.spec.burst - bucket.tokens) / this.spec.perSecond),
     };
+  }
+
+  /** Gives back one token spent on `key` (an attempt that turned out not to count). */
+  refund(key: string): void {
+    const bucket = this.buckets.get(key);
+    if (bucket) bucket.tokens = Math.min(this.spec.burst, bucket.tokens + 1);
   }
 
   /** The seconds until `key` has a token (0: it has one now), without spending one. */

@@ -14,6 +14,8 @@ export const BOARD_SESSION_TTL_SECONDS = 7 * 86_400;
 export interface BoardSession {
   principal: Principal;
   csrf: string;
+  /** When the session ends by itself (a /ws opened with it closes then); null with auth off. */
+  expires_at: Date | null;
 }
 
 export async function signIn(
@@ -49,9 +51,12 @@ export async function openBoardSession(
 export async function boardSession(deps: IdentityDeps, cookie: string | undefined): Promise<BoardSession | null> {
   if (!cookie?.startsWith('sbx_')) return null;
   const found = await findBoardSession(deps.db, hashSecret(cookie));
-  return found ? { principal: { human: found.human, token: null }, csrf: found.csrf_token } : null;
+  return found
+    ? { principal: { human: found.human, token: null }, csrf: found.csrf_token, expires_at: found.expires_at }
+    : null;
 }
 
+/** Signs out: ends the session, and every instance closes the /ws connections opened with it. */
 export async function signOut(deps: IdentityDeps, cookie: string | undefined): Promise<void> {
   if (cookie) await deleteBoardSession(deps.db, hashSecret(cookie));
 }

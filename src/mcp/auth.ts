@@ -24,6 +24,14 @@ export interface Caller {
   grantId?: string;
 }
 
+/** JSON-RPC's code for a request that is not a valid one. */
+const INVALID_REQUEST = -32600;
+
+/** How many JSON-RPC messages a body carries: a batch's length (at least one), else one. */
+function messagesIn(body: unknown): number {
+  return Array.isArray(body) ? Math.max(1, body.length) : 1;
+}
+
 /**
  * The caller (and the state of the session it names, in the same round trip), or null
  * after answering 401, or 429 when the address or the credential is past its limit.
@@ -45,7 +53,13 @@ export async function authenticateMcp(
   const found = token ? await credentials.find(token, sessionId) : null;
   if (token && found) {
     noteEndpoint(request, found.endpoint.slug);
-    const spent = limits.request(found.endpoint.id);
+    const messages = messagesIn(request.body);
+    const oversized = limits.oversizedBatch(messages);
+    if (oversized) {
+      await reply.status(400).send({ jsonrpc: '2.0', id: null, error: { code: INVALID_REQUEST, message: oversized } });
+      return null;
+    }
+    const spent = limits.request(found.endpoint.id, messages);
     if (spent.refusal) {
       await refuse(reply, spent.refusal, spent.state);
       return null;

@@ -56,10 +56,27 @@ export class McpLimits {
     return this.#unauthenticatedRefusal(this.#unauthenticated.take(ip, this.nowMs()));
   }
 
-  /** Every authenticated request: spends from the credential's bucket. */
-  request(endpointId: string): { state: NamedState; refusal: Refusal | null } {
+  /**
+   * A batch of `messages` that no bucket of this credential could ever pay for (more than
+   * its burst): the message of its refusal, a JSON-RPC invalid request, not a 429, since
+   * retrying it would never help. Null when it may be charged.
+   */
+  oversizedBatch(messages: number): string | null {
+    const { burst } = this.settings.perCredential;
+    if (messages <= burst) return null;
+    return (
+      `Invalid Request: a batch of ${messages} messages is more than this credential's /mcp burst ` +
+      `(SWITCHBOARD_MCP_BURST = ${burst}); send at most ${burst} per POST`
+    );
+  }
+
+  /**
+   * Every authenticated request: spends from the credential's bucket, one token per
+   * JSON-RPC message, so a batch of N pays N (docs/design/mcp-surface.md, "Limits").
+   */
+  request(endpointId: string, messages = 1): { state: NamedState; refusal: Refusal | null } {
     const spec = this.settings.perCredential;
-    const state = { name: 'mcp', spec, state: this.#perCredential.check(endpointId, this.nowMs()) };
+    const state = { name: 'mcp', spec, state: this.#perCredential.check(endpointId, this.nowMs(), messages) };
     const wait = state.state.waitSeconds;
     if (wait === 0) return { state, refusal: null };
     return {

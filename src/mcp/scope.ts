@@ -55,16 +55,16 @@ function mcpErrors(scope: FastifyInstance): void {
  * so a foreign Origin is 403 before authentication; no Origin (every non-browser
  * client) is fine.
  */
-function originGuard(scope: FastifyInstance, allowed: readonly string[] | null): void {
+function originGuard(scope: FastifyInstance, origins: readonly string[]): void {
   scope.addHook('onRequest', async (request, reply) => {
-    const check = { allowed, host: request.headers.host, protocol: request.protocol };
+    const check = { origins, host: request.headers.host, protocol: request.protocol };
     if (originAllowed(request.headers.origin, check)) return;
     return rpcError(reply, 403, REFUSED, 'Forbidden: Origin is not one this server goes by');
   });
 }
 
 /** Sets up a scope that serves /mcp: its body parser, its error mapping, its Origin rule. */
-export function mcpScope(scope: FastifyInstance, allowedOrigins: readonly string[] | null): void {
+export function mcpScope(scope: FastifyInstance, allowedOrigins: readonly string[]): void {
   jsonBodies(scope);
   mcpErrors(scope);
   originGuard(scope, allowedOrigins);

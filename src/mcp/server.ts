@@ -30,8 +30,8 @@ interface McpDeps {
   limits: McpLimits;
   streams: Services['streams'];
   log: ErrorLog;
-  /** The Host names served (config.allowedHosts), which a browser's Origin must name. */
-  allowedHosts: readonly string[] | null;
+  /** The whole origins served (config.allowedOrigins), which a browser's Origin must be one of. */
+  allowedOrigins: readonly string[];
   /** The MCP 2026-07-28 leg: stateless requests, routed by what they say. */
   stateless: StatelessMcp;
 }
@@ -157,7 +157,7 @@ async function openStream(
 }
 
 function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, registry: SessionRegistry): void {
-  mcpScope(scope, deps.allowedHosts);
+  mcpScope(scope, deps.allowedOrigins);
   scope.post('/mcp', async (request, reply) => {
     const caller = await authenticateMcp(deps.credentials, deps.limits, request, reply, sessionIdOf(request));
     if (!caller) return reply;
@@ -270,7 +270,7 @@ export function mcpRoutes(app: FastifyInstance, services: Services): SessionRegi
     services.bus.subscribe('session_closed', forget),
     services.bus.subscribe('endpoint_revoked', forget),
     // A rotation ends no session or stream: only the answers reused for the old credential.
-    services.bus.subscribe('credential_rotated', (event) => services.credentials.forget(event.endpoint_id)),
+    services.bus.subscribe('endpoint_changed', (event) => services.credentials.forget(event.endpoint_id)),
   ];
   const stateless = new StatelessMcp({
     protocol,
@@ -293,7 +293,7 @@ export function mcpRoutes(app: FastifyInstance, services: Services): SessionRegi
     limits,
     streams,
     log,
-    allowedHosts: services.config.allowedHosts,
+    allowedOrigins: services.config.allowedOrigins,
     stateless,
   };
   void app.register(async (scope) => routes(scope, deps, protocol, registry));

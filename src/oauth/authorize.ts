@@ -15,7 +15,7 @@ import { findClient } from './clients.js';
 import type { OAuthDeps } from './deps.js';
 import { OAuthError, oneField } from './errors.js';
 import { resourceUrl, SCOPE } from './metadata.js';
-import { redirectMatches } from './redirect.js';
+import { redirectMatches, redirectProblem } from './redirect.js';
 
 /**
  * How long a code may wait for its exchange. RFC 6749 §4.1.2 advises at most ten minutes;
@@ -34,12 +34,14 @@ export interface AuthorizeRequest {
   scope: string | null;
 }
 
-export type AuthorizeCheck =
-  | { ok: true; request: AuthorizeRequest }
-  /** An error the client hears at its redirect URI (RFC 6749 §4.1.2.1). */
-  | { ok: false; redirect: string }
-  /** An error that must not be redirected (unknown client, unregistered redirect URI): shown to the human. */
-  | { ok: false; message: string };
+/**
+ * A checked request, or the error shown to the human on the page. Never an error redirect
+ * to the client (RFC 6749 §4.1.2.1): every client here registered itself, with redirect
+ * URIs nobody vetted, so before the human has seen the consent page a redirect to one
+ * would make this server an open redirector (RFC 9700 §4.11.2). Only the human's own
+ * answer (approve, deny) goes back to the client.
+ */
+export type AuthorizeCheck = { ok: true; request: AuthorizeRequest } | { ok: false; message: string };
 
 /** The redirect URI with these parameters added to its query (state and iss always, RFC 9207). */
 export function redirectWith(
@@ -78,15 +80,16 @@ export async function checkAuthorize(deps: OAuthDeps, params: Record<string, unk
   } else if (!redirectMatches(client.redirect_uris, redirectUri)) {
     return { ok: false, message: 'redirect_uri: not one this client registered' };
   }
-  let state: string | null = null;
+  // A client registered before hosts were checked keeps what it registered: not used.
+  const problem = redirectProblem(redirectUri);
+  if (problem) return { ok: false, message: `redirect_uri: ${problem}; the client must register again` };
   const refuse = (code: string, description: string): AuthorizeCheck => ({
     ok: false,
-    redirect: redirectWith(deps.publicUrl, redirectUri, state, { error: code, error_description: description }),
+    message: `${description} (${code})`,
   });
   try {
-    state = oneField(params, 'state') || null;
+    const state = oneField(params, 'state') || null;
     if (state !== null && state.length > MAX_STATE) {
-      state = null;
       return refuse('invalid_request', `state: must be at most ${MAX_STATE} characters`);
     }
     const responseType = oneField(params, 'response_type');

@@ -3,8 +3,10 @@
 // row, counts, refuses past the quota and inserts — exact under concurrent creates of one
 // human, and free for everyone else. Live todos are checked by `requireTodoRoom` against
 // the maintained counters, without a lock (the create path must not serialise): concurrent
-// creates may overshoot by their number. Refusals are resource_exhausted naming the quota,
-// its value and the setting.
+// creates may overshoot by their number. Refusals name the quota, its value and the
+// setting: failed_precondition (409) for the things a human owns, since retrying never
+// helps until one is deleted; resource_exhausted (429) with Retry-After for live todos,
+// which agents finish (docs/design/limits.md, "Quotas").
 
 import { inTransaction } from '../db/tx.js';
 import type { Queryable } from '../db/pool.js';
@@ -17,12 +19,23 @@ export interface QuotaDeps {
   quotas?: Quotas;
 }
 
+/**
+ * What a client refused at the live-todo quota is told to wait: a minute, long enough for
+ * agents to finish some work, short enough that a producer catches up soon after they do.
+ */
+export const LIVE_TODO_RETRY_SECONDS = 60;
+
 export function quotaExceeded(kind: QuotaKind, limit: number): AppError {
   const { what, per, setting } = QUOTA_WORDS[kind];
-  return new AppError('resource_exhausted', `quota: at most ${limit} ${what} per ${per} (${setting})`, {
-    quota: setting,
-    limit,
-  });
+  const message = `quota: at most ${limit} ${what} per ${per} (${setting})`;
+  if (kind === 'liveTodosPerEndpoint') {
+    return new AppError('resource_exhausted', message, {
+      quota: setting,
+      limit,
+      retry_after_seconds: LIVE_TODO_RETRY_SECONDS,
+    });
+  }
+  return new AppError('failed_precondition', `${message}; delete one first`, { quota: setting, limit });
 }
 
 /** The human's row locked, whom the thing is for: a human, or the owner of an endpoint. */

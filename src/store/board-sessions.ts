@@ -1,6 +1,7 @@
 // Board sign-in sessions: the cookie carries an opaque token, this table its hash, the
 // owner, a CSRF token for the session's forms, and the expiry.
 
+import { notifySql } from '../db/bus.js';
 import type { Queryable } from '../db/pool.js';
 import type { Human } from './humans.js';
 
@@ -16,23 +17,32 @@ export async function insertBoardSession(
   return (res.rows[0] as { expires_at: Date }).expires_at;
 }
 
-/** The live session's human and CSRF token, or null when unknown, expired or the human is disabled. */
+/**
+ * The live session's human, CSRF token and expiry, or null when unknown, expired or the
+ * human is disabled.
+ */
 export async function findBoardSession(
   db: Queryable,
   tokenHash: Buffer,
-): Promise<{ human: Human; csrf_token: string } | null> {
-  const res = await db.query<Human & { csrf_token: string }>(
-    `SELECT h.id, h.email, h.display_name, h.role, h.state, h.created_at, s.csrf_token
+): Promise<{ human: Human; csrf_token: string; expires_at: Date } | null> {
+  const res = await db.query<Human & { csrf_token: string; session_expires_at: Date }>(
+    `SELECT h.id, h.email, h.display_name, h.role, h.state, h.created_at, s.csrf_token,
+            s.expires_at AS session_expires_at
        FROM board_sessions s JOIN humans h ON h.id = s.human_id
       WHERE s.token_hash = $1 AND s.expires_at > now() AND h.state = 'active'`,
     [tokenHash],
   );
   const row = res.rows[0];
   if (!row) return null;
-  const { csrf_token, ...human } = row;
-  return { human, csrf_token };
+  const { csrf_token, session_expires_at, ...human } = row;
+  return { human, csrf_token, expires_at: session_expires_at };
 }
 
+/** Ends one board session; on commit, every instance closes the /ws connections opened with it. */
 export async function deleteBoardSession(db: Queryable, tokenHash: Buffer): Promise<void> {
-  await db.query('DELETE FROM board_sessions WHERE token_hash = $1', [tokenHash]);
+  await db.query(
+    `WITH gone AS (DELETE FROM board_sessions WHERE token_hash = $1 RETURNING human_id)
+     SELECT ${notifySql('board_sessions_ended', { human_id: 'human_id' })} FROM gone`,
+    [tokenHash],
+  );
 }

@@ -154,7 +154,7 @@ export async function rotateCredential(
   id: string,
   a: { credentialHash: Buffer; credentialPrefix: string; graceSeconds: number },
 ): Promise<(Endpoint & { previous_valid_until: Date | null }) | null> {
-  // On commit every instance hears credential_rotated and drops the answers it reuses.
+  // On commit every instance hears endpoint_changed and drops the answers it reuses.
   const res = await db.query<Endpoint & { previous_valid_until: Date | null }>(
     `WITH rotated AS (
        UPDATE endpoints SET previous_credential_hash = CASE WHEN $5 > 0 THEN credential_hash END,
@@ -163,7 +163,7 @@ export async function rotateCredential(
           credential_hash = $3, credential_prefix = $4
         WHERE id = $1 AND human_id = $2 AND revoked_at IS NULL
         RETURNING ${COLUMNS}, previous_credential_expires_at AS previous_valid_until)
-     SELECT rotated.*, ${notifySql('credential_rotated', { endpoint_id: 'rotated.id' })} AS notified FROM rotated`,
+     SELECT rotated.*, ${notifySql('endpoint_changed', { endpoint_id: 'rotated.id' })} AS notified FROM rotated`,
     [id, humanId, a.credentialHash, a.credentialPrefix, a.graceSeconds],
   );
   const row = res.rows[0];
@@ -274,14 +274,45 @@ export async function updateEndpointSettings(
   db: Queryable,
   humanId: string,
   id: string,
-  a: { acceptAgentMessages?: boolean },
+  a: {
+    acceptAgentMessages?: boolean | undefined;
+    name?: string | undefined;
+    /** null clears it (the server's default); undefined leaves it. */
+    defaultLeaseSeconds?: number | null | undefined;
+    /** Granted besides the current queues, in order, each once. */
+    addQueues?: string[] | undefined;
+    /** No change is made when the queues would number more (answers null). */
+    maxQueues?: number;
+  },
 ): Promise<Endpoint | null> {
+  // Queues are appended to the row's own list under its row lock, so two edits adding
+  // queues at once both land. On commit every instance hears endpoint_changed.
   const res = await db.query<Endpoint>(
-    `UPDATE endpoints SET accept_agent_messages = coalesce($3, accept_agent_messages)
-      WHERE id = $1 AND human_id = $2 AND revoked_at IS NULL RETURNING ${COLUMNS}`,
-    [id, humanId, a.acceptAgentMessages ?? null],
+    `WITH changed AS (
+     UPDATE endpoints SET accept_agent_messages = coalesce($3, accept_agent_messages),
+        name = coalesce($4, name),
+        default_lease_seconds = CASE WHEN $5 THEN $6::int ELSE default_lease_seconds END,
+        queues = queues || ARRAY(SELECT q FROM unnest($7::text[]) WITH ORDINALITY AS a(q, n)
+                                  WHERE q <> ALL (queues) GROUP BY q ORDER BY min(n))
+      WHERE id = $1 AND human_id = $2 AND revoked_at IS NULL
+        AND (SELECT count(DISTINCT q) FROM unnest(queues || $7::text[]) AS u(q)) <= $8
+      RETURNING ${COLUMNS})
+     SELECT changed.*, ${notifySql('endpoint_changed', { endpoint_id: 'changed.id' })} AS notified FROM changed`,
+    [
+      id,
+      humanId,
+      a.acceptAgentMessages ?? null,
+      a.name ?? null,
+      a.defaultLeaseSeconds !== undefined,
+      a.defaultLeaseSeconds ?? null,
+      a.addQueues ?? [],
+      a.maxQueues ?? 50,
+    ],
   );
-  return res.rows[0] ?? null;
+  const row = res.rows[0];
+  if (!row) return null;
+  const { notified: _notified, ...changed } = row as typeof row & { notified?: unknown };
+  return changed;
 }
 
 /** Endpoints past their expiry and not yet revoked (for the expiry sweep). */

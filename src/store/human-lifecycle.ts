@@ -66,7 +66,8 @@ export async function cutOffHuman(db: Queryable, humanId: string): Promise<CutOf
 
 /**
  * Revokes the human's live API tokens but `keepTokenId`, and ends all their board
- * sessions (after a password change or a reset). Returns how many of each.
+ * sessions (after a password change or a reset); on commit every instance closes the /ws
+ * connections opened with those sessions. Returns how many of each.
  */
 export async function endSignIns(
   db: Queryable,
@@ -78,11 +79,14 @@ export async function endSignIns(
        UPDATE api_tokens SET revoked_at = now()
         WHERE human_id = $1 AND revoked_at IS NULL AND id IS DISTINCT FROM $2
           AND (expires_at IS NULL OR expires_at > now()) RETURNING id),
-     boards AS (DELETE FROM board_sessions WHERE human_id = $1 RETURNING human_id)
-     SELECT (SELECT count(*) FROM tokens)::int AS tokens_revoked, (SELECT count(*) FROM boards)::int AS board_sessions_ended`,
+     boards AS (DELETE FROM board_sessions WHERE human_id = $1 RETURNING human_id),
+     told AS (SELECT ${notifySql('board_sessions_ended', { human_id: '$1::text' })} WHERE EXISTS (SELECT 1 FROM boards))
+     SELECT (SELECT count(*) FROM tokens)::int AS tokens_revoked, (SELECT count(*) FROM boards)::int AS board_sessions_ended,
+            (SELECT count(*) FROM told) AS told`,
     [humanId, keepTokenId],
   );
-  return res.rows[0] as { tokens_revoked: number; board_sessions_ended: number };
+  const row = res.rows[0] as { tokens_revoked: number; board_sessions_ended: number };
+  return { tokens_revoked: row.tokens_revoked, board_sessions_ended: row.board_sessions_ended };
 }
 
 /** Tells every instance, on commit, that the human is gone: their board connections close. */

@@ -1,4 +1,5 @@
-// Pins SWITCHBOARD_AUTH=off: refused off loopback by the config, and on loopback every /api/v1 request is the synthetic admin.
+// Pins SWITCHBOARD_AUTH=off: refused off loopback by the config, and on loopback every
+// /api/v1 request is the synthetic admin, except a cross-site one that changes something.
 
 import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
@@ -85,6 +86,43 @@ test('with auth off, a cross-site HTML form cannot create an admin with a known 
   });
   assert.notEqual(res.status, 201, `a form post created a human: ${res.text}`);
   assert.deepEqual(await tableCounts(h.pool), before);
+});
+
+test('with auth off, a body-less cross-site POST is refused by its Origin or Sec-Fetch-Site, and changes nothing', async () => {
+  const vended = await h.post('/api/v1/endpoints', { body: { name: 'cross-site target' } });
+  expectStatus(vended, 201);
+  const slug: string = vended.body.endpoint.slug;
+  const revoked = async (): Promise<Date | null> => {
+    const res = await h.pool.query<{ revoked_at: Date | null }>('SELECT revoked_at FROM endpoints WHERE id = $1', [
+      vended.body.endpoint.id,
+    ]);
+    return res.rows[0]?.revoked_at ?? null;
+  };
+  const crossSite: Array<Record<string, string>> = [
+    { origin: 'https://evil.example' },
+    { origin: 'http://127.0.0.1:3000' },
+    { origin: 'null' },
+    { 'sec-fetch-site': 'cross-site' },
+    { 'sec-fetch-site': 'same-site' },
+  ];
+  for (const headers of crossSite) {
+    const res = await h.post(`/api/v1/endpoints/${slug}/revoke`, { headers });
+    expectError(res, 403, 'forbidden', undefined, JSON.stringify(headers));
+    assert.match(res.body.error.message, /Origin|Sec-Fetch-Site/);
+    assert.equal(await revoked(), null, JSON.stringify(headers));
+  }
+  // A GET from anywhere still reads (a browser cannot read a cross-site answer anyway).
+  expectStatus(await h.get('/api/v1/whoami', { headers: { 'sec-fetch-site': 'cross-site' } }), 200);
+  // This server's own pages, and clients that send neither header (the CLI, curl), go through.
+  expectStatus(
+    await h.post(`/api/v1/endpoints/${slug}/revoke`, {
+      headers: { origin: 'http://127.0.0.1:8080', 'sec-fetch-site': 'same-origin' },
+    }),
+    200,
+  );
+  assert.notEqual(await revoked(), null);
+  const other = await h.post('/api/v1/endpoints', { body: { name: 'cli target' } });
+  expectStatus(await h.post(`/api/v1/endpoints/${other.body.endpoint.slug}/revoke`), 200);
 });
 
 test('with auth off, bad input is still refused like with auth on', async () => {

@@ -128,7 +128,10 @@ test('accept_agent_messages is set at vend and by PATCH, by the owner only; a ba
   expectError(foreign, 404, 'not_found');
   const bad = [
     [{ accept_agent_messages: 'yes' }, 'accept_agent_messages'],
-    [{ name: 'renamed' }, 'name'],
+    [{ name: '' }, 'name'],
+    [{ slug: 'renamed' }, undefined],
+    [{ add_queues: ['Bad Queue'] }, 'add_queues.0'],
+    [{ default_lease_seconds: 1 }, 'default_lease_seconds'],
     [{}, 'body'],
   ] as const;
   for (const [body, field] of bad) {

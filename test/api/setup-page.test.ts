@@ -1,9 +1,10 @@
-// Pins the one-time setup link on a fresh install: the HTML page and form, POST /api/v1/setup, and that a link makes one admin.
+// Pins the one-time setup link on a fresh install: the HTML page and form (refusing a
+// cross-site post: login CSRF), POST /api/v1/setup, and that a link makes one admin.
 
 import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
 import { ensureSetupLink } from '../../src/identity/setup.js';
-import { apiHarness, expectError, expectStatus, login, tableCounts, PASSWORD, PUBLIC_URL } from './app.js';
+import { apiHarness, expectError, expectStatus, login, tableCounts, PASSWORD, PUBLIC_URL, type Reply } from './app.js';
 
 const h = await apiHarness('api_setup_page');
 const identity = { db: h.pool, publicUrl: PUBLIC_URL };
@@ -23,6 +24,30 @@ function form(fields: Record<string, string>): { payload: string; headers: Recor
     payload: new URLSearchParams(fields).toString(),
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
   };
+}
+
+/** The setup page as a browser opens it: its form's CSRF field and the cookie set with it. */
+async function openForm(token: string): Promise<{ csrf: string; cookie: string }> {
+  const page = await h.app.inject({ method: 'GET', url: `/setup/${token}` });
+  const csrf = /name="csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? '';
+  const cookie = page.cookies.find((c) => c.name === 'sb_login_csrf')?.value ?? '';
+  assert.ok(csrf && cookie, 'the setup page sets a CSRF cookie and field');
+  return { csrf, cookie };
+}
+
+/** Posts the setup form from the page `opened`: with its CSRF field and cookie. */
+async function postSetup(
+  token: string,
+  opened: { csrf: string; cookie: string },
+  fields: Record<string, string>,
+): Promise<Reply> {
+  const res = await h.app.inject({
+    method: 'POST',
+    url: `/setup/${token}`,
+    cookies: { sb_login_csrf: opened.cookie },
+    ...form({ ...fields, csrf: opened.csrf }),
+  });
+  return { status: res.statusCode, headers: res.headers, body: undefined, text: res.body };
 }
 
 // These run in order on one database: the first admin is made part way through.
@@ -58,6 +83,7 @@ test('an unknown link answers 404 with an HTML page', async () => {
 });
 
 let spentToken = '';
+let spentForm = { csrf: '', cookie: '' };
 
 test('posting the setup form creates the first admin, signs them in on the board, and the spent link then answers 404', async () => {
   await h.pool.query('UPDATE setup_tokens SET used_at = now() WHERE used_at IS NULL');
@@ -65,10 +91,16 @@ test('posting the setup form creates the first admin, signs them in on the board
   assert.ok(link);
   const token = tokenOf(link);
   spentToken = token;
-  const res = await h.post(
+  // A cross-site form (no CSRF cookie of this browser's, or a forged field) signs no one in.
+  const forged = await h.post(
     `/setup/${token}`,
-    form({ email: 'First@Example.test', display_name: 'F', password: PASSWORD }),
+    form({ email: 'First@Example.test', display_name: 'F', password: PASSWORD, csrf: 'forged' }),
   );
+  expectStatus(forged, 403);
+  assert.doesNotMatch(String(forged.headers['set-cookie'] ?? ''), /sb_session=/);
+  assert.deepEqual(await humans(), [], 'the refused post spent nothing');
+  spentForm = await openForm(token);
+  const res = await postSetup(token, spentForm, { email: 'First@Example.test', display_name: 'F', password: PASSWORD });
   expectStatus(res, 303);
   assert.equal(res.headers.location, '/');
   const cookie = String(res.headers['set-cookie']);
@@ -90,7 +122,8 @@ test('posting the setup form creates the first admin, signs them in on the board
 test('a second use of the spent setup link fails, as a form and through the API, and adds no human', async () => {
   assert.ok(spentToken);
   const before = await tableCounts(h.pool);
-  const page = await h.post(`/setup/${spentToken}`, form({ email: 'second@example.test', password: PASSWORD }));
+  // The same browser, its form still open, posts again.
+  const page = await postSetup(spentToken, spentForm, { email: 'second@example.test', password: PASSWORD });
   expectStatus(page, 404);
   assert.match(page.text, /unknown, used or expired/);
   const api = await h.post('/api/v1/setup', {
@@ -111,13 +144,13 @@ test('the setup form spends a link once: the second post answers 404 and adds no
   expectStatus(created, 201);
   const token = tokenOf(created.body.invite_url);
   expectStatus(await h.get(`/setup/${token}`), 200);
-  const first = await h.post(`/setup/${token}`, form({ password: 'invitee password' }));
+  const cookieless = await h.post(`/setup/${token}`, form({ password: 'invitee password' }));
+  expectStatus(cookieless, 403, 'a post without the page’s CSRF cookie is refused');
+  const opened = await openForm(token);
+  const first = await postSetup(token, opened, { password: 'invitee password' });
   expectStatus(first, 303);
   const before = await tableCounts(h.pool);
-  const second = await h.post(
-    `/setup/${token}`,
-    form({ email: 'intruder@example.test', password: 'intruder password' }),
-  );
+  const second = await postSetup(token, opened, { email: 'intruder@example.test', password: 'intruder password' });
   expectStatus(second, 404);
   assert.match(second.text, /unknown, used or expired/);
   assert.deepEqual(await tableCounts(h.pool), before);

@@ -1,12 +1,14 @@
-// Pins the sign-in throttle and the shared credential budget: per account across
-// addresses, per address with IPv6 grouped by /64, least-recently-used eviction that keeps
-// the others' state, one generic answer whether the account exists or not, and workflow
-// tokens spending their human's per-credential bucket.
+// Pins the sign-in throttle and the shared credential budget: failures counted per
+// (account, address) and per address with IPv6 grouped by /64, never an account locked
+// out (a right password from a fresh address signs in; past the account's failure budget
+// wrong ones are answered slowly), least-recently-used eviction that keeps the others'
+// state, one generic answer whether the account exists or not, and workflow tokens
+// spending their human's per-credential bucket.
 
 import assert from 'node:assert/strict';
 import { beforeEach, test, type TestContext } from 'node:test';
 import { addressKey, RateLimiter } from '../../src/http/rate-limit.js';
-import { apiHarness, expectError, expectStatus, makePeople, type Reply } from './app.js';
+import { apiHarness, expectError, expectStatus, makePeople } from './app.js';
 
 const h = await apiHarness('api_signin_throttle', undefined, {
   SWITCHBOARD_API_RATE: '20',
@@ -25,16 +27,38 @@ function freezeClock(t: TestContext): void {
 const attempt = (email: string, remoteAddress: string, password = 'not the password') =>
   h.post('/api/v1/auth/login', { body: { email, password }, remoteAddress });
 
-test('the per-account throttle holds across addresses, for an existing and an unknown account alike', async (t) => {
+test('wrong passwords from many addresses cannot lock an account out: its password from a fresh address signs in', async (t) => {
   freezeClock(t);
-  for (const email of [member.email, 'nobody-here@example.test']) {
-    const answers: Reply[] = [];
-    for (let i = 0; i < 10; i++) answers.push(await attempt(email.toUpperCase(), `192.0.2.${i + 1}`));
-    for (const res of answers) expectError(res, 401, 'unauthenticated');
-    const limited = await attempt(email, '192.0.2.200', member.password);
-    expectError(limited, 429, 'resource_exhausted');
-    assert.ok(Number(limited.headers['retry-after']) >= 1);
+  for (let i = 0; i < 12; i++) {
+    expectError(await attempt(member.email.toUpperCase(), `192.0.2.${i + 1}`), 401, 'unauthenticated');
   }
+  expectStatus(await attempt(member.email, '192.0.2.200', member.password), 201);
+});
+
+test('failures count per account and address: that address is refused for the account, another is not', async (t) => {
+  freezeClock(t);
+  for (let i = 0; i < 10; i++) expectError(await attempt(member.email, '192.0.2.77'), 401, 'unauthenticated');
+  const limited = await attempt(member.email, '192.0.2.77', member.password);
+  expectError(limited, 429, 'resource_exhausted');
+  assert.ok(Number(limited.headers['retry-after']) >= 1);
+  expectStatus(await attempt(member.email, '192.0.2.78', member.password), 201);
+});
+
+test('a correct password costs no failure: an address that signs in often is never refused for it', async (t) => {
+  freezeClock(t);
+  for (let i = 0; i < 15; i++)
+    expectStatus(await attempt(member.email, '192.0.2.90', member.password), 201, `try ${i}`);
+});
+
+test('past the account’s failure budget a wrong password is answered slowly, a right one at once', async (t) => {
+  freezeClock(t);
+  for (let i = 0; i < 10; i++) expectError(await attempt(member.email, `192.0.2.${120 + i}`), 401, 'unauthenticated');
+  const started = Date.now();
+  expectError(await attempt(member.email, '192.0.2.140'), 401, 'unauthenticated');
+  assert.ok(Date.now() - started >= 1_900, `the failure answered after ${Date.now() - started} ms`);
+  const right = Date.now();
+  expectStatus(await attempt(member.email, '192.0.2.141', member.password), 201);
+  assert.ok(Date.now() - right < 1_000, `the success answered after ${Date.now() - right} ms`);
 });
 
 test('the failure and the throttle answer in the same words whether the account exists or not', async (t) => {
@@ -44,11 +68,11 @@ test('the failure and the throttle answer in the same words whether the account 
   expectError(known, 401, 'unauthenticated');
   assert.deepEqual(unknown.body, known.body);
   for (let i = 0; i < 10; i++) {
-    await attempt(member.email, `198.51.100.${10 + i}`);
-    await attempt('ghost@example.test', `198.51.100.${30 + i}`);
+    await attempt(member.email, '198.51.100.10');
+    await attempt('ghost@example.test', '198.51.100.30');
   }
-  const a = await attempt(member.email, '198.51.100.50');
-  const b = await attempt('ghost@example.test', '198.51.100.51');
+  const a = await attempt(member.email, '198.51.100.10');
+  const b = await attempt('ghost@example.test', '198.51.100.30');
   expectError(a, 429, 'resource_exhausted');
   assert.deepEqual(b.body, a.body);
   assert.equal(b.status, a.status);

@@ -231,6 +231,49 @@ test(
     assert.notEqual(maybe.code, 0);
     assert.match(maybe.stderr, /--accept-agent-messages: must be one of on, off/);
 
+    // edit: name, lease and one more queue; the slug stays.
+    const edited = await sbJson<{ endpoint: Endpoint & { name: string; default_lease_seconds: number | null } }>([
+      'endpoint',
+      'edit',
+      slug,
+      '--name',
+      'Reviewer Two',
+      '--lease',
+      '600',
+      '--add-queue',
+      'triage',
+    ]);
+    assert.equal(edited.endpoint.slug, slug);
+    assert.equal(edited.endpoint.name, 'Reviewer Two');
+    assert.equal(edited.endpoint.default_lease_seconds, 600);
+    assert.deepEqual(edited.endpoint.queues, [...vended.endpoint.queues, 'triage']);
+    const cleared = await sbJson<{ endpoint: { default_lease_seconds: number | null } }>([
+      'endpoint',
+      'edit',
+      slug,
+      '--lease',
+      'default',
+    ]);
+    assert.equal(cleared.endpoint.default_lease_seconds, null);
+    const badQueue = await sb(['endpoint', 'edit', slug, '--add-queue', 'Bad Queue']);
+    assert.equal(badQueue.code, 2);
+    assert.match(badQueue.stderr, /^switchboard: --add-queue: "Bad Queue" is not a queue name/);
+
+    // rotate: a new credential, the slug kept; with --grace 0s the old one stops at once.
+    const rotation = await sbJson<{ credential: string; previous_valid_until: string | null; endpoint: Endpoint }>([
+      'endpoint',
+      'rotate',
+      slug,
+      '--grace',
+      '0s',
+    ]);
+    assert.match(rotation.credential, /^sbk_/);
+    assert.equal(rotation.endpoint.slug, slug);
+    assert.equal(rotation.previous_valid_until, null);
+    const rotationText = await sbText(['endpoint', 'rotate', slug]);
+    assert.match(rotationText, new RegExp(`^rotated ${slug}: the old credential works until \\S+; the slug`));
+    assert.match(rotationText, /New credential \(shown once/);
+
     const pushed = await sbJson<TodoAnswer>([
       'todo',
       'push',

@@ -148,6 +148,8 @@ test('one test may be outstanding per endpoint, and at most 6 start an hour', as
   const again = await tool(a, 'test_doorbell', {});
   assert.equal(again.error?.code, 'resource_exhausted');
   assert.equal(again.error?.test_id, first.test_id);
+  // It says when to come back: when the running test's report is due.
+  assert.ok(Number(again.error?.retry_after_seconds) >= 1, JSON.stringify(again.error));
   await expireTest(pool, first.test_id);
   for (let i = 2; i <= 6; i++) {
     const next = await tool(a, 'test_doorbell', {});

@@ -294,7 +294,15 @@ function seedBody(method: string, path: string): unknown {
         ...(rng.chance(0.3) ? { accept_agent_messages: rng.chance(0.5) } : {}),
       };
     case 'PATCH /api/v1/endpoints/:ref':
-      return { accept_agent_messages: rng.chance(0.5) };
+      return rng.pick([
+        { accept_agent_messages: rng.chance(0.5) },
+        { name: hostileString(rng) },
+        { default_lease_seconds: rng.pick([null, 5, 600, 86_400, 0, -1]) },
+        { add_queues: [rng.pick(['inbox', 'extra', `q${rng.int(0, 60)}`, hostileString(rng)])] },
+      ]);
+    case 'POST /api/v1/endpoints/:ref/rotate':
+      // Never no grace: the run's agents keep using the credentials they were vended.
+      return rng.chance(0.3) ? {} : { grace_seconds: rng.pick([60, 3600, 604_800, -1, 604_801]) };
     case 'POST /api/v1/endpoints/:ref/todos':
       return {
         queue: rng.pick(['inbox', 'work']),

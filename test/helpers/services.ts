@@ -65,6 +65,7 @@ export function testApp(services: Services): FastifyInstance {
     allowedHosts: services.config.allowedHosts,
     metricsTokenSet: services.config.metricsToken !== null,
     latency: services.metrics.latency,
+    connections: services.config.connections,
   });
   registerSurfaces(app, services, new Readiness());
   return app;

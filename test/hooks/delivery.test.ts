@@ -302,7 +302,8 @@ test('creating a hook refuses private targets without the allow-list and caps an
     ),
   );
   assert.equal((await listHooks({ db: pool, guard }, owner)).used, 5, 'concurrent creates never pass the ceiling');
+  // A ceiling, not a rate: nothing to wait for, so not a retry status (docs/design/limits.md, "Quotas").
   await assert.rejects(createHook({ db: pool, guard }, owner, { url: `https://hooks.test:${rx.port}/six` }), {
-    code: 'resource_exhausted',
+    code: 'failed_precondition',
   });
 });

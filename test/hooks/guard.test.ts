@@ -59,18 +59,44 @@ test('loopback, private, link-local, CGNAT, ULA and multicast addresses are refu
 test('the IPv6 ranges that embed or translate to IPv4 are refused, and the public address beside each is allowed', () => {
   const guard = new HookGuard({ allowHttp: false, allowCidrs: [] });
   const table: Array<{ range: string; inside: string[]; beside: string }> = [
-    { range: '::/96 (IPv4-compatible)', inside: ['::10.0.0.1', '::8.8.8.8', '::ffff:ffff'], beside: '::1:0:0:1' },
+    { range: '::/96 (IPv4-compatible)', inside: ['::10.0.0.1', '::8.8.8.8', '::ffff:ffff'], beside: '2001:4860::1' },
     { range: '2002::/16 (6to4)', inside: ['2002:a00:1::1', '2002:808:808::1', '2002:ffff::1'], beside: '2003::1' },
     {
       range: '64:ff9b:1::/48 (local NAT64)',
       inside: ['64:ff9b:1::a00:1', '64:ff9b:1:ffff::1'],
-      beside: '64:ff9b:2::1',
+      beside: '2a00:1450::1',
     },
   ];
   for (const { range, inside, beside } of table) {
     for (const address of inside) assert.equal(guard.addressAllowed(address), false, `${address} in ${range}`);
     assert.equal(guard.addressAllowed(beside), true, `${beside} beside ${range}`);
   }
+});
+
+test('IPv6 outside 2000::/3, and the special-purpose ranges inside it, are refused (IANA registry)', () => {
+  const guard = new HookGuard({ allowHttp: false, allowCidrs: [] });
+  const refused: Array<[string, string]> = [
+    ['::ffff:0:10.0.0.1', '::ffff:0:0:0/96 (IPv4-translated, SIIT)'],
+    ['::ffff:0:7f00:1', '::ffff:0:0:0/96 (IPv4-translated, SIIT)'],
+    ['::ffff:7f00:1', '::ffff:0:0/96 (IPv4-mapped, hex form)'],
+    ['fec0::1', 'fec0::/10 (site-local)'],
+    ['2001::1', '2001::/32 (Teredo)'],
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001::/32 (Teredo)'],
+    ['2001:10::1', '2001:10::/28 (ORCHID)'],
+    ['2001:20::1', '2001:20::/28 (ORCHIDv2)'],
+    ['2001:2::1', '2001:2::/48 (benchmarking)'],
+    ['3fff::1', '3fff::/20 (documentation)'],
+    ['5f00::1', '5f00::/16 (SRv6 SIDs)'],
+    ['4000::1', 'outside 2000::/3'],
+    ['::1:0:0:1', 'outside 2000::/3'],
+    ['64:ff9b:2::1', 'outside 2000::/3'],
+  ];
+  for (const [address, range] of refused) assert.equal(guard.addressAllowed(address), false, `${address} in ${range}`);
+  for (const address of ['2001:4860:4860::8888', '2a00:1450:4001::1', '2001:200::1', '2003::1', '3ffe::1']) {
+    assert.equal(guard.addressAllowed(address), true, address);
+  }
+  // An operator may still allow one of them by name.
+  assert.equal(new HookGuard({ allowHttp: false, allowCidrs: ['fec0::/10'] }).addressAllowed('fec0::1'), true);
 });
 
 test('an operator CIDR allow-list admits exactly the listed private ranges', () => {

@@ -11,6 +11,9 @@ import { listening, wsClient } from '../messages/api.js';
 
 // Auth off on the default loopback bind: the set-up a rebinding page aims at.
 const h = await apiHarness('http_hosts', (pool) => localAdmin({ db: pool, publicUrl: PUBLIC_URL }));
+let base: Promise<string> | undefined;
+/** The harness listening on a loopback port, started once for the WebSocket tests. */
+const listeningBase = () => (base ??= listening(h));
 
 const INITIALIZE = {
   jsonrpc: '2.0',
@@ -67,16 +70,43 @@ test('/mcp refuses a foreign Origin with 403 and serves a loopback, public-URL o
   assert.equal(foreign.body.jsonrpc, '2.0');
   assert.match(foreign.body.error.message, /Origin/);
   expectStatus(await mcp('null'), 403);
-  for (const origin of [undefined, 'http://localhost:3000', 'http://127.0.0.1:8080', PUBLIC_URL]) {
+  for (const origin of [undefined, 'http://localhost:80', 'http://127.0.0.1:8080', PUBLIC_URL]) {
     expectStatus(await mcp(origin), 200, origin ?? 'no Origin');
   }
 });
 
+test('/mcp compares the whole Origin: a loopback or public name on another port or scheme is refused', async () => {
+  const vended = await h.post('/api/v1/endpoints', { body: { name: 'mcp-whole-origin', queues: ['inbox'] } });
+  expectStatus(vended, 201);
+  for (const origin of [
+    'http://127.0.0.1:3000',
+    'http://localhost:3000',
+    'http://[::1]:5173',
+    'https://127.0.0.1:8080',
+    'https://switchboard.test:8080',
+    'http://switchboard.test',
+  ]) {
+    const res = await h.post('/mcp', {
+      token: vended.body.credential as string,
+      body: INITIALIZE,
+      headers: { accept: 'application/json, text/event-stream', origin },
+    });
+    expectStatus(res, 403, origin);
+  }
+});
+
 test('the WebSocket refuses a foreign Origin and accepts a loopback one', async () => {
-  const base = await listening(h);
+  const base = await listeningBase();
   await assert.rejects(wsClient(base, { origin: 'http://evil.example' }), /HTTP 403/);
-  const local = await wsClient(base, { origin: 'http://localhost:5173' });
+  const local = await wsClient(base, { origin: base });
   local.close();
+});
+
+test('the WebSocket refuses a loopback Origin on another port: another local server’s page', async () => {
+  const base = await listeningBase();
+  for (const origin of ['http://127.0.0.1:3000', 'http://localhost:5173']) {
+    await assert.rejects(wsClient(base, { origin }), /HTTP 403/, origin);
+  }
 });
 
 test('the config allows the public URL host, loopback names on a loopback bind, and the extra hosts', () => {
@@ -97,12 +127,20 @@ test('the config allows the public URL host, loopback names on a loopback bind, 
   assert.ok(open.ok);
   assert.equal(open.config.allowedHosts, null, 'nothing names the server: any Host');
   assert.equal(hostAllowed(null, 'anything.example'), true);
+  assert.deepEqual(
+    new Set(loop.config.allowedOrigins),
+    new Set(['http://127.0.0.1:8080', 'http://localhost:8080', 'http://[::1]:8080']),
+  );
+  assert.deepEqual(
+    new Set(wide.config.allowedOrigins),
+    new Set(['https://switchboard.example.com', 'http://0.0.0.0:8080', 'https://sb.internal', 'https://10.0.0.5']),
+  );
   const bad = parseConfig({ SWITCHBOARD_ALLOWED_HOSTS: 'ok.example, evil.example:80' });
   assert.ok(!bad.ok && bad.problems.some((p) => p.startsWith('SWITCHBOARD_ALLOWED_HOSTS')));
 });
 
 test('with any Host served, an Origin must still be the origin the request was addressed to', () => {
-  const check = { allowed: null, host: 'sb.example:8080', protocol: 'http' };
+  const check = { origins: [], host: 'sb.example:8080', protocol: 'http' };
   assert.equal(originAllowed('http://sb.example:8080', check), true);
   assert.equal(originAllowed('http://evil.example', check), false);
   assert.equal(originAllowed(undefined, check), true);

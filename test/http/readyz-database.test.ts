@@ -10,6 +10,9 @@ import { createHost } from '../../src/http/app.js';
 import { healthRoutes } from '../../src/http/health.js';
 import { Readiness } from '../../src/http/readiness.js';
 
+/** The defaults of the config (SWITCHBOARD_REQUEST_TIMEOUT and the rest). */
+const CONNECTIONS = { requestTimeoutMs: 60_000, headersTimeoutMs: 10_000, maxPerAddress: 256 };
+
 function refusingDatabase() {
   return {
     query: () =>
@@ -31,7 +34,12 @@ test('/readyz with the database unreachable answers 503 "database unavailable" a
       done();
     },
   });
-  const app = createHost({ log: pino({ level: 'warn' }, sink), trustProxy: [], allowedHosts: null });
+  const app = createHost({
+    log: pino({ level: 'warn' }, sink),
+    trustProxy: [],
+    allowedHosts: null,
+    connections: CONNECTIONS,
+  });
   healthRoutes(app, {
     pool: refusingDatabase() as never,
     migrations: [],

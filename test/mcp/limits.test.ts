@@ -150,7 +150,12 @@ test('1,000 initialize calls of one credential (none ending its session) leave t
   // Only the MCP surface, so the test can read what its registry holds.
   const services = await testServices({ pool, instanceId: 'limits-memory', env: unlimitedRate });
   assert.equal(services.config.mcp.sessionsPerEndpoint, 100, 'the documented default');
-  const app = createHost({ log: services.log, trustProxy: [], allowedHosts: services.config.allowedHosts });
+  const app = createHost({
+    log: services.log,
+    trustProxy: [],
+    allowedHosts: services.config.allowedHosts,
+    connections: services.config.connections,
+  });
   const registry = mcpRoutes(app, services);
   await app.listen({ host: '127.0.0.1', port: 0 });
   try {
@@ -210,6 +215,36 @@ test('past the per-credential burst every /mcp request answers 429 with Retry-Af
   assert.equal((await raw(app.url, 'POST', headers, list)).status, 200);
 });
 
+test('a JSON-RPC batch is charged one token per message: it cannot carry more calls than the bucket holds', async () => {
+  let now = Date.parse('2026-01-01T00:00:00Z');
+  const app = await startApp(pool, 'limits-batch', undefined, {
+    env: { SWITCHBOARD_MCP_RATE: '1', SWITCHBOARD_MCP_BURST: '5' },
+    clock: () => new Date(now),
+  });
+  const { credential } = await vend(pool);
+  const first = await initialize(app.url, credential);
+  assert.equal(first.status, 200);
+  const headers = {
+    authorization: `Bearer ${credential}`,
+    'mcp-session-id': first.headers.get('mcp-session-id') ?? '',
+    'mcp-protocol-version': '2025-03-26',
+  };
+  const list = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/list' });
+  // Four tokens left: a batch of three is charged three, and a second batch of three is refused.
+  assert.equal((await raw(app.url, 'POST', headers, [list(1), list(2), list(3)])).status, 200);
+  const refused = await raw(app.url, 'POST', headers, [list(4), list(5), list(6)]);
+  const body = refusalOf(refused, 'SWITCHBOARD_MCP_RATE');
+  assert.equal(body.error.data.retry_after_seconds, 2);
+  // The one token left still takes a single request.
+  assert.equal((await raw(app.url, 'POST', headers, list(7))).status, 200);
+  // A batch larger than the whole burst could never pass: refused as invalid, not told to retry.
+  now += 60_000;
+  const huge = await raw(app.url, 'POST', headers, [1, 2, 3, 4, 5, 6].map(list));
+  assert.equal(huge.status, 400, huge.text);
+  assert.equal(JSON.parse(huge.text).error.code, -32600);
+  assert.match(JSON.parse(huge.text).error.message, /SWITCHBOARD_MCP_BURST = 5/);
+});
+
 /** The pool, counting every statement and connection it is asked for. */
 function counting(real: Pool): { pool: Pool; reads: () => number } {
   let n = 0;
@@ -253,10 +288,12 @@ test('requests without a valid credential are limited per address, and past the 
   for (let i = 0; i < 50; i++) refusalOf(await from('192.0.2.1', guess), 'SWITCHBOARD_MCP_UNAUTH_RATE_PER_IP');
   assert.equal(db.reads(), before, 'the flood made no database read');
 
-  // Well-formed guesses are looked up (one read each) and spend the bucket of their address.
+  // Well-formed guesses are looked up and spend the bucket of their address: two reads
+  // each, the current credentials and then the ones in a rotation's grace
+  // (docs/design/mcp-surface.md, "Rotating a credential").
   for (let i = 0; i < 4; i++) assert.equal((await from('192.0.2.2', guess)).status, 401);
   const looked = db.reads();
-  assert.equal(looked - before, 4);
+  assert.equal(looked - before, 8);
   for (let i = 0; i < 20; i++) refusalOf(await from('192.0.2.2', guess), 'SWITCHBOARD_MCP_UNAUTH_RATE_PER_IP');
   assert.equal(db.reads(), looked);
 

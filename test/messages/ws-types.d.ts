@@ -3,7 +3,8 @@
 declare module 'ws' {
   export default class WebSocket {
     constructor(url: string, options?: { headers?: Record<string, string> });
-    on(event: 'open' | 'close', listener: () => void): this;
+    on(event: 'open', listener: () => void): this;
+    on(event: 'close', listener: (code: number) => void): this;
     on(event: 'message', listener: (data: unknown) => void): this;
     on(event: 'error', listener: (err: Error) => void): this;
     on(event: 'unexpected-response', listener: (req: unknown, res: { statusCode?: number }) => void): this;

@@ -1,12 +1,15 @@
 // What the authorization server refuses, each with the RFC's error code and nothing issued
 // (docs/design/oauth.md): registrations with redirect URIs it would not honour, authorize
-// requests it cannot send back or must send back as errors (plain PKCE, another resource),
+// requests in error (unknown client, unregistered redirect URI, plain PKCE, another
+// resource), which are shown on the page and never redirected, since every client here
+// registered itself (RFC 9700 §4.11.2),
 // and token requests with a wrong redirect URI, a missing or wrong verifier, a replayed code
 // (which also revokes what the code issued), an expired code, another resource, a refresh
 // after revocation and a rotated refresh token presented again (which revokes the family).
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { redirectProblem } from '../../src/oauth/redirect.js';
 import { testDatabase } from '../helpers/db.js';
 import {
   approvedCode,
@@ -74,6 +77,7 @@ test('registration refuses redirect URIs that are not https or loopback http, an
     [{ redirect_uris: ['https://app.example/cb#x'] }, 'invalid_redirect_uri', /fragment/],
     [{ redirect_uris: [] }, 'invalid_redirect_uri', /at least one/],
     [{ redirect_uris: ['not a url'] }, 'invalid_redirect_uri', /redirect_uris/],
+    [{ redirect_uris: ["https://app.example';script-src*/cb"] }, 'invalid_redirect_uri', /redirect_uris\.0: .*host/],
     [
       { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'client_secret_basic' },
       'invalid_client_metadata',
@@ -95,6 +99,20 @@ test('registration refuses redirect URIs that are not https or loopback http, an
   }
   const after = await db.pool.query('SELECT count(*)::int AS n FROM oauth_clients');
   assert.deepEqual(after.rows, before.rows);
+  // A host that is neither LDH labels nor an IP literal is refused: it would reach the
+  // consent page's Content-Security-Policy.
+  for (const uri of [
+    'https://a*b.example/cb',
+    'https://app_1.example/cb',
+    'https://app.example$/cb',
+    "https://x!$&'()*+,;=.example/cb",
+    'https://-app.example/cb',
+  ]) {
+    assert.match(redirectProblem(uri) ?? '', /host/, uri);
+  }
+  for (const uri of ['https://xn--bcher-kva.example:8443/cb', 'https://192.0.2.1/cb', 'https://[2001:db8::1]/cb']) {
+    assert.equal(redirectProblem(uri), null, uri);
+  }
   // Loopback http with any port, and https, are fine.
   assert.match(await register(url, 'http://[::1]:4711/cb'), /^oc_/);
   assert.match(await register(url, 'https://app.example/oauth/cb'), /^oc_/);
@@ -122,7 +140,7 @@ test('authorize: an unknown client or an unregistered redirect URI is shown, nev
   assert.equal(otherPort.status, 200);
 });
 
-test('authorize: plain PKCE, no challenge, another resource and another scope go back to the client as errors', async () => {
+test('authorize: plain PKCE, no challenge, another resource and another scope are shown on the page, never redirected (RFC 9700 §4.11.2)', async () => {
   const clientId = await register(url);
   const { challenge } = pkce();
   const cases: Array<[Record<string, string>, string]> = [
@@ -135,12 +153,9 @@ test('authorize: plain PKCE, no challenge, another resource and another scope go
   for (const [extra, code] of cases) {
     for (const decision of [undefined, 'approve'] as const) {
       const res = await authorize(url, alice, request(url, clientId, challenge, extra), decision);
-      assert.equal(res.status, 303, `${JSON.stringify(extra)} ${decision}`);
-      const back = new URL(res.location ?? '');
-      assert.equal(`${back.origin}${back.pathname}`, REDIRECT);
-      assert.equal(back.searchParams.get('error'), code, JSON.stringify(extra));
-      assert.equal(back.searchParams.get('state'), 'st-1');
-      assert.equal(back.searchParams.get('code'), null);
+      assert.equal(res.status, 400, `${JSON.stringify(extra)} ${decision}`);
+      assert.equal(res.location, null, 'a dynamically registered client is not redirected to before consent');
+      assert.match(res.text, new RegExp(code), JSON.stringify(extra));
     }
   }
   // Denying answers access_denied.
