@@ -14,6 +14,8 @@ import { boardRoutes } from './board/index.js';
 import { startWarnings, type Config } from './config/index.js';
 import { NotifyBus } from './db/bus.js';
 import { startEmbedded, type EmbeddedPostgres } from './db/embedded.js';
+import { loadKeyring } from './secrets/keyring.js';
+import { checkAndReseal } from './secrets/reseal.js';
 import { loadMigrations, migrate, type MigrateResult } from './db/migrate.js';
 import { createPool } from './db/pool.js';
 import { retryUnavailable } from './db/wait.js';
@@ -167,7 +169,22 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     const identity = { db: pool, publicUrl: config.publicUrl };
     const syntheticAdmin = config.auth ? null : await retry(() => localAdmin(identity));
     const setupUrl = config.auth ? await retry(() => ensureSetupLink(identity)) : null;
+    // Signing secrets at rest (docs/design/intake.md): a stored secret this server cannot
+    // open stops the start here, before any delivery could fail to verify or go unsigned.
+    const keyring = await loadKeyring({
+      ...config.secrets,
+      dataDir: config.database.dataDir,
+      embedded: database.embedded !== null,
+    });
+    if (!keyring.current) {
+      log.warn(
+        'no SWITCHBOARD_SECRET_KEY: webhook and notify-hook signing secrets are stored as issued (docs/design/intake.md, "Secrets at rest")',
+      );
+    }
+    const { resealed } = await retry(() => checkAndReseal(pool, keyring));
+    if (resealed > 0) log.info({ resealed }, 'signing secrets sealed under the current key');
     const services = buildServices({
+      keyring,
       config,
       pool,
       bus,

@@ -17,6 +17,7 @@ import { RingRowWriter } from './doorbell/ring-writer.js';
 import { ringRecorder, SelfTestOutcomes, SelfTestRinger } from './doorbell/self-test-ring.js';
 import { CredentialCache, type Credentialed, type CredentialForgetting } from './endpoints/credentials.js';
 import { HookDelivery } from './hooks/delivery.js';
+import { NO_KEYRING, type Keyring } from './secrets/keyring.js';
 import { bearerChallenge } from './oauth/metadata.js';
 import { HookGuard } from './hooks/guard.js';
 import { NotifyHooks } from './hooks/notify.js';
@@ -66,6 +67,8 @@ export interface ServiceOptions {
   clock?: () => Date;
   /** This instance's traces (built in main.ts); absent: off. */
   tracing?: Tracing;
+  /** Seals and opens signing secrets at rest (loaded in main.ts); absent: none, stored as issued. */
+  keyring?: Keyring;
 }
 
 /**
@@ -102,6 +105,8 @@ export interface Services {
   /** Long-poll waits of claim_next and next_message on this instance (src/todos/waiters.ts). */
   waiters: Waiters;
   hookGuard: HookGuard;
+  /** The signing-secret keyring (docs/design/intake.md, "Secrets at rest"). */
+  keyring: Keyring;
   /** The notification streams this instance holds (written by the doorbell and the pump). */
   streams: LocalStreams;
   doorbell: Doorbell;
@@ -204,9 +209,11 @@ export function buildServices(o: ServiceOptions): Services {
   const ringer = new SelfTestRinger({ db, log, doorbell, outcomes });
   const pump = new MessagePump({ messages, instanceId, log, writer: streams });
 
+  const keyring = o.keyring ?? NO_KEYRING;
   const delivery = new HookDelivery({
     db,
     guard: hookGuard,
+    keyring,
     log,
     metrics: metrics.hooks,
     version: o.version.version,
@@ -293,6 +300,7 @@ export function buildServices(o: ServiceOptions): Services {
     messages,
     waiters,
     hookGuard,
+    keyring,
     streams,
     doorbell,
     doorbellAck: { writer, outcomes, ringer, sweeps: doorbellSweeps },

@@ -1,5 +1,5 @@
-// /api/v1 routes for endpoints, their todos and their token webhooks, plus the public
-// ingest route POST /webhooks/{token}.
+// /api/v1 routes for endpoints, their todos and their webhooks, plus the public ingest
+// route POST /webhooks/{token}.
 
 import type { FastifyInstance } from 'fastify';
 import {
@@ -12,9 +12,10 @@ import {
   vendEndpoint,
 } from '../endpoints/manage.js';
 import { isBulkBody, pushTodos } from '../endpoints/todos-bulk.js';
-import { BULK_BODY_LIMIT } from '../http/app.js';
+import { BODY_LIMIT, BULK_BODY_LIMIT } from '../http/app.js';
+import { AppError } from '../domain/errors.js';
 import { cancelTodo, listEndpointTodos, pushTodo, retryTodo, showTodo, type OperatorDeps } from '../endpoints/todos.js';
-import { deliveryIdOf, ingestDelivery, type IngestDeps } from '../webhooks/ingest.js';
+import { ingestDelivery, type IngestDeps } from '../webhooks/ingest.js';
 import { createWebhook, deleteWebhook, listWebhooks, rotateWebhook } from '../webhooks/manage.js';
 import type { Auth } from '../http/auth.js';
 
@@ -94,11 +95,11 @@ export function endpointRoutes(app: FastifyInstance, deps: OperatorDeps, auth: A
   });
   app.post<IdParams>('/api/v1/webhooks/:id/rotate', async (request, reply) => {
     const { human } = await auth.authenticate(request, reply, 'human');
-    return rotateWebhook(deps, human.id, request.params.id);
+    return rotateWebhook(deps, { humanId: human.id }, request.params.id);
   });
   app.delete<IdParams>('/api/v1/webhooks/:id', async (request, reply) => {
     const { human } = await auth.authenticate(request, reply, 'human');
-    return deleteWebhook(deps, human.id, request.params.id);
+    return deleteWebhook(deps, { humanId: human.id }, request.params.id);
   });
 }
 
@@ -109,24 +110,39 @@ function webhookPriority(header: string | undefined, query: unknown): { text: st
   return { text: typeof query === 'string' ? query : '', field: 'priority' };
 }
 
+/**
+ * The ingest route takes its body as raw bytes, whatever the content type: a signature is
+ * over the bytes as sent, and the provider decides how they are read (webhooks/providers.ts).
+ * Its own scope, so the rest of the API keeps Fastify's JSON parser; the body cap stays.
+ */
 export function ingestRoutes(app: FastifyInstance, deps: IngestDeps, auth: Auth): void {
-  app.post<{ Params: { token: string }; Querystring: { priority?: unknown } }>(
-    '/webhooks/:token',
-    async (request, reply) => {
-      auth.limitIp(request, reply);
-      const header = (name: string) => {
-        const value = request.headers[name];
-        return Array.isArray(value) ? value[0] : value;
-      };
-      const delivery = deliveryIdOf(header);
-      const result = await ingestDelivery(deps, request.params.token, {
-        body: request.body,
-        titleHeader: header('x-switchboard-title'),
-        deliveryId: delivery.id,
-        ...(delivery.header ? { deliveryIdHeader: delivery.header } : {}),
-        priority: webhookPriority(header('switchboard-priority'), request.query.priority),
-      });
-      return reply.status(result.created ? 201 : 200).send(result);
-    },
-  );
+  void app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (_request, body, done) => {
+      done(null, body);
+    });
+    scope.post<{ Params: { token: string }; Querystring: { priority?: unknown } }>(
+      '/webhooks/:token',
+      async (request, reply) => {
+        auth.limitIp(request, reply);
+        const priority = request.headers['switchboard-priority'];
+        try {
+          const answer = await ingestDelivery(deps, request.params.token, {
+            raw: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
+            contentType: request.headers['content-type'],
+            headers: request.headers,
+            priority: webhookPriority(Array.isArray(priority) ? priority[0] : priority, request.query.priority),
+          });
+          if ('challenge' in answer) return reply.status(200).send({ challenge: answer.challenge });
+          return reply.status(answer.created ? 201 : 200).send(answer);
+        } catch (err) {
+          const wait = err instanceof AppError ? err.details?.retry_after_seconds : undefined;
+          if (err instanceof AppError && err.code === 'resource_exhausted' && typeof wait === 'number') {
+            void reply.header('Retry-After', String(wait));
+          }
+          throw err;
+        }
+      },
+    );
+  });
 }

@@ -7,14 +7,24 @@ import type { FastifyInstance } from 'fastify';
 import { AppError, invalidArgument } from '../domain/errors.js';
 import { resolveEndpoint, type EndpointDeps } from '../endpoints/manage.js';
 import type { HookGuard } from '../hooks/guard.js';
+import type { Keyring } from '../secrets/keyring.js';
 import { createHook, deleteHook, listHooks, rotateHook, type HookDeps } from '../hooks/manage.js';
 import type { Auth } from '../http/auth.js';
 
 type RefParams = { Params: { ref: string } };
 type HookParams = { Params: { ref: string; id: string } };
 
-export function hookRoutes(app: FastifyInstance, deps: EndpointDeps & { guard: HookGuard }, auth: Auth): void {
-  const hooks: HookDeps = { db: deps.db, guard: deps.guard, ...(deps.quotas ? { quotas: deps.quotas } : {}) };
+export function hookRoutes(
+  app: FastifyInstance,
+  deps: EndpointDeps & { guard: HookGuard; keyring?: Keyring },
+  auth: Auth,
+): void {
+  const hooks: HookDeps = {
+    db: deps.db,
+    guard: deps.guard,
+    ...(deps.quotas ? { quotas: deps.quotas } : {}),
+    ...(deps.keyring ? { keyring: deps.keyring } : {}),
+  };
   async function owner(humanId: string, ref: string, live: boolean) {
     const endpoint = await resolveEndpoint(deps, humanId, ref);
     if (live && endpoint.revoked_at) throw new AppError('conflict', `endpoint ${endpoint.slug} is revoked`);

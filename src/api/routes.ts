@@ -8,6 +8,8 @@ import { admissionRoutes } from './admission-routes.js';
 import { bulkRoutes } from './bulk-routes.js';
 import { doorbellRoutes } from './doorbell-routes.js';
 import { endpointRoutes, ingestRoutes } from './endpoint-routes.js';
+import { eventRoutes } from './event-routes.js';
+import { RateLimiter } from '../http/rate-limit.js';
 import { hookRoutes } from './hook-routes.js';
 import { humanRoutes } from './human-routes.js';
 import { identityRoutes } from './identity-routes.js';
@@ -28,21 +30,31 @@ export function apiRoutes(app: FastifyInstance, services: Services, auth: Auth):
     idempotencyWindowSeconds,
     metrics,
     credentials: services.credentials,
+    keyring: services.keyring,
   };
   endpointRoutes(app, operator, auth, now);
   bulkRoutes(app, operator, auth);
+  const intake = {
+    pool: services.pool,
+    defaultLeaseSeconds,
+    idempotencyWindowSeconds,
+    metrics,
+    quotas: services.config.quotas,
+    tracing: services.tracing,
+    keyring: services.keyring,
+  };
+  // Per webhook and per instance, like the API's limits (docs/design/intake.md, "Limits and metrics").
+  const perWebhook = new RateLimiter(services.config.webhooks.perWebhook);
   ingestRoutes(
     app,
     {
-      pool: services.pool,
-      defaultLeaseSeconds,
-      idempotencyWindowSeconds,
-      metrics,
-      quotas: services.config.quotas,
-      tracing: services.tracing,
+      ...intake,
+      nowSeconds: () => Math.floor(now().getTime() / 1000),
+      limit: (webhookId) => perWebhook.check(webhookId, now().getTime()).waitSeconds,
     },
     auth,
   );
+  eventRoutes(app, { ...identity, ...intake, secretGraceSeconds: services.config.webhooks.secretGraceSeconds }, auth);
   admissionRoutes(app, identity, auth);
   doorbellRoutes(app, identity, auth, now);
   messageRoutes(app, messages, auth);
@@ -56,7 +68,7 @@ export function apiRoutes(app: FastifyInstance, services: Services, auth: Auth):
     allowedOrigins: services.config.allowedOrigins,
     tracing: services.tracing,
   });
-  hookRoutes(app, { ...identity, guard: services.hookGuard }, auth);
+  hookRoutes(app, { ...identity, guard: services.hookGuard, keyring: services.keyring }, auth);
   presenceRoutes(app, identity, auth);
   scheduleRoutes(app, identity, auth, now);
   const { oauth, quotas, publicUrl } = services.config;

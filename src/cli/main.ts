@@ -63,7 +63,11 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
   },
   {
     load: async () => (await import('./webhook.js')).registerWebhook,
-    commands: [{ term: 'webhook', description: 'URLs that turn a POSTed JSON body into a todo' }],
+    commands: [{ term: 'webhook', description: "URLs that turn a provider's delivery into a todo" }],
+  },
+  {
+    load: async () => (await import('./event.js')).registerEvent,
+    commands: [{ term: 'event', description: 'webhook deliveries received, and replay' }],
   },
   {
     load: async () => (await import('./message.js')).registerMessage,

@@ -27,6 +27,12 @@ import { DEFAULT_QUOTAS } from '../domain/quotas.js';
 
 export { isLoopbackHost };
 
+/** A 32-byte key: 44 characters of base64 (with its padding) or 64 hex digits. */
+const secretKey = z
+  .string()
+  .trim()
+  .regex(/^([A-Za-z0-9+/]{43}=|[0-9a-fA-F]{64})$/, 'must be 32 bytes as base64 (44 characters) or 64 hex digits');
+
 const SCHEMA = z.object({
   // Loopback by default: a fresh install must not be reachable from the network before
   // its first admin exists.
@@ -86,6 +92,33 @@ const SCHEMA = z.object({
   // days, and an id forgotten before its last retry would make a second todo, so the floor
   // is 4 days and the default a month.
   SWITCHBOARD_WEBHOOK_DEDUP_RETENTION: duration('30d', 4 * 86_400_000, 3_650 * 86_400_000, '4d–3650d'),
+  // The event history keeps what arrived (headers, payload) for review and replay; a
+  // month answers "what did GitHub send last week" and matches the dedup ids' default.
+  SWITCHBOARD_WEBHOOK_EVENT_RETENTION: duration('30d', 3_600_000, 3_650 * 86_400_000, '1h–3650d'),
+  // Events kept per endpoint, newest first, trimmed every retention interval: ten thousand
+  // is weeks of a busy repository's deliveries, while a flood (at most the webhook rate
+  // for one interval) cannot grow one endpoint's history without bound
+  // (docs/design/intake.md, "Retention and the cap").
+  SWITCHBOARD_WEBHOOK_EVENTS_PER_ENDPOINT: integer(10_000, 100, 10_000_000),
+  // Deliveries per webhook, per instance, as a token bucket: providers send a burst when
+  // one action touches many objects (a mass label, a release); 10/s with a burst of 50
+  // takes those, while a sender in a loop is refused (429 with Retry-After) before it
+  // fills a queue.
+  SWITCHBOARD_WEBHOOK_RATE: integer(10, 1, 1_000_000),
+  SWITCHBOARD_WEBHOOK_BURST: integer(50, 1, 1_000_000),
+  // A replaced signing secret keeps verifying this long, so the sender can be updated
+  // after the rotation without losing deliveries; a day, like the notify hooks' grace.
+  SWITCHBOARD_WEBHOOK_SECRET_GRACE: duration('24h', 0, 30 * 86_400_000, '0s–30d'),
+  // The key webhook and notify-hook signing secrets are sealed with at rest (AES-256-GCM;
+  // docs/design/intake.md, "Secrets at rest"): 32 bytes as base64 or 64 hex digits, given
+  // directly or in a file (a mounted secret). Unset with the embedded PostgreSQL: one is
+  // generated into the data dir (0600) on the first start. Unset with an external
+  // database: secrets are stored as issued, and the start logs a warning.
+  SWITCHBOARD_SECRET_KEY: secretKey.optional(),
+  SWITCHBOARD_SECRET_KEY_FILE: z.string().min(1).optional(),
+  // The key before a rotation: values it sealed still open, and each start reseals them
+  // under SWITCHBOARD_SECRET_KEY; remove it once a start has run.
+  SWITCHBOARD_SECRET_KEY_PREVIOUS: secretKey.optional(),
   // Ring records and self-test reports are diagnostics: a week answers "what happened this
   // week". The 1-day floor stays above the longest ack window (6h), so a ring is decided
   // heard or unheard long before it can be deleted.
@@ -415,6 +448,11 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
       },
       instanceId: e.SWITCHBOARD_INSTANCE_ID ?? null,
       metricsToken: e.SWITCHBOARD_METRICS_TOKEN ?? null,
+      secrets: {
+        key: e.SWITCHBOARD_SECRET_KEY ?? null,
+        keyFile: e.SWITCHBOARD_SECRET_KEY_FILE ?? null,
+        previous: e.SWITCHBOARD_SECRET_KEY_PREVIOUS ?? null,
+      },
       metricsMaxEndpoints: e.SWITCHBOARD_METRICS_MAX_ENDPOINTS,
       queueWaitAlertSeconds: e.SWITCHBOARD_QUEUE_WAIT_ALERT / 1000,
       allowedHosts: allowedHosts(e.SWITCHBOARD_LISTEN.host, e.SWITCHBOARD_PUBLIC_URL, e.SWITCHBOARD_ALLOWED_HOSTS),
@@ -442,6 +480,8 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
         signInMs: e.SWITCHBOARD_SIGNIN_RETENTION,
         apiTokensMs: e.SWITCHBOARD_API_TOKEN_RETENTION,
         webhookDeliveriesMs: e.SWITCHBOARD_WEBHOOK_DEDUP_RETENTION,
+        webhookEventsMs: e.SWITCHBOARD_WEBHOOK_EVENT_RETENTION,
+        webhookEventsPerEndpoint: e.SWITCHBOARD_WEBHOOK_EVENTS_PER_ENDPOINT,
         doorbellMs: e.SWITCHBOARD_DOORBELL_RETENTION,
         admissionAuditMs: e.SWITCHBOARD_RETENTION,
         rollupsMs: e.SWITCHBOARD_ROLLUP_RETENTION,
@@ -461,6 +501,10 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
         e.SWITCHBOARD_MESSAGE_ACK_TIMEOUT,
       ),
       hooks: { allowHttp: e.SWITCHBOARD_PUSH_ALLOW_HTTP === 'on', allowCidrs: e.SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS },
+      webhooks: {
+        perWebhook: { perSecond: e.SWITCHBOARD_WEBHOOK_RATE, burst: e.SWITCHBOARD_WEBHOOK_BURST },
+        secretGraceSeconds: Math.round(e.SWITCHBOARD_WEBHOOK_SECRET_GRACE / 1000),
+      },
       mcp: {
         credentialReuseMs: e.SWITCHBOARD_MCP_CREDENTIAL_REUSE,
         maxWaitersPerEndpoint: e.SWITCHBOARD_MAX_WAITERS_PER_ENDPOINT,

@@ -53,6 +53,8 @@ export interface Config {
   instanceId: string | null;
   /** The bearer /metrics requires; null: /metrics is open (loopback binds only). */
   metricsToken: string | null;
+  /** The signing-secret sealing key (docs/design/intake.md, "Secrets at rest"); the file is read at start. */
+  secrets: { key: string | null; keyFile: string | null; previous: string | null };
   /** Endpoints labelled on the queue series before the rest fold into endpoint="_other". */
   metricsMaxEndpoints: number;
   /** SWITCHBOARD_QUEUE_WAIT_ALERT, in seconds. */
@@ -81,6 +83,11 @@ export interface Config {
   retention: RetentionConfig;
   /** Notify hook targets: http allowed, and CIDRs exempt from the private-address refusal. */
   hooks: { allowHttp: boolean; allowCidrs: string[] };
+  /** Webhook intake (docs/design/intake.md): the per-webhook rate and the secret rotation grace. */
+  webhooks: {
+    perWebhook: { perSecond: number; burst: number };
+    secretGraceSeconds: number;
+  };
   doorbell: { ackWindowMs: number };
   /** Instance liveness: how often this instance beats, and how old a beat means dead. */
   instances: { heartbeatMs: number; deadAfterMs: number };
@@ -120,6 +127,10 @@ export interface RetentionConfig {
   signInMs: number;
   apiTokensMs: number;
   webhookDeliveriesMs: number;
+  /** The webhook event history (docs/design/intake.md, "Retention and the cap"). */
+  webhookEventsMs: number;
+  /** Events kept per endpoint, newest first (SWITCHBOARD_WEBHOOK_EVENTS_PER_ENDPOINT). */
+  webhookEventsPerEndpoint: number;
   doorbellMs: number;
   admissionAuditMs: number;
   /** Per-minute queue rollups (docs/design/queue-rollups.md). */

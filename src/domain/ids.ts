@@ -1,6 +1,6 @@
 // Identifiers: a short type prefix and a ULID, so ids sort by creation time, are safe in
 // URLs, and say what they name in a log line (td_ todo, ep_ endpoint, hu_ human,
-// tk_ API token, wh_ webhook, rg_ doorbell ring, dt_ doorbell test, sc_ schedule, oc_ OAuth
+// tk_ API token, wh_ webhook, ev_ webhook event, rg_ doorbell ring, dt_ doorbell test, sc_ schedule, oc_ OAuth
 // client, og_ OAuth grant).
 // MCP session ids (ms_) are the exception: a session id is what a client presents on every
 // request after initialize, so it comes from a CSPRNG and says nothing about when it was
@@ -15,7 +15,7 @@ import { monotonicFactory } from 'ulid';
 
 const ulid = monotonicFactory();
 
-export type IdPrefix = 'td' | 'ep' | 'hu' | 'tk' | 'wh' | 'rg' | 'dt' | 'sc' | 'oc' | 'og';
+export type IdPrefix = 'td' | 'ep' | 'hu' | 'tk' | 'wh' | 'ev' | 'rg' | 'dt' | 'sc' | 'oc' | 'og';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${ulid()}`;

@@ -258,6 +258,8 @@ export interface Todo {
   created_by_endpoint_id: string | null;
   /** The schedule that made it (source "schedule"), else null. */
   schedule_id: string | null;
+  /** The webhook event that made it (source "webhook", docs/design/intake.md), else null. */
+  event_id: string | null;
   idempotency_key: string | null;
   state: TodoState;
   attempt: number;

@@ -1,7 +1,7 @@
 // MCP verbs and the families a human grants them by (docs/design/mcp-surface.md, "Verbs
 // and grants"). Self verbs need no grant. The admission family is in AllVerbs but not
-// BasicVerbs: it lets an agent change its own budget. The hooks family is never granted
-// by default.
+// BasicVerbs: it lets an agent change its own budget. The hooks, webhooks and events
+// families are never granted by default (docs/design/intake.md, "MCP verbs").
 
 export const VERB_FAMILIES = {
   drain: [
@@ -19,6 +19,8 @@ export const VERB_FAMILIES = {
   messages: ['send_message', 'list_sessions'],
   admission: ['set_admission_policy', 'clear_admission_policy'],
   hooks: ['create_notify_hook', 'list_notify_hooks', 'rotate_notify_hook', 'delete_notify_hook'],
+  webhooks: ['create_webhook', 'list_webhooks', 'rotate_webhook', 'set_webhook_secret', 'delete_webhook'],
+  events: ['list_webhook_events', 'get_webhook_event', 'replay_webhook_event'],
 } as const;
 
 export type VerbFamily = keyof typeof VERB_FAMILIES;
@@ -38,6 +40,8 @@ export const SELF_VERBS = [
 export const FAMILY_NOTES: Partial<Record<VerbFamily, string>> = {
   admission: 'lets the agent change its own budget',
   hooks: 'lets the agent send outbound webhooks',
+  webhooks: 'lets the agent open intake URLs that put work on its own queues',
+  events: 'lets the agent read what its webhooks received, and replay it',
 };
 
 const ALL_GRANTABLE: readonly string[] = Object.values(VERB_FAMILIES).flat();

@@ -11,6 +11,7 @@
 import type { Logger } from 'pino';
 import type { Pool } from '../db/pool.js';
 import { isAppError } from '../domain/errors.js';
+import { NO_KEYRING, open, type Keyring } from '../secrets/keyring.js';
 import { hookForAttempt, recordDelivery } from '../store/notify-hooks.js';
 import type { HookCounters } from '../metrics/hooks.js';
 import { NO_TRACING, type Tracing } from '../tracing/index.js';
@@ -47,6 +48,8 @@ export interface DeliveryDeps {
   guard: HookGuard;
   log: Logger;
   metrics?: HookCounters;
+  /** Opens the signing secrets sealed at rest (docs/design/intake.md, "Secrets at rest"). */
+  keyring?: Keyring;
   /** Trusted CA certificates for receivers (tests); the system's otherwise. */
   ca?: string;
   /** Backoff before attempts 2 and 3; tests shorten it. */
@@ -184,7 +187,12 @@ export class HookDelivery {
     }
     const body = JSON.stringify({ ...job.body, attempt });
     const headers = {
-      ...signedHeaders(hook.secrets, job.messageId, Math.floor(Date.now() / 1000), body),
+      ...signedHeaders(
+        hook.secrets.map((s) => open(this.deps.keyring ?? NO_KEYRING, s)),
+        job.messageId,
+        Math.floor(Date.now() / 1000),
+        body,
+      ),
       'content-type': 'application/json',
       'user-agent': this.deps.version ? `switchboard/${this.deps.version}` : 'switchboard',
       // The attempt's span, so a traced receiver continues the trace (W3C Trace Context).

@@ -5,6 +5,7 @@
 
 import { ulid } from 'ulid';
 import { z } from 'zod';
+import { NO_KEYRING, seal, type Keyring } from '../secrets/keyring.js';
 import type { Queryable } from '../db/pool.js';
 import { AppError, invalidArgument, notFound } from '../domain/errors.js';
 import { maxLength } from '../domain/issues.js';
@@ -28,6 +29,8 @@ export const ROTATION_GRACE_SECONDS = 24 * 3600;
 export interface HookDeps extends QuotaDeps {
   db: Queryable;
   guard: HookGuard;
+  /** Seals the signing secret at rest (docs/design/intake.md, "Secrets at rest"); absent: stored as issued. */
+  keyring?: Keyring;
 }
 
 /** The endpoint a hook belongs to, as the caller was authorised for it. */
@@ -115,7 +118,7 @@ export async function createHook(
       url: data.url,
       queues: [...new Set(data.queues ?? [])].sort(),
       ignorePresence: data.ignore_presence ?? false,
-      secret,
+      secret: seal(deps.keyring ?? NO_KEYRING, secret),
       max: MAX_HOOKS,
     }),
   );
@@ -148,7 +151,7 @@ export async function rotateHook(
   const hook = await rotateNotifyHook(deps.db, {
     endpointId: owner.id,
     id: hook_id,
-    secret,
+    secret: seal(deps.keyring ?? NO_KEYRING, secret),
     // Every delivery attempt reads the live secrets afresh (hookForAttempt), so with no grace
     // the next attempt, a retry of an older event included, carries only the new signature.
     graceSeconds: immediate === true ? 0 : ROTATION_GRACE_SECONDS,

@@ -11,7 +11,8 @@ export function newHookSecret(): string {
   return SECRET_PREFIX + randomBytes(32).toString('base64');
 }
 
-function keyOf(secret: string): Buffer {
+/** The HMAC key of a Standard Webhooks secret: the base64 after `whsec_` (webhooks/verify.ts checks with it too). */
+export function keyOf(secret: string): Buffer {
   return Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
 }
 

@@ -20,6 +20,7 @@ import type { VersionInfo } from '../version.js';
 import { errorCodeOf, toolError, toolResult, type ErrorLog } from './errors.js';
 import { toolsFor, verbFor, type VerbContext } from './verbs/index.js';
 import type { HookGuard } from '../hooks/guard.js';
+import type { Keyring } from '../secrets/keyring.js';
 import { NO_TRACING, type Tracing } from '../tracing/index.js';
 
 export interface ProtocolDeps {
@@ -32,6 +33,8 @@ export interface ProtocolDeps {
   publicUrl: string;
   log: ErrorLog;
   hookGuard?: HookGuard;
+  /** Seals and opens signing secrets at rest (hooks and webhooks verbs). */
+  keyring?: Keyring;
   /**
    * One JSON Schema validator for every Server of this instance. The SDK builds an Ajv
    * instance per Server otherwise (18 KiB each); it only checks elicitation answers,
@@ -172,6 +175,7 @@ async function runTool(
         endpointSlug: endpoint.slug,
       },
       ...(deps.hookGuard ? { hookGuard: deps.hookGuard } : {}),
+      ...(deps.keyring ? { keyring: deps.keyring } : {}),
       ...(signal ? { signal } : {}),
     };
     return toolResult(await verb.run(ctx, args ?? {}));

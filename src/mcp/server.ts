@@ -251,6 +251,7 @@ export function mcpRoutes(app: FastifyInstance, services: Services): SessionRegi
     publicUrl: services.config.publicUrl,
     log,
     hookGuard: services.hookGuard,
+    keyring: services.keyring,
     validator: new AjvJsonSchemaValidator(),
     tracing: services.tracing,
   };

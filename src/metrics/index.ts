@@ -15,6 +15,7 @@ import { counter, type Collector, type SeriesLabels } from './define.js';
 import { DoorbellCounters } from './doorbell.js';
 import { HealthSeries } from './health.js';
 import { hookCounters } from './hooks.js';
+import { webhookCounters } from './webhooks.js';
 import { LatencyHistograms } from './latency.js';
 import { messageCounters } from './messages.js';
 import { sessionCounters } from './sessions.js';
@@ -89,6 +90,7 @@ export class Metrics implements SeriesLabels {
   readonly doorbell = new DoorbellCounters(this.registry);
   readonly messages = messageCounters(this.registry);
   readonly hooks = hookCounters(this.registry);
+  readonly webhooks = webhookCounters(this.registry);
   readonly sessions = sessionCounters(this.registry);
   readonly health = new HealthSeries(this.registry);
   readonly latency = new LatencyHistograms(this.registry);

@@ -32,7 +32,7 @@ export const CLAIM_RANK = claimRankOf('t');
 
 /** The columns of a Todo (everything but the internal ready_at). */
 export const TODO_COLUMNS = `endpoint_id, id, queue, title, body, payload, kind, source,
-  created_by_human_id, created_by_endpoint_id, schedule_id, idempotency_key, state, attempt, max_attempts,
+  created_by_human_id, created_by_endpoint_id, schedule_id, event_id, idempotency_key, state, attempt, max_attempts,
   priority, not_before, claims, owner_session_id, lease_expires_at, next_retry_at, claimed_at, completed_at, result,
   error, ring_attempts, last_ringed_at, synthetic, created_at, updated_at`;
 

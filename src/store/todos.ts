@@ -20,6 +20,8 @@ export interface InsertTodoArgs {
   createdByEndpointId: string | null;
   /** The schedule making it (docs/design/schedules.md), else null. */
   scheduleId?: string | null;
+  /** The webhook event making it (docs/design/intake.md), else null. */
+  eventId?: string | null;
   idempotencyKey: string | null;
   maxAttempts: number;
   /** -100..100, higher first; default 0. */
@@ -62,6 +64,7 @@ export async function insertTodo(
     a.retryBackoff?.maxSeconds ?? null,
     a.scheduleId ?? null,
     a.traceparent ?? null,
+    a.eventId ?? null,
   ];
   // The lookup comes first: the unique index covers live rows only, so an insert would not
   // stop at a recent terminal holder. A concurrent create can take the key between the
@@ -77,8 +80,8 @@ export async function insertTodo(
       `WITH ${LIVE_ENDPOINT}, r AS (
          INSERT INTO todos (endpoint_id, id, queue, title, body, payload, kind, source,
            created_by_human_id, created_by_endpoint_id, idempotency_key, max_attempts,
-           priority, not_before, retry_base_seconds, retry_max_seconds, schedule_id, traceparent, ready_at)
-         SELECT $1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11, $12, $13, $14::timestamptz, $15, $16, $17, $18,
+           priority, not_before, retry_base_seconds, retry_max_seconds, schedule_id, traceparent, event_id, ready_at)
+         SELECT $1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11, $12, $13, $14::timestamptz, $15, $16, $17, $18, $19,
            CASE WHEN $14::timestamptz > now() THEN NULL ELSE now() END
            FROM live
          ON CONFLICT (endpoint_id, idempotency_key)

@@ -1,5 +1,7 @@
-// Token webhooks: an unguessable URL that turns a JSON POST into a todo on one queue of
-// one endpoint. Managed by the endpoint's owner; the ingest lookup is by token hash.
+// Webhooks: an unguessable URL that turns a POST into a todo on one queue of one
+// endpoint, for a provider (`token`: the URL alone; a signed provider: its signature too,
+// docs/design/intake.md). Managed by the endpoint's owner; the ingest lookup is by token
+// hash. The signing secrets are read only by the ingest lookup, never listed.
 
 import type { Queryable } from '../db/pool.js';
 
@@ -8,23 +10,83 @@ export interface Webhook {
   endpoint_id: string;
   name: string;
   queue: string;
+  provider: string;
   created_at: Date;
   rotated_at: Date | null;
   last_delivery_at: Date | null;
 }
 
-const COLUMNS = 'w.id, w.endpoint_id, w.name, w.queue, w.created_at, w.rotated_at, w.last_delivery_at';
+/** A webhook as the ingest reads it: with the secrets that verify a delivery now. */
+export interface IngestWebhook extends Webhook {
+  /** The current secret, and the previous one while its rotation grace lasts; empty for `token`. */
+  secrets: string[];
+}
+
+/**
+ * Whose webhook a statement may touch: a human's (any of their endpoints', through the
+ * API) or one endpoint's (an agent's own, over MCP). Bound as $1; another's answers as
+ * absent, never as forbidden.
+ */
+export type WebhookOwner = { humanId: string } | { endpointId: string };
+
+/** The owner predicate on `e` (the endpoint joined to the webhook) and its $1. */
+export function ownerOf(owner: WebhookOwner): { where: string; param: string } {
+  return 'humanId' in owner
+    ? { where: 'e.human_id = $1', param: owner.humanId }
+    : { where: 'e.id = $1', param: owner.endpointId };
+}
+
+const COLUMNS = 'w.id, w.endpoint_id, w.name, w.queue, w.provider, w.created_at, w.rotated_at, w.last_delivery_at';
 
 export async function insertWebhook(
   db: Queryable,
-  a: { id: string; endpointId: string; name: string; queue: string; tokenHash: Buffer },
+  a: {
+    id: string;
+    endpointId: string;
+    name: string;
+    queue: string;
+    tokenHash: Buffer;
+    provider: string;
+    secret: string | null;
+  },
 ): Promise<Webhook> {
   const res = await db.query<Webhook>(
-    `INSERT INTO webhooks AS w (endpoint_id, id, name, queue, token_hash) VALUES ($1, $2, $3, $4, $5)
+    `INSERT INTO webhooks AS w (endpoint_id, id, name, queue, token_hash, provider, secret)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)
      RETURNING ${COLUMNS}`,
-    [a.endpointId, a.id, a.name, a.queue, a.tokenHash],
+    [a.endpointId, a.id, a.name, a.queue, a.tokenHash, a.provider, a.secret],
   );
   return res.rows[0] as Webhook;
+}
+
+/**
+ * Replaces the signing secret of one of this human's signed webhooks; the one it replaces
+ * keeps verifying for `graceSeconds` (0: not at all). A `token` webhook has none to set.
+ */
+export async function setWebhookSecret(
+  db: Queryable,
+  owner: WebhookOwner,
+  a: { id: string; secret: string; graceSeconds: number },
+): Promise<(Webhook & { previous_valid_until: Date | null }) | null> {
+  const o = ownerOf(owner);
+  const res = await db.query<Webhook & { previous_valid_until: Date | null }>(
+    `UPDATE webhooks w SET prev_secret = w.secret, secret = $3,
+            prev_secret_expires_at = now() + make_interval(secs => $4)
+       FROM endpoints e WHERE e.id = w.endpoint_id AND ${o.where} AND w.id = $2 AND w.provider <> 'token'
+     RETURNING ${COLUMNS}, CASE WHEN $4 > 0 THEN w.prev_secret_expires_at END AS previous_valid_until`,
+    [o.param, a.id, a.secret, a.graceSeconds],
+  );
+  return res.rows[0] ?? null;
+}
+
+/** One of this owner's webhooks by id (webhooks_id_idx), or null. */
+export async function webhookOf(db: Queryable, owner: WebhookOwner, id: string): Promise<Webhook | null> {
+  const o = ownerOf(owner);
+  const res = await db.query<Webhook>(
+    `SELECT ${COLUMNS} FROM webhooks w JOIN endpoints e ON e.id = w.endpoint_id WHERE w.id = $2 AND ${o.where}`,
+    [o.param, id],
+  );
+  return res.rows[0] ?? null;
 }
 
 export async function listWebhooks(db: Queryable, endpointId: string): Promise<Webhook[]> {
@@ -35,34 +97,39 @@ export async function listWebhooks(db: Queryable, endpointId: string): Promise<W
   return res.rows;
 }
 
-/** Swaps the token of one of this human's webhooks: the old URL stops at once. */
+/** Swaps the token of one of this owner's webhooks: the old URL stops at once. */
 export async function rotateWebhook(
   db: Queryable,
-  humanId: string,
+  owner: WebhookOwner,
   id: string,
   tokenHash: Buffer,
 ): Promise<Webhook | null> {
+  const o = ownerOf(owner);
   const res = await db.query<Webhook>(
     `UPDATE webhooks w SET token_hash = $3, rotated_at = now()
-       FROM endpoints e WHERE e.id = w.endpoint_id AND e.human_id = $1 AND w.id = $2
+       FROM endpoints e WHERE e.id = w.endpoint_id AND ${o.where} AND w.id = $2
      RETURNING ${COLUMNS}`,
-    [humanId, id, tokenHash],
+    [o.param, id, tokenHash],
   );
   return res.rows[0] ?? null;
 }
 
-export async function deleteWebhook(db: Queryable, humanId: string, id: string): Promise<boolean> {
+export async function deleteWebhook(db: Queryable, owner: WebhookOwner, id: string): Promise<boolean> {
+  const o = ownerOf(owner);
   const res = await db.query(
-    `DELETE FROM webhooks w USING endpoints e WHERE e.id = w.endpoint_id AND e.human_id = $1 AND w.id = $2`,
-    [humanId, id],
+    `DELETE FROM webhooks w USING endpoints e WHERE e.id = w.endpoint_id AND ${o.where} AND w.id = $2`,
+    [o.param, id],
   );
   return res.rowCount === 1;
 }
 
-/** The webhook for an ingest token, only while its endpoint is live. */
-export async function webhookForToken(db: Queryable, tokenHash: Buffer): Promise<Webhook | null> {
-  const res = await db.query<Webhook>(
-    `SELECT ${COLUMNS} FROM webhooks w JOIN endpoints e ON e.id = w.endpoint_id
+/** The webhook for an ingest token, with its live secrets, only while its endpoint is live. */
+export async function webhookForToken(db: Queryable, tokenHash: Buffer): Promise<IngestWebhook | null> {
+  const res = await db.query<IngestWebhook>(
+    `SELECT ${COLUMNS},
+            array_remove(ARRAY[w.secret,
+              CASE WHEN w.prev_secret_expires_at > now() THEN w.prev_secret END], NULL) AS secrets
+       FROM webhooks w JOIN endpoints e ON e.id = w.endpoint_id
       WHERE w.token_hash = $1 AND e.revoked_at IS NULL AND (e.expires_at IS NULL OR e.expires_at > now())`,
     [tokenHash],
   );
@@ -77,20 +144,20 @@ export async function webhookForToken(db: Queryable, tokenHash: Buffer): Promise
  */
 export async function claimDelivery(
   db: Queryable,
-  a: { endpointId: string; webhookId: string; deliveryId: string; todoId: string },
-): Promise<string | null> {
+  a: { endpointId: string; webhookId: string; deliveryId: string; todoId: string; eventId?: string },
+): Promise<{ todo_id: string; event_id: string | null } | null> {
   const key = [a.endpointId, a.webhookId, a.deliveryId];
   const inserted = await db.query(
-    `INSERT INTO webhook_deliveries (endpoint_id, webhook_id, delivery_id, todo_id) VALUES ($1, $2, $3, $4)
+    `INSERT INTO webhook_deliveries (endpoint_id, webhook_id, delivery_id, todo_id, event_id) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT DO NOTHING`,
-    [...key, a.todoId],
+    [...key, a.todoId, a.eventId ?? null],
   );
   if (inserted.rowCount === 1) return null;
-  const earlier = await db.query<{ todo_id: string }>(
-    'SELECT todo_id FROM webhook_deliveries WHERE endpoint_id = $1 AND webhook_id = $2 AND delivery_id = $3',
+  const earlier = await db.query<{ todo_id: string; event_id: string | null }>(
+    'SELECT todo_id, event_id FROM webhook_deliveries WHERE endpoint_id = $1 AND webhook_id = $2 AND delivery_id = $3',
     key,
   );
-  return earlier.rows[0]?.todo_id ?? null;
+  return earlier.rows[0] ?? null;
 }
 
 export async function touchWebhook(db: Queryable, endpointId: string, id: string): Promise<void> {

@@ -1,5 +1,6 @@
 // Retention of the tables that only grow: closed MCP sessions, expired board sessions and
-// spent setup links and CLI sign-in codes, dead API tokens, inbound webhook delivery ids,
+// spent setup links and CLI sign-in codes, dead API tokens, inbound webhook delivery ids
+// and the webhook event history (by age, and each endpoint's newest N),
 // the admission and bulk-action and human audits, the per-minute queue rollups, dead OAuth
 // rows, and doorbell ring records with self-test reports. One sweep per rule, each on the
 // retention interval in claimed ticks (one instance a tick), each draining its table in
@@ -31,6 +32,7 @@ import {
 import { pruneRollups } from '../store/queue-rollups.js';
 import { pruneScheduleAudit } from '../store/schedules.js';
 import { pruneBulkAudit } from '../store/todo-bulk-actions.js';
+import { pruneEvents, recentEventEndpoints, trimEvents } from '../store/webhook-events.js';
 import type { Sweep } from './runner.js';
 
 /** Rows per statement, and how many statements (or how long) one tick may run. */
@@ -87,6 +89,33 @@ function sweepOf(
   };
 }
 
+/**
+ * The per-endpoint cap of the event history (docs/design/intake.md, "Retention and the
+ * cap"): every endpoint that received events in the last two intervals (a tick another
+ * instance skipped is covered by the next) keeps its newest `keep`; older ones go in
+ * batches, within the tick's time bound. Between ticks an endpoint may pass the cap by
+ * what one interval brings, which the per-webhook rate bounds.
+ */
+export async function trimEventCaps(
+  db: Queryable,
+  keep: number,
+  intervalMs: number,
+  bounds: RetentionBounds,
+): Promise<number> {
+  const deadline = Date.now() + (bounds.maxMs ?? Number.POSITIVE_INFINITY);
+  let total = 0;
+  let batches = 0;
+  for (const endpointId of await recentEventEndpoints(db, (2 * intervalMs) / 1000 + 60)) {
+    while (batches < bounds.maxBatches && Date.now() < deadline) {
+      batches++;
+      const n = await trimEvents(db, { endpointId, keep, limit: bounds.batch });
+      total += n;
+      if (n < bounds.batch) break;
+    }
+  }
+  return total;
+}
+
 /** Every retention sweep, for the composition root's SweepRunner. */
 export function retentionSweeps(
   db: Queryable,
@@ -107,6 +136,16 @@ export function retentionSweeps(
     sweepOf('webhook_dedup_retention', intervalMs, db, bounds, [
       ['deliveries_pruned', pruneWebhookDeliveries, keep.webhookDeliveriesMs],
     ]),
+    {
+      name: 'webhook_event_retention',
+      intervalMs,
+      async run() {
+        return {
+          events_pruned: await drainPrune(db, pruneEvents, keep.webhookEventsMs, bounds),
+          events_trimmed: await trimEventCaps(db, keep.webhookEventsPerEndpoint, intervalMs, bounds),
+        };
+      },
+    },
     sweepOf('admission_audit_retention', intervalMs, db, bounds, [
       ['audit_pruned', pruneAdmissionAudit, keep.admissionAuditMs],
     ]),

@@ -62,12 +62,15 @@ export interface Agent {
 }
 
 /**
- * Who put a todo on a queue: a human (API, board, CLI), an endpoint (MCP), or a token
- * webhook (the unguessable URL is the credential; `source` says which).
+ * Who puts a todo on a queue: a human (API, board, CLI), an endpoint (MCP), a schedule
+ * (its todos are its creator's), or a webhook delivery (the URL, and for a signed
+ * provider its signature, is the credential; the todo names the event it came from).
  */
-/** Who puts a todo on a queue; a schedule's todos are its creator's, made by the schedule. */
 export type Sender =
-  { humanId: string } | { humanId: string; scheduleId: string } | { endpointId: string } | { webhookId: string };
+  | { humanId: string }
+  | { humanId: string; scheduleId: string }
+  | { endpointId: string }
+  | { webhookId: string; eventId?: string };
 
 /**
  * Classifies a conditional update that matched no row: not_found when the todo is absent

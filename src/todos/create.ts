@@ -75,6 +75,7 @@ export function insertArgs(
     createdByHumanId: 'humanId' in sender ? sender.humanId : null,
     createdByEndpointId: 'endpointId' in sender ? sender.endpointId : null,
     scheduleId: 'scheduleId' in sender ? sender.scheduleId : null,
+    eventId: 'eventId' in sender ? (sender.eventId ?? null) : null,
     idempotencyKey: data.idempotency_key ?? null,
     maxAttempts: data.max_attempts ?? LIMITS.defaultMaxAttempts,
     priority: data.priority ?? PRIORITY_BOUNDS.default,

@@ -1,37 +1,44 @@
-// POST /webhooks/{token}: a JSON delivery becomes a todo on the webhook's queue. The
-// title comes from the body's `title`, else a header, else a fixed default; the rest of
-// the body is the payload. A delivery id (the first of DELIVERY_ID_HEADERS present) is
-// recorded in the same transaction as the todo, so a replay — even after the todo
-// finished, even racing the original — makes no second todo.
-// A priority rides in the Switchboard-Priority header or the `priority` query parameter
-// (the body is the sender's payload).
+// POST /webhooks/{token}: a delivery becomes a todo on the webhook's queue and an event in
+// the history, in one transaction (docs/design/intake.md). A signed provider's delivery
+// is verified on its raw bytes first: a bad or stale signature is refused with nothing
+// written but a counter. Then the body is read as the provider sends it (JSON or a form),
+// and the provider's reading gives the todo its kind, title and actor and the delivery
+// its dedup id. A `token` webhook keeps its first behaviour: the title from the body's
+// `title`, else a header, else a fixed default; the rest of the body is the payload.
+// A delivery id is recorded in the same transaction as the todo, so a redelivery — even
+// after the todo finished, even racing the original — makes no second todo and answers
+// duplicate. A priority rides in the Switchboard-Priority header or the `priority` query
+// parameter (the body is the sender's payload).
 
 import type { Tracing } from '../tracing/index.js';
 import type { Pool } from '../db/pool.js';
-import { withTx } from '../db/pool.js';
 import { AppError, invalidArgument } from '../domain/errors.js';
 import { PRIORITY_BOUNDS } from '../domain/todo.js';
+import { UNSTORABLE_MESSAGE, unstorableField } from '../domain/unstorable.js';
 import { hashSecret } from '../identity/secrets.js';
-import { claimDelivery, touchWebhook, webhookForToken } from '../store/webhooks.js';
-import { createTodo, type TodoDeps } from '../todos/index.js';
+import { NO_KEYRING, open, type Keyring } from '../secrets/keyring.js';
+import { webhookForToken, type IngestWebhook } from '../store/webhooks.js';
 import type { QuotaDeps } from '../quotas/check.js';
 import type { Metrics } from '../metrics/index.js';
+import { bodyHash, mediaType, parseBody, readDelivery, sanitizedHeaders, slackChallenge } from './providers.js';
+import { recordEvent, type Made, type Reading } from './record.js';
+import { isSigned, verifyDelivery, type Provider } from './verify.js';
 
 export interface Delivery {
-  body: unknown;
-  titleHeader: string | undefined;
-  deliveryId: string | undefined;
-  /** The header the delivery id came from, named when it is refused. */
-  deliveryIdHeader?: string;
+  /** The body's bytes exactly as received (signatures are over them). */
+  raw: Buffer;
+  contentType: string | undefined;
+  headers: Record<string, string | string[] | undefined>;
   /** The todo's priority as the sender wrote it, and where (the header or the query parameter), to name it in an error. */
   priority?: { text: string; field: string } | undefined;
 }
 
 /**
- * Where a sender puts its delivery id, in order of precedence: an explicit
+ * Where a `token` sender puts its delivery id, in order of precedence: an explicit
  * Idempotency-Key first (the caller chose it for this purpose), then the Standard
  * Webhooks message id, GitHub's delivery GUID (kept on a redelivery), and the generic
- * X-Delivery-Id. The first one present is the id; the others are ignored.
+ * X-Delivery-Id. The first one present is the id; the others are ignored. A signed
+ * provider's id is the one its provider documents (providers.ts).
  */
 export const DELIVERY_ID_HEADERS = ['Idempotency-Key', 'webhook-id', 'X-GitHub-Delivery', 'X-Delivery-Id'] as const;
 
@@ -46,13 +53,11 @@ export function deliveryIdOf(header: (name: string) => string | undefined): { id
 
 export const DEFAULT_TITLE = 'Webhook delivery';
 
-class Replayed extends Error {
-  constructor(readonly todoId: string) {
-    super('replayed delivery');
-  }
-}
+/** A delivery's answer: Slack's handshake, or the todos it made (or had made, when it is a redelivery). */
+export type IngestAnswer = { challenge: string } | (Made & { todo_id: string; duplicate?: true });
 
-function splitBody(body: unknown, titleHeader: string | undefined): { title: string; payload: unknown } {
+/** A token webhook's todo: `title` from the body (else the header, else the default), the rest as payload. */
+export function splitBody(body: unknown, titleHeader: string | undefined): { title: string; payload: unknown } {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     return { title: titleHeader ?? DEFAULT_TITLE, payload: body };
   }
@@ -80,54 +85,115 @@ export interface IngestDeps extends QuotaDeps {
   metrics?: Metrics;
   /** The todo stores the request's trace context (its `traceparent` header's trace). */
   tracing?: Tracing;
+  /** Seconds since the epoch: the clock signature timestamps are checked against. */
+  nowSeconds?: () => number;
+  /** Opens the signing secrets sealed at rest (docs/design/intake.md, "Secrets at rest"). */
+  keyring?: Keyring;
+  /**
+   * The per-webhook rate limit (SWITCHBOARD_WEBHOOK_RATE): spends one token for this
+   * webhook and answers the seconds to wait, 0 when it may go on. Absent: unlimited.
+   */
+  limit?: (webhookId: string) => number;
 }
 
-export async function ingestDelivery(
+/** The todo's fields from a delivery (also how a replay reads a stored one, events.ts). */
+export function readingOf(
+  provider: Provider,
+  header: (name: string) => string | undefined,
+  body: unknown,
+  raw?: Buffer,
+): Reading {
+  if (provider === 'token') {
+    const { title, payload } = splitBody(body, header('x-switchboard-title'));
+    return { kind: null, title, actor: null, payload, deliveryId: deliveryIdOf(header).id ?? null };
+  }
+  const r = readDelivery(provider, header, body);
+  return { ...r, payload: body, deliveryId: r.deliveryId ?? (raw ? bodyHash(raw) : null) };
+}
+
+function checkDeliveryId(provider: Provider, header: (name: string) => string | undefined, id: string | null): void {
+  if (id !== null && (id.length === 0 || id.length > 200)) {
+    const named = provider === 'token' ? (deliveryIdOf(header).header ?? 'Idempotency-Key') : 'delivery id';
+    throw invalidArgument(named, 'must be 1–200 characters');
+  }
+}
+
+/** Refuses a signed delivery whose signature does not verify: 401, nothing written, counted. */
+function verifyOrRefuse(
   deps: IngestDeps,
-  token: string,
+  webhook: IngestWebhook,
   delivery: Delivery,
-): Promise<{ todo_id: string; created: boolean }> {
+  header: (n: string) => string | undefined,
+): void {
+  const provider = webhook.provider as Provider;
+  if (!isSigned(provider)) return;
+  const nowSeconds = deps.nowSeconds?.() ?? Math.floor(Date.now() / 1000);
+  const secrets = webhook.secrets.map((s) => open(deps.keyring ?? NO_KEYRING, s));
+  const verdict = verifyDelivery(provider, secrets, { header, raw: delivery.raw, nowSeconds });
+  if (verdict.ok) return;
+  deps.metrics?.webhooks.verifyFailures.inc({ provider, reason: verdict.reason });
+  deps.metrics?.webhooks.deliveries.inc({ provider, verdict: 'rejected' });
+  throw new AppError('unauthenticated', `signature: ${verdict.reason.replace('_', ' ')} (${provider} webhook)`, {
+    reason: verdict.reason,
+  });
+}
+
+export async function ingestDelivery(deps: IngestDeps, token: string, delivery: Delivery): Promise<IngestAnswer> {
   const webhook = await webhookForToken(deps.pool, hashSecret(token));
   if (!webhook) throw new AppError('not_found', 'no webhook answers at this URL (unknown, rotated or deleted)');
-  if (delivery.deliveryId !== undefined && (delivery.deliveryId.length === 0 || delivery.deliveryId.length > 200)) {
-    throw invalidArgument(delivery.deliveryIdHeader ?? 'Idempotency-Key', 'must be 1–200 characters');
+  const provider = webhook.provider as Provider;
+  const wait = deps.limit?.(webhook.id) ?? 0;
+  if (wait > 0) {
+    deps.metrics?.webhooks.deliveries.inc({ provider, verdict: 'rate_limited' });
+    throw new AppError(
+      'resource_exhausted',
+      `rate limited: this webhook takes more than its rate; retry in ${wait} s`,
+      {
+        retry_after_seconds: wait,
+      },
+    );
   }
-  const priority = parsePriority(delivery.priority);
-  const { title, payload } = splitBody(delivery.body, delivery.titleHeader);
-  const input = {
-    queue: webhook.queue,
-    title,
-    payload,
-    source: 'webhook',
-    ...(priority === undefined ? {} : { priority }),
+  const header = (name: string) => {
+    const value = delivery.headers[name];
+    return Array.isArray(value) ? value[0] : value;
   };
+  verifyOrRefuse(deps, webhook, delivery, header);
+  const contentType = mediaType(delivery.contentType);
+  let reading: Reading;
+  let priority: number | undefined;
+  let body: unknown;
   try {
-    const { todo, created } = await withTx(deps.pool, async (tx) => {
-      const todoDeps: TodoDeps = {
-        db: tx,
-        defaultLeaseSeconds: deps.defaultLeaseSeconds,
-        ...(deps.quotas ? { quotas: deps.quotas } : {}),
-        ...(deps.tracing ? { tracing: deps.tracing } : {}),
-      };
-      if (deps.idempotencyWindowSeconds !== undefined)
-        todoDeps.idempotencyWindowSeconds = deps.idempotencyWindowSeconds;
-      const created = await createTodo(todoDeps, { endpointId: webhook.endpoint_id }, { webhookId: webhook.id }, input);
-      if (delivery.deliveryId !== undefined) {
-        const earlier = await claimDelivery(tx, {
-          endpointId: webhook.endpoint_id,
-          webhookId: webhook.id,
-          deliveryId: delivery.deliveryId,
-          todoId: created.todo.id,
-        });
-        if (earlier) throw new Replayed(earlier);
+    body = parseBody(contentType, delivery.raw);
+    const field = unstorableField(body);
+    if (field !== null) throw invalidArgument('payload', UNSTORABLE_MESSAGE);
+    if (provider === 'slack') {
+      const challenge = slackChallenge(body);
+      if (challenge !== null) {
+        deps.metrics?.webhooks.deliveries.inc({ provider, verdict: 'challenge' });
+        return { challenge };
       }
-      await touchWebhook(tx, webhook.endpoint_id, webhook.id);
-      return created;
-    });
-    if (created) deps.metrics?.todosCreated.inc();
-    return { todo_id: todo.id, created: true };
+    }
+    reading = readingOf(provider, header, body, delivery.raw);
+    checkDeliveryId(provider, header, reading.deliveryId);
+    priority = parsePriority(delivery.priority);
   } catch (err) {
-    if (err instanceof Replayed) return { todo_id: err.todoId, created: false };
+    deps.metrics?.webhooks.deliveries.inc({ provider, verdict: 'invalid' });
     throw err;
   }
+  const made = await recordEvent(
+    { ...deps, db: deps.pool },
+    {
+      webhook,
+      reading,
+      priority,
+      verified: isSigned(provider),
+      contentType,
+      headers: sanitizedHeaders(delivery.headers),
+      payload: body,
+      dedup: true,
+      replayOf: null,
+    },
+  );
+  deps.metrics?.webhooks.deliveries.inc({ provider, verdict: made.duplicate ? 'duplicate' : 'accepted' });
+  return made;
 }

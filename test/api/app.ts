@@ -237,6 +237,7 @@ const TABLES = [
   'todo_attempts',
   'webhooks',
   'webhook_deliveries',
+  'webhook_events',
 ] as const;
 
 /** Row counts of every table the API writes. */

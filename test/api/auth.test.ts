@@ -44,6 +44,9 @@ const hook = await h.post(`/api/v1/endpoints/${ep.endpoint.slug}/webhooks`, {
 });
 expectStatus(hook, 201, 'webhook');
 const webhookId: string = hook.body.webhook.id;
+const delivered = await h.post(String(hook.body.url).replace(/^https?:\/\/[^/]+/, ''), { body: { title: 'an event' } });
+expectStatus(delivered, 201, 'delivery');
+const eventId: string = delivered.body.event_id;
 const spareToken = await login(h, member.email);
 await h.fresh();
 
@@ -102,7 +105,11 @@ const ROUTES: Route[] = [
   { method: 'POST', url: `/api/v1/endpoints/${ep.endpoint.slug}/webhooks`, body: { queue: 'inbox' } },
   { method: 'GET', url: `/api/v1/endpoints/${ep.endpoint.slug}/webhooks` },
   { method: 'POST', url: `/api/v1/webhooks/${webhookId}/rotate` },
+  { method: 'POST', url: `/api/v1/webhooks/${webhookId}/secret`, body: {} },
   { method: 'DELETE', url: `/api/v1/webhooks/${webhookId}` },
+  { method: 'GET', url: `/api/v1/endpoints/${ep.endpoint.slug}/events` },
+  { method: 'GET', url: `/api/v1/events/${eventId}` },
+  { method: 'POST', url: `/api/v1/events/${eventId}/replay` },
   { method: 'POST', url: `/api/v1/endpoints/${ep.endpoint.slug}/doorbell-tests`, body: {} },
   { method: 'GET', url: `/api/v1/endpoints/${ep.endpoint.slug}/doorbell-tests/dt_01M8NK6R97BHCY3TA06992VD2A` },
   { method: 'GET', url: '/api/v1/admission' },
@@ -176,7 +183,7 @@ test('the route table covers every /api/v1 route the server registers', async ()
   const normalise = (url: string) =>
     url
       .replace(ep.endpoint.slug, ':ref')
-      .replace(/\/(tokens|humans|todos|webhooks|sessions)\/[a-z]{2}_[0-9A-Z]{26}/, '/$1/:id')
+      .replace(/\/(tokens|humans|todos|webhooks|events|sessions)\/[a-z]{2}_[0-9A-Z]{26}/, '/$1/:id')
       .replace(/(\/humans\/:id\/tokens\/)tk_[0-9A-Z]{26}/, '$1:tokenId')
       .replace(/\/queue\/[0-9a-f-]{36}$/, '/queue/:entry')
       .replace(/\/doorbell-tests\/dt_[0-9A-Z]{26}/, '/doorbell-tests/:test_id')

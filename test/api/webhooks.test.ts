@@ -38,6 +38,17 @@ async function todo(id: string) {
   return res.body.todo as Record<string, unknown>;
 }
 
+/** A redelivery's answer: the first delivery's todo and event, marked duplicate. */
+function assertDuplicateOf(replay: Reply, first: Reply): void {
+  assert.deepEqual(replay.body, {
+    todo_id: first.body.todo_id,
+    todos: [{ id: first.body.todo_id, queue: first.body.todos[0].queue, created: false }],
+    created: false,
+    duplicate: true,
+    event_id: first.body.event_id,
+  });
+}
+
 async function todoCount(endpointId: string): Promise<number> {
   const res = await h.pool.query('SELECT count(*)::int AS n FROM todos WHERE endpoint_id = $1', [endpointId]);
   return Number(res.rows[0].n);
@@ -148,12 +159,12 @@ for (const header of ['idempotency-key', 'webhook-id', 'x-github-delivery', 'x-d
 
     const replay = await deliver(url, { title: 'Deploy 7 (again)' }, { [header]: 'delivery-7' });
     expectStatus(replay, 200);
-    assert.deepEqual(replay.body, { todo_id: first.body.todo_id, created: false });
+    assertDuplicateOf(replay, first);
 
     expectStatus(await h.post(`/api/v1/todos/${first.body.todo_id}/cancel`, { token: member.token }), 200);
     const late = await deliver(url, { title: 'Deploy 7 (late)' }, { [header]: 'delivery-7' });
     expectStatus(late, 200);
-    assert.deepEqual(late.body, { todo_id: first.body.todo_id, created: false });
+    assertDuplicateOf(late, first);
     assert.equal(await todoCount(ep.id), 1);
     assert.equal((await todo(first.body.todo_id)).title, 'Deploy 7');
 
@@ -195,7 +206,7 @@ test('Idempotency-Key wins over webhook-id, which wins over X-GitHub-Delivery, w
   expectStatus(second, 200);
   assert.equal(await todoCount(ep.id), 4);
   const replay = await deliver(url, { title: 'again' }, { ...all, 'webhook-id': 'other' });
-  assert.deepEqual(replay.body, { todo_id: first.body.todo_id, created: false });
+  assertDuplicateOf(replay, first);
 });
 
 test('an empty webhook-id answers 400 naming the header and makes no todo', async () => {

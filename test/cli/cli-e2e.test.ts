@@ -6,6 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHmac } from 'node:crypto';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -342,6 +343,61 @@ test(
     assert.notEqual(rotated.url, hook.url);
     assert.deepEqual(await sbJson(['webhook', 'delete', hook.webhook.id]), { deleted: true });
 
+    // A GitHub webhook: a signed delivery becomes an event, listed, shown and replayed.
+    const gh = await sbJson<WebhookAnswer & { secret: string }>([
+      'webhook',
+      'create',
+      slug,
+      '--queue',
+      'inbox',
+      '--provider',
+      'github',
+    ]);
+    assert.match(gh.secret, /^whsec_/);
+    const raw = JSON.stringify({
+      action: 'opened',
+      number: 3,
+      pull_request: { number: 3, title: 'From the CLI test' },
+      repository: { full_name: 'octo/cli' },
+      sender: { login: 'ada' },
+    });
+    const delivered = await fetch(gh.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': 'pull_request',
+        'x-github-delivery': 'cli-e2e-1',
+        'x-hub-signature-256': `sha256=${createHmac('sha256', gh.secret).update(raw).digest('hex')}`,
+      },
+      body: raw,
+    });
+    assert.equal(delivered.status, 201, await delivered.clone().text());
+    const events = await sbJson<{ events: { id: string; type: string; todo_ids: string[] }[] }>([
+      'event',
+      'list',
+      slug,
+      '--limit',
+      '5',
+    ]);
+    const [received] = events.events;
+    assert.equal(received?.type, 'pull_request.opened');
+    const shownEvent = await sbJson<{ event: { payload: unknown } }>(['event', 'show', received.id]);
+    assert.deepEqual(shownEvent.event.payload, JSON.parse(raw));
+    assert.match(await sbText(['event', 'list', slug]), /pull_request\.opened/);
+    const replayed = await sbJson<{ event: { replay_of: string }; todos: { id: string }[] }>([
+      'event',
+      'replay',
+      received.id,
+    ]);
+    assert.equal(replayed.event.replay_of, received.id);
+    assert.notEqual(replayed.todos[0]?.id, received.todo_ids[0]);
+    const set = await sbJson<{ secret?: string; previous_valid_until: string | null }>(
+      ['webhook', 'set-secret', gh.webhook.id, '--secret-stdin'],
+      'whsec_issuedByTheProvider0123456789\n',
+    );
+    assert.equal(set.secret, undefined);
+    assert.ok(set.previous_valid_until);
+
     const bad = await sb(['todo', 'push', slug, '--title', 'x', '--max-attempts', '1000']);
     assert.equal(bad.code, 2);
     assert.equal(bad.stdout, '');
@@ -353,7 +409,8 @@ test(
 
     const revoked = await sbJson<{ endpoint: Endpoint; dead_lettered: number }>(['endpoint', 'revoke', slug]);
     assert.equal(revoked.endpoint.state, 'revoked');
-    assert.equal(revoked.dead_lettered, 2);
+    // The two pushed todos, the delivery's and its replay's.
+    assert.equal(revoked.dead_lettered, 4);
     const dead = await sbJson<TodoAnswer>(['todo', 'show', pushed.todo.id]);
     assert.equal(dead.todo.state, 'failed');
     assert.match(JSON.stringify(dead.todo.error), /endpoint_revoked/);

@@ -346,6 +346,12 @@ test('a bad flag exits 2 with one stderr line naming it and prints nothing on st
     [['todo', 'list'], /missing required argument 'ENDPOINT'/],
     [['endpoint', 'vend', 'x', '--lease', 'soon'], /--lease: must be a whole number/],
     [['webhook', 'create', 'agent', '--queue', 'Bad Queue'], /--queue: "Bad Queue" is not a queue name/],
+    [
+      ['webhook', 'create', 'agent', '--queue', 'inbox', '--provider', 'bitbucket'],
+      /--provider: must be one of token, github/,
+    ],
+    [['event', 'list', 'agent', '--limit', '0'], /--limit: /],
+    [['event', 'show'], /missing required argument 'ID'/],
     [['whoami', '--url', 'localhost:8080'], /--url: /],
   ];
   for (const [args, pattern] of cases) {

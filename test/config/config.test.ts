@@ -103,6 +103,8 @@ test('retention: 7d for sessions, sign-ins and doorbell records, 30d for tokens 
     signInMs: 7 * day,
     apiTokensMs: 30 * day,
     webhookDeliveriesMs: 30 * day,
+    webhookEventsMs: 30 * day,
+    webhookEventsPerEndpoint: 10_000,
     doorbellMs: 7 * day,
     admissionAuditMs: 30 * day,
     rollupsMs: 2 * day,
@@ -120,6 +122,10 @@ test('retention: 7d for sessions, sign-ins and doorbell records, 30d for tokens 
   });
   assert.ok(!short.ok);
   assert.equal(short.problems.length, 3, short.problems.join('\n'));
+  assert.deepEqual(defaults.config.webhooks, {
+    perWebhook: { perSecond: 10, burst: 50 },
+    secretGraceSeconds: 86_400,
+  });
   assert.match(
     short.problems.join('\n'),
     /SWITCHBOARD_WEBHOOK_DEDUP_RETENTION: "3d" is outside the allowed range 4d–3650d/,
@@ -154,4 +160,20 @@ test('the database guard rails default to 30s, 60s and 5s (lock), take durations
   assert.match(text, /SWITCHBOARD_STATEMENT_TIMEOUT/);
   assert.match(text, /SWITCHBOARD_IDLE_IN_TRANSACTION_TIMEOUT/);
   assert.match(text, /SWITCHBOARD_LOCK_TIMEOUT/);
+});
+
+test('the signing-secret key: 32 bytes as base64 or hex, or a file; anything else names the variable', () => {
+  const none = parseConfig({});
+  assert.ok(none.ok);
+  assert.deepEqual(none.config.secrets, { key: null, keyFile: null, previous: null });
+  const b64 = Buffer.alloc(32, 7).toString('base64');
+  const set = parseConfig({ SWITCHBOARD_SECRET_KEY: b64, SWITCHBOARD_SECRET_KEY_PREVIOUS: 'ab'.repeat(32) });
+  assert.ok(set.ok);
+  assert.equal(set.config.secrets.key, b64);
+  const file = parseConfig({ SWITCHBOARD_SECRET_KEY_FILE: '/run/secrets/switchboard-key' });
+  assert.ok(file.ok);
+  assert.equal(file.config.secrets.keyFile, '/run/secrets/switchboard-key');
+  const bad = parseConfig({ SWITCHBOARD_SECRET_KEY: 'c2hvcnQ=' });
+  assert.ok(!bad.ok);
+  assert.match(bad.problems.join('\n'), /SWITCHBOARD_SECRET_KEY: must be 32 bytes/);
 });

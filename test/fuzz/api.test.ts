@@ -12,6 +12,7 @@
 // replays a run.
 
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 import { test } from 'node:test';
 import {
   describeSent,
@@ -100,7 +101,7 @@ for (const [person, n] of [
 const mine = await vendEndpoint(world, admin, {
   name: 'fuzz mine',
   queues: ['inbox', 'work'],
-  verbs: ['drain', 'create', 'messages', 'admission', 'hooks'],
+  verbs: ['drain', 'create', 'messages', 'admission', 'hooks', 'webhooks', 'events'],
 });
 const theirs = await vendEndpoint(world, other, { name: 'fuzz theirs', queues: ['inbox'] });
 const members = await vendEndpoint(world, member, { name: 'fuzz members' });
@@ -122,6 +123,23 @@ const harvestIngest = (json: unknown) => {
 };
 harvestIngest(hook.json);
 pools.harvest(hook.json);
+// Signed webhooks too (docs/design/intake.md): their tokens take signature headers, some
+// right (signed over the very bytes sent), most wrong or malformed.
+const PROVIDERS = ['github', 'gitea', 'gitlab', 'stripe', 'slack', 'standard'] as const;
+const signedHooks = new Map<string, { provider: string; secret: string }>();
+for (const provider of PROVIDERS) {
+  const made = await call(world, 'POST', `/api/v1/endpoints/${mine.slug}/webhooks`, admin.control, {
+    queue: 'inbox',
+    provider,
+  });
+  const answer = made.json as { url?: string; secret?: string };
+  if (typeof answer.url === 'string' && typeof answer.secret === 'string') {
+    const token = answer.url.slice(answer.url.lastIndexOf('/') + 1);
+    ingestTokens.push(token);
+    signedHooks.set(token, { provider, secret: answer.secret });
+  }
+  pools.harvest(made.json);
+}
 for (const path of ['/api/v1/humans', '/api/v1/tokens', `/api/v1/sessions/${pools.get('ms')[0]}/queue`]) {
   pools.harvest((await call(world, 'GET', path, admin.control)).json);
 }
@@ -180,9 +198,11 @@ function param(name: string, path: string): string {
             ? 'hu'
             : path.startsWith('/api/v1/webhooks')
               ? 'wh'
-              : path.startsWith('/api/v1/sessions')
-                ? 'ms'
-                : 'nh';
+              : path.startsWith('/api/v1/events')
+                ? 'ev'
+                : path.startsWith('/api/v1/sessions')
+                  ? 'ms'
+                  : 'nh';
       return pickId(kind);
     }
   }
@@ -264,7 +284,11 @@ function seedBody(method: string, path: string): unknown {
       return {
         name: `fz ${rng.int(0, 1e6)}`,
         queues: rng.chance(0.7) ? ['inbox', 'work'] : ['inbox'],
-        verbs: rng.pick([['drain'], ['drain', 'create', 'messages', 'admission', 'hooks'], ['claim', 'complete']]),
+        verbs: rng.pick([
+          ['drain'],
+          ['drain', 'create', 'messages', 'admission', 'hooks', 'webhooks', 'events'],
+          ['claim', 'complete'],
+        ]),
         ...(rng.chance(0.3) ? { expires_at: rng.pick(['2030-01-01T00:00:00Z', '2020-01-01T00:00:00Z']) } : {}),
         ...(rng.chance(0.3) ? { default_lease_seconds: rng.pick([5, 60, 86_400]) } : {}),
         ...(rng.chance(0.3) ? { accept_agent_messages: rng.chance(0.5) } : {}),
@@ -290,7 +314,16 @@ function seedBody(method: string, path: string): unknown {
         ...(rng.chance(0.3) ? { max_attempts: rng.int(1, 100) } : {}),
       };
     case 'POST /api/v1/endpoints/:ref/webhooks':
-      return { queue: rng.pick(['inbox', 'work']), ...(rng.chance(0.5) ? { name: 'hook' } : {}) };
+      return {
+        queue: rng.pick(['inbox', 'work']),
+        ...(rng.chance(0.5) ? { name: 'hook' } : {}),
+        ...(rng.chance(0.5) ? { provider: rng.pick(['token', ...PROVIDERS]) } : {}),
+        ...(rng.chance(0.2)
+          ? { secret: rng.pick(['whsec_c2VjcmV0c2VjcmV0c2VjcmV0', 'short', 'a b c d e f g h i j']) }
+          : {}),
+      };
+    case 'POST /api/v1/webhooks/:id/secret':
+      return rng.chance(0.5) ? {} : { secret: rng.pick(['whsec_c2VjcmV0c2VjcmV0c2VjcmV0', 'xoxb-not-secret', '']) };
     case 'PUT /api/v1/admission/:scope/:queue':
       return {
         max_in_flight: rng.pick([null, 0, 1, 5, 10_000]),
@@ -383,6 +416,7 @@ const BODYLESS = new Set([
   'POST /api/v1/todos/:id/retry',
   'POST /api/v1/todos/:id/cancel',
   'POST /api/v1/webhooks/:id/rotate',
+  'POST /api/v1/events/:id/replay',
 ]);
 
 function body(method: string, path: string): Body {
@@ -504,11 +538,71 @@ function prepare(n: number): () => Promise<() => Promise<void>> {
       hostileString(rng)
         .replace(/[^\x20-\x7e]/g, '')
         .slice(0, 300) || 't';
+  if (route.path === '/webhooks/:token') Object.assign(headers, providerHeaders(path, bytes));
   const sent: Sent = { method: route.method, path, headers, body: bytes };
   return async () => {
     const answer = await send(world.base, sent);
     return () => judge(n, route, who, sent, answer);
   };
+}
+
+/**
+ * Signature and provider headers for an ingest case: for a signed webhook's token, now
+ * and then a right signature over the very bytes sent (so hostile bodies reach the
+ * readers), else missing, malformed, stale or wrong ones, and provider event headers.
+ */
+function providerHeaders(path: string, bytes: string | Buffer | undefined): Record<string, string> {
+  const hook = signedHooks.get(path.slice('/webhooks/'.length).split('?')[0] ?? '');
+  const raw = bytes === undefined ? Buffer.alloc(0) : Buffer.from(bytes);
+  const now = Math.floor(Date.now() / 1000);
+  const ts = String(rng.chance(0.8) ? now : rng.pick([now - 3_600, 0, -1, 1e15]));
+  const junk = () =>
+    hostileString(rng)
+      .replace(/[^\x20-\x7e]/g, '')
+      .slice(0, 300);
+  const hex = (key: string | Buffer, ...parts: (string | Buffer)[]) => {
+    const h = createHmac('sha256', key);
+    for (const part of parts) h.update(part);
+    return h.digest();
+  };
+  const right = hook !== undefined && rng.chance(0.4);
+  const secret = right ? hook.secret : 'whsec_d3Jvbmcgd3Jvbmcgd3Jvbmcgd3Jvbmc=';
+  const id = rng.chance(0.5) ? `fuzz-${rng.int(0, 30)}` : junk() || 'x';
+  const headers: Record<string, string> = {};
+  switch (hook?.provider ?? rng.pick([...PROVIDERS])) {
+    case 'github':
+      headers['x-github-event'] = rng.pick(['pull_request', 'issues', 'issue_comment', 'push', junk() || 'x']);
+      headers['x-github-delivery'] = id;
+      headers['x-hub-signature-256'] = rng.chance(0.9) ? `sha256=${hex(secret, raw).toString('hex')}` : junk();
+      break;
+    case 'gitea':
+      headers['x-gitea-event'] = rng.pick(['issues', 'pull_request', junk() || 'x']);
+      headers['x-gitea-delivery'] = id;
+      headers['x-gitea-signature'] = rng.chance(0.9) ? hex(secret, raw).toString('hex') : junk();
+      break;
+    case 'gitlab':
+      headers['x-gitlab-event-uuid'] = id;
+      headers['x-gitlab-token'] = rng.chance(0.9) ? secret : junk();
+      break;
+    case 'stripe':
+      headers['stripe-signature'] = rng.chance(0.9)
+        ? `t=${ts},v1=${hex(secret, `${ts}.`, raw).toString('hex')}`
+        : junk();
+      break;
+    case 'slack':
+      headers['x-slack-request-timestamp'] = rng.chance(0.9) ? ts : junk();
+      headers['x-slack-signature'] = `v0=${hex(secret, `v0:${ts}:`, raw).toString('hex')}`;
+      break;
+    default: {
+      const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+      headers['webhook-id'] = id;
+      headers['webhook-timestamp'] = ts;
+      headers['webhook-signature'] = rng.chance(0.9)
+        ? `v1,${hex(key, `${id}.${ts}.`, raw).toString('base64')}`
+        : junk();
+    }
+  }
+  return headers;
 }
 
 /** Judges one answer and harvests from it (in case order, after its batch has run). */

@@ -48,7 +48,7 @@ const { admin, member, other } = await makePeople(world);
 /** Every verb there is: the self verbs and every grantable family, with the schema tools/list shows. */
 const TOOLS = toolsFor(allVerbs());
 
-const ALL_FAMILIES = ['drain', 'create', 'messages', 'admission', 'hooks'];
+const ALL_FAMILIES = ['drain', 'create', 'messages', 'admission', 'hooks', 'webhooks', 'events'];
 const main = await vendEndpoint(world, admin, { name: 'fuzz main', queues: ['inbox', 'work'], verbs: ALL_FAMILIES });
 // The sibling accepts agent messages, so main's send_message into it reaches the queue.
 const sibling = await vendEndpoint(world, admin, {

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after } from 'node:test';
 import type { FastifyInstance } from 'fastify';
+import type { Keyring } from '../../src/secrets/keyring.js';
 import { pino, type Logger } from 'pino';
 import { parseConfig, type Config } from '../../src/config/index.js';
 import { loadMigrations } from '../../src/db/migrate.js';
@@ -34,6 +35,8 @@ export interface ServiceSetup {
   syntheticAdmin?: Principal | null;
   clock?: () => Date;
   log?: Logger;
+  /** The signing-secret keyring, as serve loads it (src/secrets/keyring.ts); absent: none. */
+  keyring?: Keyring;
 }
 
 export async function testServices(o: ServiceSetup): Promise<Services> {
@@ -49,6 +52,7 @@ export async function testServices(o: ServiceSetup): Promise<Services> {
     migrations: await loadMigrations(),
     syntheticAdmin: o.syntheticAdmin ?? null,
     ...(o.clock ? { clock: o.clock } : {}),
+    ...(o.keyring ? { keyring: o.keyring } : {}),
   });
 }
 

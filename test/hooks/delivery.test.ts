@@ -3,6 +3,7 @@
 // instances, nothing for synthetic or deduplicated todos, presence, auto-disable, rotation.
 
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { pino } from 'pino';
 import { HookDelivery } from '../../src/hooks/delivery.js';
@@ -10,6 +11,7 @@ import { HookGuard, type Resolver } from '../../src/hooks/guard.js';
 import { createHook, listHooks, rotateHook } from '../../src/hooks/manage.js';
 import { NotifyHooks } from '../../src/hooks/notify.js';
 import { clockOut } from '../../src/presence/manage.js';
+import { keyringOf } from '../../src/secrets/keyring.js';
 import { reapExpired } from '../../src/store/todo-sweeps.js';
 import { claim, createTodo } from '../../src/todos/index.js';
 import { testDatabase } from '../helpers/db.js';
@@ -99,6 +101,27 @@ test('a ready todo is delivered once, signed per Standard Webhooks, with identif
   const health = (await listHooks({ db: pool, guard }, { id: v.endpoint.id, queues: ['inbox'] })).hooks[0]!;
   assert.equal(health.health.last_status, 204);
   assert.equal(health.health.consecutive_failures, 0);
+});
+
+test('a secret sealed at rest (docs/design/intake.md) is opened to sign: the receiver verifies with the secret shown once', async () => {
+  const keyring = keyringOf(randomBytes(32));
+  const delivery = new HookDelivery({ db: pool, guard, log, ca: tls.cert, backoffMs: [5, 10], keyring });
+  const sealedInstance = { delivery, hooks: new NotifyHooks({ db: pool, log, delivery }) };
+  const v = await vend(pool);
+  const owner = { id: v.endpoint.id, queues: v.endpoint.queues };
+  const hook = await createHook({ db: pool, guard, keyring }, owner, { url: `https://hooks.test:${rx.port}/sealed` });
+  const stored = await pool.query<{ secret: string }>('SELECT secret FROM notify_hooks WHERE id = $1', [hook.hook_id]);
+  assert.ok(stored.rows[0]?.secret.startsWith('enc:v1:'), 'stored sealed');
+  await createTodo(
+    { db: pool, defaultLeaseSeconds: 300 },
+    { endpointId: v.endpoint.id },
+    { humanId: v.humanId },
+    { queue: 'inbox', title: 'sealed' },
+  );
+  await ready(v.endpoint.id, sealedInstance);
+  const got = at('/sealed');
+  assert.equal(got.length, 1);
+  assert.ok(verifies(got[0]!, hook.signing_secret), 'signed with the opened secret');
 });
 
 test('two instances hearing the same todo_ready deliver each transition exactly once', async () => {

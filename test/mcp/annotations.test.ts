@@ -18,7 +18,9 @@ const READ_ONLY = /^(list_|get_)|^(whoami|admission_status|presence)$/;
 const DESTRUCTIVE = /^(clear_|delete_|remove_|rotate_)/;
 
 test('every tool in tools/list has all four annotations; read-only and destructive verbs are marked', async () => {
-  const { credential } = await vend(pool, { verbs: ['drain', 'create', 'messages', 'admission', 'hooks'] });
+  const { credential } = await vend(pool, {
+    verbs: ['drain', 'create', 'messages', 'admission', 'hooks', 'webhooks', 'events'],
+  });
   const c = await connect(app.url, credential);
   const { tools } = await c.client.listTools();
   assert.deepEqual(

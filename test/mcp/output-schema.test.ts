@@ -5,6 +5,7 @@
 // schema and lose nothing to it: a field an answer gains must be described before it ships.
 
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
 import { after, test } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -41,7 +42,11 @@ const human = await insertHuman(pool, {
 const vended = await vendEndpoint(
   { db: pool, publicUrl: 'http://switchboard.test' },
   human.id,
-  { name: 'every verb', queues: ['inbox', 'builds'], verbs: ['drain', 'create', 'messages', 'admission', 'hooks'] },
+  {
+    name: 'every verb',
+    queues: ['inbox', 'builds'],
+    verbs: ['drain', 'create', 'messages', 'admission', 'hooks', 'webhooks', 'events'],
+  },
   new Date(),
 );
 const me = await agent(pool, s.url, vended.credential, { name: 'output-schema' });
@@ -214,6 +219,31 @@ test('the hook and presence verbs answer what their output schemas say', async (
   await call(me, 'clock_out');
   await call(me, 'clock_in', { for: '2h' });
   await call(me, 'clock_in', { for: 3600 });
+});
+
+test('the webhook and event verbs answer what their output schemas say', async () => {
+  const made = await call(me, 'create_webhook', { queue: 'builds', provider: 'github', name: 'ci' });
+  assert.equal(made.webhook.queue, 'builds');
+  assert.match(made.secret, /^whsec_/);
+  await call(me, 'list_webhooks');
+  const rotated = await call(me, 'rotate_webhook', { webhook_id: made.webhook.id });
+  await call(me, 'set_webhook_secret', { webhook_id: made.webhook.id });
+  await call(me, 'set_webhook_secret', { webhook_id: made.webhook.id, secret: 'whsec_issuedByGitHubSettings01' });
+  const raw = JSON.stringify({ action: 'opened', issue: { number: 1, title: 'x' }, repository: { full_name: 'o/r' } });
+  const signature = `sha256=${createHmac('sha256', 'whsec_issuedByGitHubSettings01').update(raw).digest('hex')}`;
+  const delivered = await fetch(new URL(new URL(String(rotated.url)).pathname, s.url), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-github-event': 'issues', 'x-hub-signature-256': signature },
+    body: raw,
+  });
+  assert.equal(delivered.status, 201, await delivered.clone().text());
+  const { event_id: eventId } = (await delivered.json()) as { event_id: string };
+  const listed = await call(me, 'list_webhook_events', { limit: 5 });
+  assert.equal(listed.events[0].id, eventId);
+  await call(me, 'get_webhook_event', { event_id: eventId });
+  const replayed = await call(me, 'replay_webhook_event', { event_id: eventId });
+  assert.equal(replayed.replay_of, eventId);
+  await call(me, 'delete_webhook', { webhook_id: made.webhook.id });
 });
 
 test('every verb was called and answered', () => {

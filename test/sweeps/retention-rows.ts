@@ -131,6 +131,16 @@ export async function delivery(db: Pool, endpointId: string, webhookId: string, 
   return id;
 }
 
+export async function event(db: Pool, endpointId: string, webhookId: string, receivedAt: string): Promise<string> {
+  const id = `ev_${tag()}`;
+  await db.query(
+    `INSERT INTO webhook_events (endpoint_id, id, webhook_id, provider, queue, verified, received_at)
+     VALUES ($1, $2, $3, 'github', 'inbox', true, now() + $4::interval)`,
+    [endpointId, id, webhookId, receivedAt],
+  );
+  return id;
+}
+
 export async function auditEntry(db: Pool, endpointId: string, humanId: string, at: string): Promise<number> {
   const res = await db.query<{ id: number }>(
     `INSERT INTO admission_policy_audit (policy_id, endpoint_id, queue, actor_human_id, action, after, at)

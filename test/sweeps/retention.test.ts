@@ -29,7 +29,8 @@ import {
 } from '../../src/store/oauth-retention.js';
 import { pruneScheduleAudit } from '../../src/store/schedules.js';
 import { pruneBulkAudit } from '../../src/store/todo-bulk-actions.js';
-import { drainPrune, retentionSweeps, type RetentionBounds } from '../../src/sweeps/retention.js';
+import { pruneEvents, trimEvents } from '../../src/store/webhook-events.js';
+import { drainPrune, retentionSweeps, trimEventCaps, type RetentionBounds } from '../../src/sweeps/retention.js';
 import { SweepRunner } from '../../src/sweeps/runner.js';
 import { testDatabase } from '../helpers/db.js';
 import { makeEndpoint } from '../helpers/fixtures.js';
@@ -55,6 +56,8 @@ test('the retention settings default to 7 days for sessions, sign-ins, OAuth row
     signInMs: 7 * 86_400_000,
     apiTokensMs: 30 * 86_400_000,
     webhookDeliveriesMs: 30 * 86_400_000,
+    webhookEventsMs: 30 * 86_400_000,
+    webhookEventsPerEndpoint: 10_000,
     doorbellMs: 7 * 86_400_000,
     admissionAuditMs: parsed.config.sweeps.retentionMs,
     rollupsMs: 2 * 86_400_000,
@@ -313,6 +316,15 @@ const RULES: Rule[] = [
     owner: 'endpoint_id',
   },
   {
+    sweep: 'webhook_event_retention',
+    count: 'events_pruned',
+    prune: pruneEvents,
+    keepMs: keep.webhookEventsMs,
+    old: (ep, hook) => rows.event(db, ep.id, hook, '-31 days'),
+    table: 'webhook_events',
+    owner: 'endpoint_id',
+  },
+  {
     sweep: 'admission_audit_retention',
     count: 'audit_pruned',
     prune: pruneAdmissionAudit,
@@ -528,6 +540,7 @@ test('each retention statement picks its batch through its index, and no step of
     [pruneCliLoginCodes, 'cli_login_codes_expiry_idx'],
     [pruneApiTokens, 'api_tokens_dead_idx'],
     [pruneWebhookDeliveries, 'webhook_deliveries_age_idx'],
+    [pruneEvents, 'webhook_events_age_idx'],
     [pruneAdmissionAudit, 'idx_admission_audit_age'],
     [pruneBulkAudit, 'todo_bulk_audit_at'],
     [pruneScheduleAudit, 'schedule_audit_age_idx'],
@@ -578,4 +591,39 @@ test('the retention sweeps run through the SweepRunner: of two instances, one ru
     assert.equal(a.stats.get(sweep.name)?.errors, 0, `${sweep.name} ran without error`);
   }
   assert.equal(await rows.count(db, 'webhook_deliveries WHERE endpoint_id = $1', [ep.id]), 0);
+});
+
+test('the event history keeps each recently delivered endpoint’s newest N: older events go, other endpoints’ stay', async () => {
+  const [busy, quiet] = [await makeEndpoint(db), await makeEndpoint(db)];
+  const [busyHook, quietHook] = [await rows.webhook(db, busy.id), await rows.webhook(db, quiet.id)];
+  const made: string[] = [];
+  for (let i = 5; i >= 1; i--) made.push(await rows.event(db, busy.id, busyHook, `-${i} minutes`));
+  for (let i = 5; i >= 1; i--) await rows.event(db, quiet.id, quietHook, `-${i} days`);
+  assert.equal(await trimEventCaps(db, 2, HOUR, { batch: 2, maxBatches: 10 }), 3);
+  const left = await db.query<{ id: string }>('SELECT id FROM webhook_events WHERE endpoint_id = $1 ORDER BY id', [
+    busy.id,
+  ]);
+  assert.deepEqual(left.rows.map((r) => r.id).sort(), made.slice(-2).sort(), 'the newest two stay');
+  assert.equal(
+    await rows.count(db, 'webhook_events WHERE endpoint_id = $1', [quiet.id]),
+    5,
+    'no delivery lately: not read',
+  );
+
+  const client = await db.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('SET LOCAL enable_seqscan = off');
+    const r = recorder();
+    await trimEvents(r.db, { endpointId: busy.id, keep: 2, limit: 500 });
+    const statement = r.seen[0];
+    assert.ok(statement);
+    const plan = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${statement.text}`, statement.values);
+    const text = plan.rows.map((row) => row['QUERY PLAN']).join('\n');
+    assert.match(text, /Index (Only )?Scan using webhook_events_recent_idx .*\n\s*Index Cond:/, text);
+    assert.doesNotMatch(text, /Seq Scan/, text);
+  } finally {
+    await client.query('ROLLBACK');
+    client.release();
+  }
 });

@@ -25,7 +25,12 @@ const STRICT = new HookGuard({ allowHttp: false, allowCidrs: [] });
 
 function deps(ctx: VerbContext): HookDeps {
   const quotas = ctx.todos.quotas;
-  return { db: ctx.todos.db, guard: ctx.hookGuard ?? STRICT, ...(quotas ? { quotas } : {}) };
+  return {
+    db: ctx.todos.db,
+    guard: ctx.hookGuard ?? STRICT,
+    ...(quotas ? { quotas } : {}),
+    ...(ctx.keyring ? { keyring: ctx.keyring } : {}),
+  };
 }
 
 const owner = (ctx: VerbContext) => ({ id: ctx.endpoint.id, queues: ctx.endpoint.queues });

@@ -10,6 +10,7 @@ import { createVerbs } from './create.js';
 import { doorbellVerbs } from './doorbell.js';
 import { drainVerbs } from './drain.js';
 import { hookVerbs } from './hooks.js';
+import { eventVerbs, webhookVerbs } from './webhooks.js';
 import { messageVerbs } from './messages.js';
 import { presenceVerbs } from './presence.js';
 import { selfVerbs } from './self.js';
@@ -26,6 +27,8 @@ const VERBS: ReadonlyMap<string, Verb> = new Map(
     ...selfVerbs,
     ...doorbellVerbs,
     ...hookVerbs,
+    ...webhookVerbs,
+    ...eventVerbs,
     ...presenceVerbs,
   ].map((v) => [v.name, v]),
 );

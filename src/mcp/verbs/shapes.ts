@@ -92,6 +92,7 @@ const details = {
   created_by_human_id: z.string().nullable(),
   created_by_endpoint_id: z.string().nullable(),
   schedule_id: z.string().nullable().describe('The recurring schedule that made this todo, if one did.'),
+  event_id: z.string().nullable().describe('The webhook event (delivery) that made this todo, if one did.'),
   idempotency_key: z.string().nullable(),
   priority: z.number().int().describe('-100 to 100, higher first: claims take the highest priority first.'),
   not_before: time.nullable().describe('Unclaimable before this instant; a pending todo with it ahead is scheduled.'),

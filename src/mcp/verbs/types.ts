@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import type { Endpoint } from '../../endpoints/credentials.js';
 import type { MessageDeps } from '../../messages/context.js';
 import type { HookGuard } from '../../hooks/guard.js';
+import type { Keyring } from '../../secrets/keyring.js';
 import type { SessionDeps } from '../../sessions/index.js';
 import type { Agent, TodoDeps } from '../../todos/index.js';
 import type { Waiters } from '../../todos/waiters.js';
@@ -27,6 +28,8 @@ export interface VerbContext {
   signal?: () => AbortSignal;
   /** The SSRF guard notify hooks are checked by (configured allow-list); absent: the strictest. */
   hookGuard?: HookGuard;
+  /** Seals the signing secrets the hooks and webhooks verbs write (docs/design/intake.md); absent: as issued. */
+  keyring?: Keyring;
 }
 
 /**

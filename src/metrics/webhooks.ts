@@ -1,0 +1,40 @@
+// Webhook intake series (docs/design/intake.md, "Limits and metrics"): deliveries by
+// provider and verdict, and verification failures by provider and reason. Counted by the
+// instance that answered, after the fact; no webhook, endpoint or actor id is ever a
+// label. `metrics.webhooks`, built once by the Metrics constructor.
+
+import type { Counter, Registry } from 'prom-client';
+import { combinations, counter, zero } from './define.js';
+
+export const DELIVERY_VERDICTS = ['accepted', 'duplicate', 'rejected', 'invalid', 'rate_limited', 'challenge'] as const;
+export const VERIFY_REASONS = ['missing_signature', 'malformed_signature', 'stale_timestamp', 'bad_signature'] as const;
+const PROVIDER_LABELS = ['token', 'github', 'gitlab', 'gitea', 'stripe', 'slack', 'standard'];
+
+export interface WebhookCounters {
+  /**
+   * verdict: accepted (a new event) | duplicate (a redelivery) | rejected (failed
+   * verification) | invalid (an unreadable body) | rate_limited | challenge (Slack's handshake).
+   */
+  deliveries: Counter<'provider' | 'verdict'>;
+  verifyFailures: Counter<'provider' | 'reason'>;
+}
+
+export function webhookCounters(registry: Registry): WebhookCounters {
+  const m: WebhookCounters = {
+    deliveries: counter(
+      registry,
+      'switchboard_webhook_deliveries_total',
+      'Webhook deliveries by provider and verdict (accepted, duplicate, rejected, invalid, rate_limited, challenge).',
+      ['provider', 'verdict'],
+    ),
+    verifyFailures: counter(
+      registry,
+      'switchboard_webhook_verify_failures_total',
+      'Webhook deliveries refused by signature verification, by provider and reason.',
+      ['provider', 'reason'],
+    ),
+  };
+  zero(m.deliveries, combinations({ provider: PROVIDER_LABELS, verdict: [...DELIVERY_VERDICTS] }));
+  zero(m.verifyFailures, combinations({ provider: PROVIDER_LABELS.slice(1), reason: [...VERIFY_REASONS] }));
+  return m;
+}
