@@ -33,7 +33,7 @@ export function humanRoutes(app: FastifyInstance, deps: IdentityDeps, auth: Auth
 
   app.post<IdParams>('/api/v1/humans/:id/reset', async (request, reply) => {
     const actor = await auth.authenticate(request, reply, 'admin');
-    return reply.status(201).send(await issueReset(deps, actor, request.params.id));
+    return reply.status(201).send(await issueReset(deps, actor, request.params.id, request.body));
   });
 
   app.get<IdParams>('/api/v1/humans/:id/tokens', async (request, reply) => {

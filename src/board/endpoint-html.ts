@@ -71,7 +71,11 @@ function sessionsTable(sessions: SessionView[], now: Date): string {
 function cardActions(e: EndpointView, csrf: string): string {
   const post = (path: string, label: string, cls: string) =>
     `<form method="post" action="/endpoints/${escape(e.slug)}/${path}" class="inline" hx-confirm="${label} ${escape(e.name)}? This cannot be undone.">${csrfField(csrf)}<button type="submit" class="${cls}">${label} <span class="sr">${escape(e.name)}</span></button></form>`;
-  return `<div class="actions">${e.state === 'active' ? post('revoke', 'Revoke', 'danger') : post('delete', 'Delete', 'danger')}
+  const edit =
+    e.state === 'active'
+      ? `<a href="/endpoints/${escape(e.slug)}/edit">Edit <span class="sr">${escape(e.name)}</span></a> `
+      : '';
+  return `<div class="actions">${edit}${e.state === 'active' ? post('revoke', 'Revoke', 'danger') : post('delete', 'Delete', 'danger')}
 ${selfTestButton(e, csrf)}${budgetLinks(e)} <a href="/endpoints/${escape(e.slug)}/schedules">Schedules</a></div>`;
 }
 

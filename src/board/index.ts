@@ -12,6 +12,7 @@ import { bulkPages } from './bulk.js';
 import { cliLoginPages } from './cli-login.js';
 import { docsPages } from './docs.js';
 import { endpointActions } from './endpoint-actions.js';
+import { endpointEditPages } from './endpoint-edit.js';
 import { messagePages } from './messages.js';
 import { oauthPages } from './oauth.js';
 import type { MessageDeps } from '../messages/context.js';
@@ -81,6 +82,7 @@ function boardPages(app: FastifyInstance, deps: EventDeps & { settings: Settings
   budgetPages(app, deps);
   schedulePages(app, deps);
   endpointActions(app, deps);
+  endpointEditPages(app, deps);
   wizardPages(app, deps);
   sessionPage(app, deps);
   messagePages(app, deps);

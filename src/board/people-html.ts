@@ -41,8 +41,16 @@ function rowActions(p: Person, csrf: string): string {
     csrf,
     `<select name="role" aria-label="Role of ${escape(p.email)}">${roles}</select> <button type="submit">Change role ${who}</button>`,
   );
+  const compromised = (name: string, label: string) =>
+    `<label class="inline"><input type="checkbox" name="${name}" value="on"> ${label}<span class="sr"> of ${escape(p.email)}</span></label>`;
   const reset =
-    p.state === 'active' ? post(`${base}/reset`, csrf, `<button type="submit">Reset link ${who}</button>`) : '';
+    p.state === 'active'
+      ? post(
+          `${base}/reset`,
+          csrf,
+          `<button type="submit">Reset link ${who}</button> ${compromised('revoke_oauth_grants', 'also revoke OAuth grants')} ${compromised('rotate_endpoint_credentials', 'also replace endpoint credentials')}`,
+        )
+      : '';
   const tokens = `<a href="${base}/tokens">Tokens <span class="sr">of ${escape(p.email)}</span></a>`;
   return `${state} ${role} ${reset} ${tokens}`;
 }
@@ -100,10 +108,29 @@ ${admin ? inviteForm(csrf, errors.invite) : ''}${passwordForm(csrf, errors.passw
 }
 
 /** A one-time link (invite or reset) shown once, with a copy button. */
-export function linkReveal(what: string, email: string, url: string, expires: Date | null): string {
+export function linkReveal(what: string, email: string, url: string, expires: Date | null, ended = ''): string {
   return `<p role="status">${escape(what)} for <strong>${escape(email)}</strong>. It is shown <strong>only this once</strong> and works once${expires ? `, until ${isoTime(expires)}` : ''}.</p>
+${ended ? `<p data-slot="reset-ended">${escape(ended)}</p>` : ''}
 ${copyBlock('one-time-link', url, 'the link')}
 <p><a href="/people">Back to people</a></p>`;
+}
+
+/** What a compromised-account reset also ended, in words; empty when it ended nothing more. */
+export function resetEnded(r: {
+  oauth_grants_revoked?: number;
+  sessions_closed?: number;
+  endpoint_credentials_rotated?: number;
+}): string {
+  const parts: string[] = [];
+  if (r.oauth_grants_revoked !== undefined) {
+    parts.push(`OAuth grants revoked: ${r.oauth_grants_revoked} (MCP sessions closed: ${r.sessions_closed ?? 0}).`);
+  }
+  if (r.endpoint_credentials_rotated !== undefined) {
+    parts.push(
+      `Endpoint credentials replaced: ${r.endpoint_credentials_rotated}; the owner rotates each endpoint's credential for one they can use.`,
+    );
+  }
+  return parts.join(' ');
 }
 
 /** A detail object as "key: value" pairs (nested values as JSON), never raw JSON. */

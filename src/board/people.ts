@@ -21,7 +21,7 @@ import {
 } from '../identity/lifecycle.js';
 import { chromeOf, field, html, notFoundPage, signedIn, signedInForm, type Form } from './guard.js';
 import { errorLine, page } from './html.js';
-import { historyBody, linkReveal, peopleBody, tokensBody, type PeopleErrors } from './people-html.js';
+import { historyBody, linkReveal, peopleBody, resetEnded, tokensBody, type PeopleErrors } from './people-html.js';
 import type { BoardDeps } from './guard.js';
 import { setSessionCookie } from './session.js';
 
@@ -121,9 +121,14 @@ export function peoplePages(app: FastifyInstance, deps: BoardDeps, auth: Auth): 
     rowAction(
       request,
       reply,
-      (s) => issueReset(deps.identity, s.principal, request.params.id),
-      (session, { human, reset_url, expires_at }) => {
-        const body = linkReveal('Password-reset link', human.email, reset_url, expires_at);
+      (s) =>
+        issueReset(deps.identity, s.principal, request.params.id, {
+          ...(field(request.body, 'revoke_oauth_grants') === 'on' && { revoke_oauth_grants: true }),
+          ...(field(request.body, 'rotate_endpoint_credentials') === 'on' && { rotate_endpoint_credentials: true }),
+        }),
+      (session, answer) => {
+        const { human, reset_url, expires_at } = answer;
+        const body = linkReveal('Password-reset link', human.email, reset_url, expires_at, resetEnded(answer));
         return html(reply, 201, page('Reset link', body, chrome(session)));
       },
     ),

@@ -142,9 +142,25 @@ finishes the claim with the lease token that claim_next answered:</p>
 ${copyBlock('inspector-recipe', recipe, 'the MCP Inspector commands')}</section>`;
 }
 
-function reveal(session: BoardSession, vended: Awaited<ReturnType<typeof vendEndpoint>>, publicUrl: string): string {
+/** What vend and rotate both answer: a credential shown once and how to connect with it. */
+type Issued = Pick<
+  Awaited<ReturnType<typeof vendEndpoint>>,
+  'endpoint' | 'credential' | 'mcp_json' | 'claude_mcp_add' | 'guidance'
+>;
+
+/**
+ * The one-time reveal of a credential, after vend or a rotation; `status` says which
+ * (its slug is escaped here, the rest is the caller's own text).
+ */
+export function reveal(
+  session: BoardSession,
+  vended: Issued,
+  publicUrl: string,
+  status = `<strong>${escape(vended.endpoint.slug)}</strong> is ready.`,
+  title = 'Endpoint vended',
+): string {
   const oauthJson = JSON.stringify(oauthClientConfig(publicUrl, vended.endpoint.slug), null, 2);
-  const body = `<p role="status"><strong>${escape(vended.endpoint.slug)}</strong> is ready. The credential is shown <strong>only this once</strong>: copy it now.</p>
+  const body = `<p role="status">${status} The credential is shown <strong>only this once</strong>: copy it now.</p>
 <h2>Credential</h2>${copyBlock('credential', vended.credential, 'the credential')}
 <h2><code>.mcp.json</code></h2>${copyBlock('mcp-json', JSON.stringify(vended.mcp_json, null, 2), 'the .mcp.json block')}
 <h2><code>.mcp.json</code> for a client that signs in with OAuth</h2>
@@ -154,7 +170,7 @@ ${copyBlock('mcp-json-oauth', oauthJson, 'the OAuth .mcp.json block')}
 ${guidanceSection(vended.guidance)}
 ${sessionlessSection(vended.guidance, vended.credential)}
 <p><a href="/endpoints/${escape(vended.endpoint.slug)}">Go to the endpoint</a> · <a href="/">Queues</a></p>`;
-  return page('Endpoint vended', body, chromeOf(session, 'endpoints'));
+  return page(title, body, chromeOf(session, 'endpoints'));
 }
 
 export function wizardPages(app: FastifyInstance, deps: BoardDeps): void {

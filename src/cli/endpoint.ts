@@ -66,6 +66,7 @@ interface SetOptions extends CommonOptions {
   name?: string;
   lease?: string;
   addQueue?: string[];
+  removeQueue?: string[];
 }
 
 export const endpointPath = (ref: string) => `/api/v1/endpoints/${encodeURIComponent(ref)}`;
@@ -92,6 +93,11 @@ export function registerEndpoint(program: Command): void {
       `default lease for claims, ${LEASE_BOUNDS.min}–${LEASE_BOUNDS.max} seconds; "default": the server's`,
     )
     .option('--add-queue <Q>', 'grant one more queue; repeat for more', collect)
+    .option(
+      '--remove-queue <Q>',
+      'stop granting a queue (refused while it has live todos, schedules or webhooks); repeat for more',
+      collect,
+    )
     .option('--accept-agent-messages <on|off>', "whether your other endpoints' agents may message its sessions")
     .action(run(set));
   apiCommand(group, 'rotate', 'replace an endpoint’s credential, keeping its slug (.mcp.json and flags stay valid)')
@@ -191,11 +197,15 @@ export function editBody(opts: SetOptions): Record<string, unknown> {
     body.default_lease_seconds =
       opts.lease === 'default' ? null : wholeNumber('--lease', opts.lease, LEASE_BOUNDS.min, LEASE_BOUNDS.max);
   if (opts.addQueue) body.add_queues = opts.addQueue.map((q) => queueName('--add-queue', q));
+  if (opts.removeQueue) body.remove_queues = opts.removeQueue.map((q) => queueName('--remove-queue', q));
   if (opts.acceptAgentMessages !== undefined)
     body.accept_agent_messages =
       oneOf('--accept-agent-messages', opts.acceptAgentMessages, ['on', 'off'] as const) === 'on';
   if (Object.keys(body).length === 0)
-    throw new CliError('name a setting to change: --name, --lease, --add-queue or --accept-agent-messages', EXIT.usage);
+    throw new CliError(
+      'name a setting to change: --name, --lease, --add-queue, --remove-queue or --accept-agent-messages',
+      EXIT.usage,
+    );
   return body;
 }
 
@@ -206,6 +216,7 @@ async function set(ref: string, opts: SetOptions): Promise<void> {
     name: '--name',
     default_lease_seconds: '--lease',
     add_queues: '--add-queue',
+    remove_queues: '--remove-queue',
     accept_agent_messages: '--accept-agent-messages',
   });
   emit(opts.json, answer, (a) => describe(a.endpoint));

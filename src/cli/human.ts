@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { signedInClient, type ApiClient } from './client.js';
 import { CliError, EXIT } from './exit.js';
 import { apiCommand, oneLineErrors, oneOf, run, textFlag, type CommonOptions } from './flags.js';
-import { emit, keyValues, table } from './output.js';
+import { emit, keyValues, plural, table } from './output.js';
 
 interface Human {
   id: string;
@@ -69,6 +69,8 @@ export function registerHuman(program: Command): void {
     .action(run(role));
   apiCommand(group, 'reset', 'issue a one-time password-reset link (1 h); spending it ends their sign-ins')
     .argument('<HUMAN>', 'id or email')
+    .option('--revoke-grants', 'also revoke every OAuth grant they gave now (their MCP sessions close)')
+    .option('--rotate-credentials', 'also replace every endpoint credential of theirs now, with no grace')
     .action(run(reset));
   apiCommand(group, 'unlink-oidc', 'remove a human’s link to their OIDC provider account (a replaced account)')
     .argument('<HUMAN>', 'id or email')
@@ -147,21 +149,44 @@ async function role(ref: string, roleText: string, opts: CommonOptions): Promise
   emit(opts.json, answer, (a) => `${a.human.email} is now ${a.human.role}`);
 }
 
-async function reset(ref: string, opts: CommonOptions): Promise<void> {
+interface ResetOptions extends CommonOptions {
+  revokeGrants?: boolean;
+  rotateCredentials?: boolean;
+}
+
+interface ResetAnswer {
+  human: Human;
+  reset_url: string;
+  expires_at: string;
+  oauth_grants_revoked?: number;
+  sessions_closed?: number;
+  endpoint_credentials_rotated?: number;
+}
+
+async function reset(ref: string, opts: ResetOptions): Promise<void> {
   const client = await signedInClient(opts.url);
   const id = await resolveHuman(client, ref);
-  const answer = await client.request<{ human: Human; reset_url: string; expires_at: string }>(
-    'POST',
-    `${humanPath(id)}/reset`,
-  );
-  emit(opts.json, answer, (a) =>
-    keyValues([
+  const body = {
+    ...(opts.revokeGrants && { revoke_oauth_grants: true }),
+    ...(opts.rotateCredentials && { rotate_endpoint_credentials: true }),
+  };
+  const answer = await client.request<ResetAnswer>('POST', `${humanPath(id)}/reset`, body);
+  emit(opts.json, answer, (a) => {
+    const pairs: [string, unknown][] = [
       ['human', a.human.email],
       ['reset link', a.reset_url],
       ['expires', a.expires_at],
-      ['note', 'works once; setting the password ends every sign-in they had; an older link stops working'],
-    ]),
-  );
+    ];
+    if (a.oauth_grants_revoked !== undefined) {
+      pairs.push(['grants revoked', `${a.oauth_grants_revoked} (${plural(a.sessions_closed ?? 0, 'session')} closed)`]);
+    }
+    if (a.endpoint_credentials_rotated !== undefined) {
+      const n = a.endpoint_credentials_rotated;
+      pairs.push(['credentials replaced', `${n}; the owner runs 'switchboard endpoint rotate' for usable ones`]);
+    }
+    pairs.push(['note', 'works once; setting the password ends every sign-in they had; an older link stops working']);
+    return keyValues(pairs);
+  });
 }
 
 async function unlinkOidc(ref: string, opts: CommonOptions): Promise<void> {

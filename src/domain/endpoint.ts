@@ -69,6 +69,15 @@ export const endpointSettingsInput = z.strictObject({
     .min(1, 'must name at least one queue')
     .max(50, 'must name at most 50 queues')
     .optional(),
+  /**
+   * Queues no longer granted; refused while a todo is live on one or a schedule or
+   * webhook targets it (docs/design/mcp-surface.md, "Changing an endpoint").
+   */
+  remove_queues: z
+    .array(z.string().regex(QUEUE_NAME, 'must match [a-z0-9][a-z0-9_-]{0,62}'))
+    .min(1, 'must name at least one queue')
+    .max(50, 'must name at most 50 queues')
+    .optional(),
 });
 
 /** The most queues an endpoint may be granted, as vend allows. */

@@ -6,6 +6,7 @@
 
 import { randomBytes } from 'node:crypto';
 import type { Queryable } from '../db/pool.js';
+import { inTransaction } from '../db/tx.js';
 import {
   endpointSettingsInput,
   endpointState,
@@ -29,6 +30,8 @@ import {
   listEndpoints as listRows,
   revokeEndpoint as revokeRow,
   updateEndpointSettings,
+  lockQueueUses,
+  type QueueUse,
   type Endpoint,
   rotateCredential,
 } from '../store/endpoints.js';
@@ -115,21 +118,33 @@ export async function updateEndpoint(deps: EndpointDeps, humanId: string, ref: s
   if (Object.values(data).every((v) => v === undefined)) {
     throw invalidArgument(
       'body',
-      'name a setting to change: name, default_lease_seconds, add_queues or accept_agent_messages',
+      'name a setting to change: name, default_lease_seconds, add_queues, remove_queues or accept_agent_messages',
     );
   }
   const endpoint = await resolveEndpoint(deps, humanId, ref);
-  const updated = await updateEndpointSettings(deps.db, humanId, endpoint.id, {
+  const removing = [...new Set(data.remove_queues ?? [])];
+  checkRemoval(endpoint, removing, data.add_queues ?? []);
+  const settings = {
     acceptAgentMessages: data.accept_agent_messages,
     name: data.name,
     defaultLeaseSeconds: data.default_lease_seconds,
     addQueues: data.add_queues,
+    removeQueues: removing,
     maxQueues: MAX_QUEUES,
-  });
+  };
+  const updated =
+    removing.length === 0
+      ? await updateEndpointSettings(deps.db, humanId, endpoint.id, settings)
+      : await inTransaction(deps.db, async (tx) => {
+          refuseUsedQueues(await lockQueueUses(tx, endpoint.id, removing));
+          return updateEndpointSettings(tx, humanId, endpoint.id, settings);
+        });
   if (!updated) {
-    // Revoked, or (checked under the row's lock) more queues than an endpoint may have.
+    // Revoked, or (checked under the row's lock) more queues than an endpoint may have or
+    // none left (a racing edit removed the others).
     const current = await resolveEndpoint(deps, humanId, ref);
     if (current.revoked_at) throw new AppError('conflict', `endpoint ${endpoint.slug} is revoked`, { id: endpoint.id });
+    if (current.queues.every((q) => removing.includes(q))) throw keepOneQueue();
     throw invalidArgument(
       'add_queues',
       `an endpoint has at most ${MAX_QUEUES} queues (it has ${current.queues.length})`,
@@ -138,6 +153,45 @@ export async function updateEndpoint(deps: EndpointDeps, humanId: string, ref: s
   // Reused credential answers carry the endpoint row: its queues and lease decide claims.
   deps.credentials?.forget(endpoint.id);
   return { endpoint: endpointView(updated, now) };
+}
+
+/** A removal names granted queues only, not ones it also adds, and leaves one at least. */
+function checkRemoval(endpoint: Endpoint, removing: string[], adding: string[]): void {
+  if (removing.length === 0) return;
+  const unknown = removing.find((q) => !endpoint.queues.includes(q));
+  if (unknown !== undefined) {
+    throw invalidArgument(
+      'remove_queues',
+      `"${unknown}" is not one of ${endpoint.slug}'s queues (${endpoint.queues.join(', ')})`,
+    );
+  }
+  const both = removing.find((q) => adding.includes(q));
+  if (both !== undefined) throw invalidArgument('remove_queues', `"${both}" is both added and removed`);
+  if (adding.length === 0 && endpoint.queues.every((q) => removing.includes(q))) throw keepOneQueue();
+}
+
+function keepOneQueue(): AppError {
+  return invalidArgument('remove_queues', 'an endpoint keeps at least one queue: add another first');
+}
+
+/** Refuses, naming what to do first, when a queue to remove still has work or senders. */
+function refuseUsedQueues(uses: QueueUse[]): void {
+  const used = uses.filter((u) => u.todos + u.schedules + u.webhooks > 0);
+  if (used.length === 0) return;
+  const counted = (n: number, noun: string) => (n === 0 ? '' : `${n} ${noun}${n === 1 ? '' : 's'}`);
+  const what = used.map((u) => {
+    const parts = [
+      counted(u.todos, 'live todo'),
+      counted(u.schedules, 'schedule'),
+      counted(u.webhooks, 'webhook'),
+    ].filter(Boolean);
+    return `"${u.queue}" has ${parts.join(', ')}`;
+  });
+  throw new AppError(
+    'failed_precondition',
+    `remove_queues: ${what.join('; ')}: finish or cancel its todos and delete its schedules and webhooks first`,
+    { field: 'remove_queues', uses: used },
+  );
 }
 
 /**

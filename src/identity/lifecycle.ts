@@ -10,7 +10,7 @@ import { AppError, invalidArgument, notFound } from '../domain/errors.js';
 import { maxLength } from '../domain/issues.js';
 import { parseInput } from '../domain/todo.js';
 import { listApiTokens, revokeApiToken, type ApiToken } from '../store/api-tokens.js';
-import { revokeEndpoint } from '../store/endpoints.js';
+import { revokeEndpoint, rotateCredential } from '../store/endpoints.js';
 import {
   announceHumanGone,
   cutOffHuman,
@@ -32,9 +32,10 @@ import {
   updateHuman as updateRow,
   type Human,
 } from '../store/humans.js';
+import { humanGrantIds, revokeGrants } from '../store/oauth.js';
 import { unlinkHumanOidc as unlinkOidcRow } from '../store/oidc.js';
 import type { IdentityDeps, Principal } from './principal.js';
-import { hashPassword, verifyPassword } from './secrets.js';
+import { hashPassword, newSecret, secretPrefix, verifyPassword } from './secrets.js';
 import { password, resetLink } from './setup.js';
 
 const humanId = z.string().min(1).check(maxLength(100));
@@ -47,6 +48,12 @@ const updateInput = z
   });
 
 const deleteInput = z.strictObject({ transfer_endpoints_to: humanId.optional() });
+
+/** What else a reset ends at once, when the admin suspects the account is compromised. */
+const resetInput = z.strictObject({
+  revoke_oauth_grants: z.boolean().optional(),
+  rotate_endpoint_credentials: z.boolean().optional(),
+});
 
 const passwordInput = z.strictObject({
   current: z.string().min(1).check(maxLength(200)),
@@ -161,8 +168,15 @@ export async function deleteHuman(deps: IdentityDeps, actor: Principal, id: stri
     : { deleted: true, endpoints_revoked: result.revoked.length };
 }
 
-/** An admin-issued one-time password-reset link (1 h) for an active human. */
-export async function issueReset(deps: IdentityDeps, actor: Principal, id: string) {
+/**
+ * An admin-issued one-time password-reset link (1 h) for an active human. For a
+ * compromised account the admin can also end, at once and in one transaction with the
+ * audit row, every OAuth grant the human gave (their MCP sessions close) and every live
+ * endpoint's credential: each is replaced, with no grace, by one nobody is shown, so the
+ * owner runs `endpoint rotate` once signed in again (docs/design/people.md, "Reset").
+ */
+export async function issueReset(deps: IdentityDeps, actor: Principal, id: string, input?: unknown) {
+  const data = parseInput(resetInput, input ?? {});
   const human = await getHuman(deps.db, id);
   if (!human) throw notFound('human', id);
   if (human.state !== 'active') {
@@ -174,9 +188,33 @@ export async function issueReset(deps: IdentityDeps, actor: Principal, id: strin
       },
     );
   }
+  const ended = await withTx(deps.db, async (tx) => {
+    const grants = data.revoke_oauth_grants ? await revokeGrants(tx, await humanGrantIds(tx, id), 'by_admin') : null;
+    const rotated = data.rotate_endpoint_credentials ? await replaceCredentials(tx, id) : null;
+    const counts = {
+      ...(grants && { oauth_grants_revoked: grants.grants_revoked, sessions_closed: grants.sessions_closed }),
+      ...(rotated && { endpoint_credentials_rotated: rotated.length }),
+    };
+    return { counts, endpointIds: [...(grants?.endpoint_ids ?? []), ...(rotated ?? [])] };
+  });
+  for (const endpointId of new Set(ended.endpointIds)) deps.credentials?.forget(endpointId);
   const link = await resetLink(deps, id);
-  await audit(deps.db, id, actor, 'reset', { expires_at: link.expires_at.toISOString() });
-  return { human, ...link };
+  await audit(deps.db, id, actor, 'reset', { expires_at: link.expires_at.toISOString(), ...ended.counts });
+  return { human, ...link, ...ended.counts };
+}
+
+/** Replaces the credential of each of the human's live endpoints, grace 0; their ids. */
+async function replaceCredentials(tx: Queryable, humanId: string): Promise<string[]> {
+  const ids = await liveEndpointIds(tx, humanId);
+  for (const endpointId of ids) {
+    const { secret, hash } = newSecret('sbk');
+    await rotateCredential(tx, humanId, endpointId, {
+      credentialHash: hash,
+      credentialPrefix: secretPrefix(secret),
+      graceSeconds: 0,
+    });
+  }
+  return ids;
 }
 
 export async function listHumanTokens(deps: IdentityDeps, id: string): Promise<ApiToken[]> {

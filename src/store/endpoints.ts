@@ -7,6 +7,7 @@ import type { Queryable } from '../db/pool.js';
 import { inTransaction } from '../db/tx.js';
 import { AppError } from '../domain/errors.js';
 import { translatePgError } from './pg-errors.js';
+import { countSql } from './todo-counts.js';
 
 export interface Endpoint {
   id: string;
@@ -284,7 +285,9 @@ export async function updateEndpointSettings(
     defaultLeaseSeconds?: number | null | undefined;
     /** Granted besides the current queues, in order, each once. */
     addQueues?: string[] | undefined;
-    /** No change is made when the queues would number more (answers null). */
+    /** No longer granted; the caller has locked the row and checked none holds work. */
+    removeQueues?: string[] | undefined;
+    /** No change is made when the queues would number more, or none would be left (answers null). */
     maxQueues?: number;
   },
 ): Promise<Endpoint | null> {
@@ -295,10 +298,12 @@ export async function updateEndpointSettings(
      UPDATE endpoints SET accept_agent_messages = coalesce($3, accept_agent_messages),
         name = coalesce($4, name),
         default_lease_seconds = CASE WHEN $5 THEN $6::int ELSE default_lease_seconds END,
-        queues = queues || ARRAY(SELECT q FROM unnest($7::text[]) WITH ORDINALITY AS a(q, n)
-                                  WHERE q <> ALL (queues) GROUP BY q ORDER BY min(n))
+        queues = ARRAY(SELECT q FROM unnest(queues) WITH ORDINALITY AS k(q, n) WHERE q <> ALL ($9::text[]) ORDER BY n)
+              || ARRAY(SELECT q FROM unnest($7::text[]) WITH ORDINALITY AS a(q, n)
+                        WHERE q <> ALL (queues) GROUP BY q ORDER BY min(n))
       WHERE id = $1 AND human_id = $2 AND revoked_at IS NULL
-        AND (SELECT count(DISTINCT q) FROM unnest(queues || $7::text[]) AS u(q)) <= $8
+        AND (SELECT count(DISTINCT q) FROM unnest(queues || $7::text[]) AS u(q) WHERE q <> ALL ($9::text[])) <= $8
+        AND EXISTS (SELECT 1 FROM unnest(queues || $7::text[]) AS u(q) WHERE q <> ALL ($9::text[]))
       RETURNING ${COLUMNS})
      SELECT changed.*, ${notifySql('endpoint_changed', { endpoint_id: 'changed.id' })} AS notified FROM changed`,
     [
@@ -310,12 +315,41 @@ export async function updateEndpointSettings(
       a.defaultLeaseSeconds ?? null,
       a.addQueues ?? [],
       a.maxQueues ?? 50,
+      a.removeQueues ?? [],
     ],
   );
   const row = res.rows[0];
   if (!row) return null;
   const { notified: _notified, ...changed } = row as typeof row & { notified?: unknown };
   return changed;
+}
+
+/** What still uses a queue of an endpoint: its live todos, schedules and webhooks. */
+export interface QueueUse {
+  queue: string;
+  todos: number;
+  schedules: number;
+  webhooks: number;
+}
+
+/**
+ * Locks the endpoint row FOR UPDATE (waiting for every insert in flight on it, see
+ * LIVE_ENDPOINT in store/todo-sql.ts) and answers, for each of `queues`, what still uses
+ * it: todos pending, scheduled, claimed or failed (a failed one may be retried), from the
+ * maintained counters, and the schedules and webhooks that target it. Run in the
+ * transaction that removes the queues.
+ */
+export async function lockQueueUses(tx: Queryable, endpointId: string, queues: string[]): Promise<QueueUse[]> {
+  await tx.query('SELECT 1 FROM endpoints WHERE id = $1 FOR UPDATE', [endpointId]);
+  const res = await tx.query<QueueUse>(
+    `SELECT q AS queue,
+            (${['pending', 'scheduled', 'claimed', 'failed'].map((st) => countSql('$1', 'q', `'${st}'`)).join(' + ')})::int AS todos,
+            (SELECT count(*) FROM schedules s WHERE s.endpoint_id = $1 AND s.queue = q)::int AS schedules,
+            (SELECT count(*) FROM webhooks w WHERE w.endpoint_id = $1 AND w.queue = q)::int AS webhooks
+       FROM unnest($2::text[]) AS u(q)`,
+    [endpointId, queues],
+  );
+  return res.rows;
 }
 
 /** Endpoints past their expiry and not yet revoked (for the expiry sweep). */
@@ -350,14 +384,22 @@ export async function endpointSlugs(db: Queryable, ids: string[]): Promise<Map<s
  * After an insert that wrote nothing: `conflict` when the endpoint stopped taking work (it
  * was revoked or expired after the caller looked it up); otherwise nothing.
  */
-export async function assertTakesWork(db: Queryable, endpointId: string): Promise<void> {
-  const res = await db.query(
-    `SELECT 1 FROM endpoints WHERE id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
+export async function assertTakesWork(db: Queryable, endpointId: string, queues: string[]): Promise<void> {
+  const res = await db.query<{ queues: string[] }>(
+    `SELECT queues FROM endpoints WHERE id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
     [endpointId],
   );
-  if (res.rowCount === 0) {
+  const granted = res.rows[0]?.queues;
+  if (!granted) {
     throw new AppError('conflict', `endpoint ${endpointId} is revoked or expired: it takes no new work`, {
       id: endpointId,
+    });
+  }
+  // The queue was removed after the caller checked it against the endpoint it had read.
+  const gone = queues.find((q) => !granted.includes(q));
+  if (gone !== undefined) {
+    throw new AppError('forbidden', `queue: "${gone}" is not one of this endpoint's granted queues`, {
+      field: 'queue',
     });
   }
 }

@@ -174,7 +174,7 @@ export async function revokeGrants(
   tx: Queryable,
   ids: string[],
   reason: string,
-): Promise<{ endpoint_ids: string[]; sessions_closed: number }> {
+): Promise<{ endpoint_ids: string[]; grants_revoked: number; sessions_closed: number }> {
   const revoked = await tx.query<{ endpoint_id: string }>(
     `UPDATE oauth_grants SET revoked_at = coalesce(revoked_at, now()), revoked_reason = coalesce(revoked_reason, $2)
       WHERE id = ANY($1::text[]) RETURNING endpoint_id`,
@@ -191,6 +191,7 @@ export async function revokeGrants(
   );
   return {
     endpoint_ids: [...new Set(revoked.rows.map((r) => r.endpoint_id))],
+    grants_revoked: revoked.rows.length,
     sessions_closed: closed.rows[0]?.sessions_closed ?? 0,
   };
 }
@@ -240,6 +241,14 @@ export async function clientGrantIds(db: Queryable, humanId: string, clientId: s
     `SELECT id FROM oauth_grants WHERE human_id = $1 AND client_id = $2 AND revoked_at IS NULL`,
     [humanId, clientId],
   );
+  return res.rows.map((r) => r.id);
+}
+
+/** Every live grant this human gave, on any endpoint and to any client. */
+export async function humanGrantIds(db: Queryable, humanId: string): Promise<string[]> {
+  const res = await db.query<{ id: string }>(`SELECT id FROM oauth_grants WHERE human_id = $1 AND revoked_at IS NULL`, [
+    humanId,
+  ]);
   return res.rows.map((r) => r.id);
 }
 

@@ -9,7 +9,7 @@
 import type { Queryable } from '../db/pool.js';
 import { translatePgError } from './pg-errors.js';
 import { titleMatchSql } from './todo-find.js';
-import { NOTIFY_BOARD, NOTIFY_READY, closeAttemptSql } from './todo-sql.js';
+import { NOTIFY_BOARD, NOTIFY_READY, QUEUE_GRANTED, closeAttemptSql } from './todo-sql.js';
 
 /** What narrows a bulk action; null fields do not narrow. `titleLike` is an escaped ILIKE pattern. */
 export interface BulkFilterArgs {
@@ -127,7 +127,7 @@ export async function retryBatch(db: Queryable, a: BatchArgs): Promise<BatchResu
        UPDATE todos t SET state = 'pending', attempt = 0, owner_session_id = NULL,
          lease_expires_at = NULL, next_retry_at = NULL, claimed_at = NULL, completed_at = NULL,
          error = NULL, result = NULL, ready_at = now(), updated_at = now()
-       FROM picked WHERE t.endpoint_id = picked.endpoint_id AND t.id = picked.id
+       FROM picked WHERE t.endpoint_id = picked.endpoint_id AND t.id = picked.id AND ${QUEUE_GRANTED}
        RETURNING t.endpoint_id, t.queue),
      notified AS (SELECT ${NOTIFY_READY} FROM (SELECT DISTINCT endpoint_id, queue FROM r) r)
      SELECT ${RESULT}`,

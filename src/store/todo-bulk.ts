@@ -60,7 +60,9 @@ async function insertRound(
               i.priority, i.not_before, i.retry_base_seconds, i.retry_max_seconds, $18::text,
               CASE WHEN i.not_before > now() THEN NULL ELSE now() END
          FROM input i CROSS JOIN live
-        WHERE i.idempotency_key IS NULL OR NOT EXISTS (SELECT 1 FROM held h WHERE h.idempotency_key = i.idempotency_key)
+        WHERE (i.idempotency_key IS NULL OR NOT EXISTS (SELECT 1 FROM held h WHERE h.idempotency_key = i.idempotency_key))
+          -- All or nothing: a row on a queue no longer granted writes none of them.
+          AND NOT EXISTS (SELECT 1 FROM input x WHERE x.queue <> ALL (live.queues))
         ORDER BY i.idempotency_key
        ON CONFLICT (endpoint_id, idempotency_key)
          WHERE idempotency_key IS NOT NULL
@@ -131,7 +133,13 @@ export async function insertTodos(
     open.forEach((index, at) => (answers[index] = found[at]));
     const before = open.length;
     open = open.filter((index) => answers[index] === undefined);
-    if (open.length === before) await assertTakesWork(db, endpointId);
+    if (open.length === before) {
+      await assertTakesWork(
+        db,
+        endpointId,
+        open.map((index) => (rows[index] as InsertTodoArgs).queue),
+      );
+    }
   }
   if (open.length > 0) throw new Error('bulk insert did not settle after 3 rounds');
   return answers as BulkRow[];

@@ -4,11 +4,18 @@
 import type { Queryable } from '../db/pool.js';
 import type { Todo } from '../domain/todo.js';
 import { translatePgError } from './pg-errors.js';
-import { NOTIFY_BOARD, NOTIFY_READY, closeAttemptSql, todoColumnsOf, withoutNotice } from './todo-sql.js';
+import {
+  NOTIFY_BOARD,
+  NOTIFY_READY,
+  QUEUE_GRANTED,
+  closeAttemptSql,
+  todoColumnsOf,
+  withoutNotice,
+} from './todo-sql.js';
 
 const COLUMNS = todoColumnsOf('t');
 
-/** failed or canceled → pending with attempt 0; history (claims, attempts) is kept. */
+/** failed or canceled → pending with attempt 0, on a queue still granted; history (claims, attempts) is kept. */
 export async function retryNow(db: Queryable, endpointId: string, id: string): Promise<Todo | null> {
   try {
     const res = await db.query<Todo>(
@@ -17,6 +24,7 @@ export async function retryNow(db: Queryable, endpointId: string, id: string): P
            lease_expires_at = NULL, next_retry_at = NULL, claimed_at = NULL, completed_at = NULL,
            error = NULL, result = NULL, ready_at = now(), updated_at = now()
          WHERE t.endpoint_id = $1 AND t.id = $2 AND t.state IN ('failed', 'canceled') AND NOT t.synthetic
+           AND ${QUEUE_GRANTED}
          RETURNING ${COLUMNS})
        SELECT r.*, ${NOTIFY_READY} AS notified FROM r`,
       [endpointId, id],

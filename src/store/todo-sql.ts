@@ -88,14 +88,23 @@ export function closeAttemptSql(src: string, outcome: string, note?: string): st
 }
 
 /**
- * The CTE `live`: one row while endpoint $1 takes work (not revoked, not expired), locked
- * FOR KEY SHARE. An insert of todos selects FROM it, so a todo never lands on a revoked
- * endpoint: a revoke first locks the endpoint row FOR UPDATE (store/endpoints.ts
- * revokeEndpoint), which waits for inserts holding this lock, then dead-letters what they
- * wrote; an insert that comes after waits for the revoke and then finds no live row. The
+ * The CTE `live`: one row while endpoint $1 takes work (not revoked, not expired), with
+ * its granted `queues`, locked FOR KEY SHARE. An insert of todos selects FROM it and keeps
+ * only rows whose queue is in `live.queues`, so a todo never lands on a revoked endpoint
+ * or on a queue being removed: a revoke or a queue removal first locks the endpoint row
+ * FOR UPDATE (store/endpoints.ts), which waits for inserts holding this lock, then sees
+ * what they wrote; an insert that comes after waits for it and then reads the row as the
+ * revoke or removal left it (the lock re-reads the newest version). The
  * foreign key's check takes the same lock later in the statement; taking it first costs
  * about 0.03 ms an insert, and no WAL (bench/README.md, "Creating a todo on a live endpoint").
  */
+/**
+ * SQL over alias `t`: the todo's queue is still granted to its endpoint ($1), read under
+ * the same FOR KEY SHARE lock as LIVE_ENDPOINT, so a retry racing a queue's removal either
+ * lands before it (and the removal sees a live todo) or finds the queue gone.
+ */
+export const QUEUE_GRANTED = `t.queue = ANY ((SELECT e.queues FROM endpoints e WHERE e.id = $1 FOR KEY SHARE)::text[])`;
+
 export const LIVE_ENDPOINT = `live AS (
-  SELECT 1 FROM endpoints WHERE id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+  SELECT queues FROM endpoints WHERE id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
   FOR KEY SHARE)`;

@@ -83,7 +83,7 @@ export async function insertTodo(
            priority, not_before, retry_base_seconds, retry_max_seconds, schedule_id, traceparent, event_id, ready_at)
          SELECT $1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11, $12, $13, $14::timestamptz, $15, $16, $17, $18, $19,
            CASE WHEN $14::timestamptz > now() THEN NULL ELSE now() END
-           FROM live
+           FROM live WHERE $3 = ANY (live.queues)
          ON CONFLICT (endpoint_id, idempotency_key)
            WHERE idempotency_key IS NOT NULL
              AND (state IN ('pending', 'claimed') OR (state = 'failed' AND next_retry_at IS NOT NULL))
@@ -95,7 +95,7 @@ export async function insertTodo(
     );
     const row = withoutNotice(inserted.rows[0]);
     if (row) return { todo: row, created: true };
-    await assertTakesWork(db, a.endpointId);
+    await assertTakesWork(db, a.endpointId, [a.queue]);
   }
   throw new Error('idempotent insert did not settle after 3 rounds');
 }

@@ -1,7 +1,7 @@
 // What a human does to a todo from the API, board or CLI: retry now, cancel. The
 // caller has checked that the human may act on the endpoint.
 
-import { notFound } from '../domain/errors.js';
+import { AppError, notFound } from '../domain/errors.js';
 import type { Todo, TodoAttempt } from '../domain/todo.js';
 import { cancel as cancelRow, retryNow as retryRow } from '../store/todo-operator.js';
 import { getTodo as getRow, listAttempts } from '../store/todos.js';
@@ -11,6 +11,15 @@ import { withWaiting, type ReadTodo } from './waiting-read.js';
 export async function retryNow(deps: TodoDeps, endpointId: string, id: string): Promise<{ todo: Todo }> {
   const todo = await retryRow(deps.db, endpointId, id);
   if (todo) return { todo };
+  const row = await getRow(deps.db, { endpointId }, id);
+  if (row && (row.state === 'failed' || row.state === 'canceled')) {
+    // A retryable todo refused: its queue is no longer the endpoint's.
+    throw new AppError(
+      'conflict',
+      `cannot retry: queue "${row.queue}" is no longer one of the endpoint's queues (add it back first)`,
+      { id, state: row.state, queue: row.queue },
+    );
+  }
   throw await zeroRowError(deps, { endpointId }, id, 'retry');
 }
 

@@ -338,6 +338,22 @@ test('an admin-issued reset link sets a new password once, ends the human’s si
     [person.human.id],
   );
   assert.equal(audit.rows[0].n, 3);
+  // A field the reset body does not know is named, and nothing is issued.
+  expectError(
+    await a.post(`/api/v1/humans/${admin.human.id}/reset`, { token: admin.token, body: { revoke_grants: true } }),
+    400,
+    'invalid_argument',
+    'revoke_grants',
+  );
+  expectError(
+    await a.post(`/api/v1/humans/${admin.human.id}/reset`, {
+      token: admin.token,
+      body: { rotate_endpoint_credentials: 'yes' },
+    }),
+    400,
+    'invalid_argument',
+    'rotate_endpoint_credentials',
+  );
 });
 
 test('changing one’s own password ends other tokens and board sessions unless keep_sessions; a wrong current password changes nothing', async () => {

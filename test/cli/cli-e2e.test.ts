@@ -258,6 +258,12 @@ test(
     const badQueue = await sb(['endpoint', 'edit', slug, '--add-queue', 'Bad Queue']);
     assert.equal(badQueue.code, 2);
     assert.match(badQueue.stderr, /^switchboard: --add-queue: "Bad Queue" is not a queue name/);
+    // remove: an unused queue goes; one not granted is named by its flag.
+    const removed = await sbJson<{ endpoint: Endpoint }>(['endpoint', 'edit', slug, '--remove-queue', 'triage']);
+    assert.deepEqual(removed.endpoint.queues, vended.endpoint.queues);
+    const notGranted = await sb(['endpoint', 'edit', slug, '--remove-queue', 'triage']);
+    assert.equal(notGranted.code, 2, notGranted.stderr);
+    assert.match(notGranted.stderr, /--remove-queue: "triage" is not one of/);
 
     // rotate: a new credential, the slug kept; with --grace 0s the old one stops at once.
     const rotation = await sbJson<{ credential: string; previous_valid_until: string | null; endpoint: Endpoint }>([

@@ -75,6 +75,12 @@ test('add invites, list shows role and state, role/disable/enable change them by
   assert.ok(Date.parse(reset.expires_at) > Date.now());
   const resetText = await sb(['human', 'reset', 'cy@example.test']);
   assert.match(resetText.stdout, /reset link\s+http/);
+  assert.doesNotMatch(resetText.stdout, /credentials replaced/, 'a plain reset replaces nothing');
+  // For a compromised account: cy has no endpoint or grant, so both counts are 0 — and said.
+  const compromised = await sb(['human', 'reset', 'cy@example.test', '--revoke-grants', '--rotate-credentials']);
+  assert.equal(compromised.code, 0, compromised.stderr);
+  assert.match(compromised.stdout, /grants revoked\s+0 \(0 sessions closed\)/);
+  assert.match(compromised.stdout, /credentials replaced\s+0; the owner runs 'switchboard endpoint rotate'/);
 
   // The audit of what was just done to bea, newest first, by whom; a page and its follow-up.
   const audit = await json(['human', 'audit', 'bea@example.test']);

@@ -299,7 +299,12 @@ function seedBody(method: string, path: string): unknown {
         { name: hostileString(rng) },
         { default_lease_seconds: rng.pick([null, 5, 600, 86_400, 0, -1]) },
         { add_queues: [rng.pick(['inbox', 'extra', `q${rng.int(0, 60)}`, hostileString(rng)])] },
+        // Never the queues the run's todos use.
+        { remove_queues: [rng.pick(['extra', `q${rng.int(0, 60)}`, hostileString(rng)])] },
       ]);
+    case 'POST /api/v1/humans/:id/reset':
+      // Never a credential replaced: the run's agents keep using the ones they were vended.
+      return rng.pick([{}, { revoke_oauth_grants: rng.chance(0.5) }, { rotate_endpoint_credentials: 'yes' }]);
     case 'POST /api/v1/endpoints/:ref/rotate':
       // Never no grace: the run's agents keep using the credentials they were vended.
       return rng.chance(0.3) ? {} : { grace_seconds: rng.pick([60, 3600, 604_800, -1, 604_801]) };
@@ -411,7 +416,6 @@ function seedBody(method: string, path: string): unknown {
 /** Every route with a body has a seed: a new route must be added above to be fuzzed well. */
 const BODYLESS = new Set([
   'POST /api/v1/auth/logout',
-  'POST /api/v1/humans/:id/reset',
   'POST /api/v1/endpoints/:ref/revoke',
   'POST /api/v1/todos/:id/retry',
   'POST /api/v1/todos/:id/cancel',

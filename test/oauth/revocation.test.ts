@@ -4,6 +4,8 @@
 // through the board's own forms; each time the access token is refused at /mcp, the
 // refresh token buys nothing, the session is closed and the notification stream this
 // instance held for it ends (heard over LISTEN/NOTIFY, as another instance would hear it).
+// An admin's reset for a compromised account ends the grants and the endpoint credentials
+// too, when asked; a plain reset ends neither (docs/design/people.md, "Passwords and links").
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -134,4 +136,54 @@ test('disabling the human ends their OAuth tokens and live sessions, and enablin
   });
   assert.equal(on.status, 303);
   assert.equal((await mcpStatus(url, c.access)).status, 401);
+});
+
+test('a plain reset leaves grants and credentials be; one for a compromised account ends both at once', async () => {
+  const alice = await person(db, server);
+  const c = await connected(alice);
+  const plain = await boardRequest(url, 'POST', `/people/${alice.id}/reset`, admin.cookie, { csrf: admin.csrf });
+  assert.equal(plain.status, 201);
+  assert.doesNotMatch(plain.text, /data-slot="reset-ended"/);
+  assert.equal((await mcpStatus(url, c.access)).status, 400, 'the OAuth token still works');
+  assert.equal((await mcpStatus(url, alice.credential)).status, 400, 'the credential still works');
+
+  const people = await boardRequest(url, 'GET', '/people', admin.cookie);
+  assert.match(people.text, /name="revoke_oauth_grants"/);
+  assert.match(people.text, /name="rotate_endpoint_credentials"/);
+  const res = await boardRequest(url, 'POST', `/people/${alice.id}/reset`, admin.cookie, {
+    csrf: admin.csrf,
+    revoke_oauth_grants: 'on',
+    rotate_endpoint_credentials: 'on',
+  });
+  assert.equal(res.status, 201);
+  assert.match(res.text, /OAuth grants revoked: 1 \(MCP sessions closed: 1\)/);
+  assert.match(res.text, /Endpoint credentials replaced: 1;/);
+  await assertEnded(c);
+  assert.equal((await mcpStatus(url, alice.credential)).status, 401, 'the old credential is refused at once, no grace');
+  const grants = await db.pool.query(`SELECT revoked_reason FROM oauth_grants WHERE client_id = $1`, [c.clientId]);
+  assert.deepEqual(grants.rows, [{ revoked_reason: 'by_admin' }]);
+  const endpoint = await db.pool.query(
+    `SELECT slug, previous_credential_hash, revoked_at FROM endpoints WHERE id = $1`,
+    [alice.endpoint.id],
+  );
+  assert.deepEqual(endpoint.rows, [{ slug: alice.endpoint.slug, previous_credential_hash: null, revoked_at: null }]);
+  const audit = await db.pool.query(
+    `SELECT detail FROM human_audit WHERE human_id = $1 AND action = 'reset' ORDER BY id DESC LIMIT 1`,
+    [alice.id],
+  );
+  assert.deepEqual(
+    {
+      grants: audit.rows[0]?.detail.oauth_grants_revoked,
+      sessions: audit.rows[0]?.detail.sessions_closed,
+      credentials: audit.rows[0]?.detail.endpoint_credentials_rotated,
+    },
+    { grants: 1, sessions: 1, credentials: 1 },
+  );
+  // The owner, signed in again, rotates for a credential they can see, on the same slug.
+  const rotated = await boardRequest(url, 'POST', `/endpoints/${alice.endpoint.slug}/rotate`, alice.cookie, {
+    csrf: alice.csrf,
+  });
+  assert.equal(rotated.status, 200);
+  const fresh = /sbk_[A-Za-z0-9_-]+/.exec(rotated.text)?.[0] ?? '';
+  assert.equal((await mcpStatus(url, fresh)).status, 400, 'the rotated credential works');
 });

@@ -10,7 +10,8 @@ import { agentOf, depsOf, makeEndpoint } from '../helpers/fixtures.js';
 
 const { pool } = await testDatabase('validation');
 const deps = depsOf(pool);
-const endpoint = await makeEndpoint(pool, { queues: ['inbox', 'ops'] });
+// The longest queue name the limits test uses is granted too: a todo lands only on a granted queue.
+const endpoint = await makeEndpoint(pool, { queues: ['inbox', 'ops', `a${'-'.repeat(61)}z`] });
 const agent = agentOf(endpoint, 'owner');
 const held = (
   await createTodo(deps, { endpointId: endpoint.id }, { humanId: endpoint.human_id }, { queue: 'inbox', title: 'held' })
