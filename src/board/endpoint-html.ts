@@ -11,6 +11,7 @@ import {
   agentMessagesField,
   budgetLinks,
   hooksSection,
+  intakeLinks,
   presenceSection,
   selfTestButton,
   type CardExtras,
@@ -72,7 +73,7 @@ function cardActions(e: EndpointView, csrf: string): string {
   const post = (path: string, label: string, cls: string) =>
     `<form method="post" action="/endpoints/${escape(e.slug)}/${path}" class="inline" hx-confirm="${label} ${escape(e.name)}? This cannot be undone.">${csrfField(csrf)}<button type="submit" class="${cls}">${label} <span class="sr">${escape(e.name)}</span></button></form>`;
   return `<div class="actions">${e.state === 'active' ? post('revoke', 'Revoke', 'danger') : post('delete', 'Delete', 'danger')}
-${selfTestButton(e, csrf)}${budgetLinks(e)} <a href="/endpoints/${escape(e.slug)}/schedules">Schedules</a></div>`;
+${selfTestButton(e, csrf)}${budgetLinks(e)} <a href="/endpoints/${escape(e.slug)}/schedules">Schedules</a> ${intakeLinks(e)}</div>`;
 }
 
 /**
