@@ -46,7 +46,7 @@ export function revealSection(r: Reveal): string {
   const lead = once
     ? `${escape(r.what)} What follows is shown <strong>only this once</strong>: copy it into the provider's settings now.${grace}`
     : `${escape(r.what)}${grace}`;
-  return `<section aria-labelledby="w-reveal" data-reveal><h2 id="w-reveal">Done</h2><p role="status">${lead}</p>
+  return `<section aria-labelledby="w-reveal" data-reveal><h2 id="w-reveal">${once ? 'Shown once' : 'Done'}</h2><p role="status">${lead}</p>
 ${r.url ? `<h3>URL</h3>${copyBlock('webhook-url', r.url, 'the webhook URL')}` : ''}
 ${r.secret ? `<h3>Signing secret</h3>${copyBlock('webhook-secret', r.secret, 'the signing secret')}` : ''}</section>`;
 }
