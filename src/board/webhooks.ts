@@ -72,6 +72,8 @@ async function render(deps: Deps, session: BoardSession, reply: FastifyReply, en
 ${shown.reveal ? revealSection(shown.reveal) : ''}
 <section aria-labelledby="w-list"><h2 id="w-list">Current webhooks</h2>${webhookTable(webhooks, base, session.csrf, shown.rowError)}</section>
 <section aria-labelledby="w-add"><h2 id="w-add">Add a webhook</h2>${formError(shown.create?.error, CREATE_FIELDS)}${createForm(endpoint.queues, base, session.csrf, values, shown.create?.error)}</section>`;
+  // A boosted form's answer is this page: its address, not the action's, goes in the history.
+  void reply.header('HX-Replace-Url', `/endpoints/${endpoint.slug}/webhooks`);
   return html(reply, shown.status ?? 200, page(`Webhooks of ${endpoint.name}`, body, chromeOf(session, 'endpoints')));
 }
 

@@ -5,17 +5,21 @@
 // event; another human's endpoint, webhook and event answer 404; no form acts without CSRF.
 
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { vendEndpoint } from '../../src/endpoints/manage.js';
 import { signIn } from '../../src/identity/board-sessions.js';
+import { keyringOf, SEALED_PREFIX } from '../../src/secrets/keyring.js';
 import { testDatabase } from '../helpers/db.js';
 import * as send from '../webhooks/senders.js';
 import { PASSWORD, boardRequest, human, launchBrowser, screenshot, signedInPage, startBoard } from './harness.js';
 
 // Top level, not in a hook: each registers the file's own `after` clean-up.
 const db = await testDatabase('board_webhooks');
-const { url } = await startBoard(db);
+// A server key, as serve loads one: the board must seal the signing secrets it stores.
+const keyring = keyringOf(randomBytes(32));
+const { url } = await startBoard(db, 250, {}, { keyring });
 const browser: Browser = await launchBrowser();
 const deps = { db: db.pool, publicUrl: 'http://switchboard.test' };
 
@@ -72,6 +76,8 @@ test('a token webhook and a GitHub one are added from the form; the URL and a ge
   assert.equal(token.secret, '', 'a token webhook has no signing secret');
   const github = await addWebhook(me, { provider: 'github', queue: 'ops' });
   assert.ok(github.url && github.secret, 'the GitHub webhook’s URL and generated secret are on the answer');
+  const stored = await db.pool.query<{ secret: string }>('SELECT secret FROM webhooks WHERE id = $1', [github.id]);
+  assert.ok(stored.rows[0]?.secret.startsWith(SEALED_PREFIX), 'the board seals the secret it stores');
 
   const page = await get(me, `/endpoints/${me.slug}/webhooks`);
   assert.equal(page.status, 200);
@@ -173,6 +179,9 @@ test('a signed delivery is listed in Received with its todo; its page escapes th
   assert.equal(await count('webhook_events', me.id), 2);
   const after = await get(me, `/endpoints/${me.slug}/events`);
   assert.ok(after.text.indexOf(newId) < after.text.indexOf(first.body.event_id), 'newest first');
+  const one = await get(me, `/endpoints/${me.slug}/events?limit=1`);
+  assert.equal(one.text.match(/<tr data-event=/g)?.length, 1, 'the limit is taken');
+  assert.match(one.text, /href="[^"]+\/events\?limit=200">Show the latest 200/);
 });
 
 test("another human's endpoint, webhook and event answer 404 on every page and form", async () => {
@@ -257,5 +266,20 @@ test('without JavaScript, the endpoint card leads to Webhooks and Received, and 
   await page.getByRole('button', { name: /^Replay/ }).click();
   await page.getByRole('status').filter({ hasText: 'This event is a replay of' }).waitFor();
   await screenshot(page, 'event-replayed');
+  assert.deepEqual(errors, []);
+});
+
+test('with JavaScript, New secret shows the secret in place, the address stays the page, and a reload shows it no more', async () => {
+  const me = await person('Live intake');
+  await addWebhook(me, { provider: 'standard', queue: 'inbox', name: 'svix' });
+  const { page, errors } = await signedInPage(browser, url, me.who);
+  await page.goto(`/endpoints/${me.slug}/webhooks`);
+  await page.getByRole('button', { name: 'New secret of svix' }).click();
+  await page.getByRole('status').filter({ hasText: 'only this once' }).waitFor();
+  assert.match((await page.locator('#webhook-secret').textContent()) ?? '', SECRET_RE);
+  assert.ok(new URL(page.url()).pathname.endsWith('/webhooks'), page.url());
+  await page.reload();
+  await page.getByRole('heading', { name: 'Webhooks of Live intake', level: 1 }).waitFor();
+  assert.equal(await page.locator('#webhook-secret').count(), 0);
   assert.deepEqual(errors, []);
 });
