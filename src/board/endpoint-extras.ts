@@ -2,7 +2,8 @@
 // health (last status, last error, consecutive failures) and its presence (in or out, from
 // which source, until when) with clock in / clock out for the owner
 // (docs/design/hooks-and-presence.md), the budget links of its queues
-// (docs/design/admission.md) and "Run self-test" (docs/design/doorbell-acknowledgement.md).
+// (docs/design/admission.md), "Run self-test" (docs/design/doorbell-acknowledgement.md) and
+// the links to its webhooks and what they received (docs/design/intake.md).
 // Read through the hooks and presence use cases, one endpoint at a time.
 
 import type { EndpointView } from '../endpoints/manage.js';
@@ -78,6 +79,13 @@ export function budgetLinks(e: EndpointView): string {
     (q) => `<a href="/endpoints/${escape(e.slug)}/budgets/${escape(q)}">Budget of ${escape(q)}</a>`,
   );
   return `<span class="slot" data-slot="budget-link">${links.join(' ')}</span>`;
+}
+
+/** Where work comes in (docs/design/intake.md): the webhooks page and the "Received" view. */
+export function intakeLinks(e: EndpointView): string {
+  if (e.state !== 'active') return '<span class="slot" data-slot="intake-links"></span>';
+  const slug = escape(e.slug);
+  return `<span class="slot" data-slot="intake-links"><a href="/endpoints/${slug}/webhooks">Webhooks</a> <a href="/endpoints/${slug}/events">Received</a></span>`;
 }
 
 export function selfTestButton(e: EndpointView, csrf: string): string {

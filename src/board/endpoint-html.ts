@@ -11,6 +11,7 @@ import {
   agentMessagesField,
   budgetLinks,
   hooksSection,
+  intakeLinks,
   presenceSection,
   selfTestButton,
   type CardExtras,
@@ -76,7 +77,7 @@ function cardActions(e: EndpointView, csrf: string): string {
       ? `<a href="/endpoints/${escape(e.slug)}/edit">Edit <span class="sr">${escape(e.name)}</span></a> `
       : '';
   return `<div class="actions">${edit}${e.state === 'active' ? post('revoke', 'Revoke', 'danger') : post('delete', 'Delete', 'danger')}
-${selfTestButton(e, csrf)}${budgetLinks(e)} <a href="/endpoints/${escape(e.slug)}/schedules">Schedules</a></div>`;
+${selfTestButton(e, csrf)}${budgetLinks(e)} <a href="/endpoints/${escape(e.slug)}/schedules">Schedules</a> ${intakeLinks(e)}</div>`;
 }
 
 /**

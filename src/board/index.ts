@@ -22,11 +22,13 @@ import { eventRoutes, type EventDeps } from './events.js';
 import { queueChartPages } from './queue-charts.js';
 import { peoplePages } from './people.js';
 import { queuePages } from './queues.js';
+import { receivedPages } from './received.js';
 import { schedulePages } from './schedules.js';
 import { sessionPages } from './session.js';
 import { sessionPage } from './session-page.js';
 import { setupPages } from './setup.js';
 import { settingsPage, type SettingsView } from './settings.js';
+import { webhookPages, type IntakeDeps } from './webhooks.js';
 import { wizardPages } from './wizard.js';
 import { boardHeaders } from './headers.js';
 
@@ -42,14 +44,21 @@ export function boardRoutes(app: FastifyInstance, services: Services, auth: Auth
     setupPages(board, identity, auth);
     sessionPages(board, identity, auth, services.oidc);
     docsPages(board, identity.publicUrl);
+    const operator = {
+      ...identity,
+      defaultLeaseSeconds: services.config.todos.defaultLeaseSeconds,
+      idempotencyWindowSeconds: services.config.todos.idempotencyWindowSeconds,
+      metrics,
+      credentials: services.credentials,
+    };
     const deps = {
       identity: { ...identity, syntheticAdmin },
-      operator: {
-        ...identity,
-        defaultLeaseSeconds: services.config.todos.defaultLeaseSeconds,
-        idempotencyWindowSeconds: services.config.todos.idempotencyWindowSeconds,
-        metrics,
-        credentials: services.credentials,
+      operator,
+      // Webhooks and replay also seal signing secrets and keep a replaced one through its grace.
+      intake: {
+        ...operator,
+        keyring: services.keyring,
+        secretGraceSeconds: services.config.webhooks.secretGraceSeconds,
       },
       now: services.clock,
       pollMs: services.config.board.pollMs,
@@ -72,7 +81,10 @@ export function boardRoutes(app: FastifyInstance, services: Services, auth: Auth
   });
 }
 
-function boardPages(app: FastifyInstance, deps: EventDeps & { settings: SettingsView; messages: MessageDeps }): void {
+function boardPages(
+  app: FastifyInstance,
+  deps: EventDeps & { settings: SettingsView; messages: MessageDeps; intake: IntakeDeps },
+): void {
   assetRoutes(app);
   findPages(app, deps);
   queuePages(app, deps);
@@ -81,6 +93,8 @@ function boardPages(app: FastifyInstance, deps: EventDeps & { settings: Settings
   endpointPages(app, deps);
   budgetPages(app, deps);
   schedulePages(app, deps);
+  webhookPages(app, deps);
+  receivedPages(app, deps);
   endpointActions(app, deps);
   endpointEditPages(app, deps);
   wizardPages(app, deps);

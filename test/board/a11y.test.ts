@@ -1,6 +1,6 @@
 // Pins the board's accessibility and style over every page its navigation reaches: signed
 // in as an admin with seeded data (endpoints, todos in every state, a live session, a
-// budget, a schedule), a crawler starts at `/`, follows the nav, the links and the GET
+// budget, a schedule, a webhook with a received delivery), a crawler starts at `/`, follows the nav, the links and the GET
 // forms of each page it reaches (same origin, never sign-out, static files or streams),
 // and runs axe-core on each page in light and dark, asserting no serious or critical violation;
 // a screenshot of each kind of page is saved under test-output/board/ in both schemes.
@@ -15,6 +15,7 @@ import { setPolicy } from '../../src/budgets/service.js';
 import { vendEndpoint } from '../../src/endpoints/manage.js';
 import { cancelTodo, pushTodo } from '../../src/endpoints/todos.js';
 import { createSchedule } from '../../src/schedules/manage.js';
+import { createWebhook } from '../../src/webhooks/manage.js';
 import { testDatabase } from '../helpers/db.js';
 import { connect, ok } from '../mcp/harness.js';
 import { crawl, screenshotName, seriousViolations, shapeOf, unreachableByTab } from './a11y.js';
@@ -64,6 +65,14 @@ async function seed() {
     { queue: 'nightly', cron: '30 2 * * *', tz: 'Europe/Berlin', title: 'Nightly backup' },
     at,
   );
+  // A token webhook (no signing secret to seal) and one delivery, so Received and an event page exist.
+  const hook = await createWebhook(deps, admin.id, endpoint.slug, { queue: 'inbox', name: 'ci' });
+  const delivered = await fetch(url + new URL(hook.url).pathname, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-switchboard-title': 'Deploy finished' },
+    body: JSON.stringify({ build: 42, status: 'green' }),
+  });
+  assert.equal(delivered.status, 201);
   return { admin, todo: claimed };
 }
 
@@ -74,7 +83,17 @@ test('every page the navigation reaches has no serious or critical axe violation
   const pages = await crawl(page, url);
   const shapes = new Set(pages.map(shapeOf));
   t.diagnostic(`checked ${pages.length} pages of ${shapes.size} kinds: ${[...shapes].join(' ')}`);
-  for (const expected of ['/', '/endpoints', '/settings', '/endpoints/:id', '/todos/:id', '/sessions/:id']) {
+  for (const expected of [
+    '/',
+    '/endpoints',
+    '/settings',
+    '/endpoints/:id',
+    '/todos/:id',
+    '/sessions/:id',
+    '/endpoints/:id/webhooks',
+    '/endpoints/:id/events',
+    '/endpoints/:id/events/:id',
+  ]) {
     assert.ok(shapes.has(expected), `the crawl reached ${expected} (reached: ${[...shapes].join(', ')})`);
   }
   const failures: string[] = [];

@@ -7,6 +7,7 @@ import { after } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import { NotifyBus } from '../../src/db/bus.js';
 import { createHuman } from '../../src/identity/humans.js';
+import type { Keyring } from '../../src/secrets/keyring.js';
 import { startApp } from '../mcp/harness.js';
 import type { TestDatabase } from '../helpers/db.js';
 
@@ -14,17 +15,19 @@ export const CHROMIUM = '/usr/bin/chromium';
 const OUTPUT = new URL('../../test-output/board/', import.meta.url).pathname;
 export const PASSWORD = 'correct horse battery';
 
-/** The server under test, by default with a fast board poll so a claim shows quickly. */
+/** The server under test, by default with a fast board poll so a claim shows quickly (and a keyring when given). */
 export async function startBoard(
   db: TestDatabase,
   boardPollMs = 250,
   env: Record<string, string> = {},
+  extra: { keyring?: Keyring } = {},
 ): Promise<{ url: string }> {
   const bus = new NotifyBus({ url: db.url });
   await bus.start();
   after(() => bus.stop());
   const { url } = await startApp(db.pool, 'board-test', bus, {
     env: { SWITCHBOARD_BOARD_POLL: `${boardPollMs}ms`, SWITCHBOARD_RETENTION: '30d', ...env },
+    ...extra,
   });
   return { url };
 }

@@ -268,7 +268,15 @@ test('the wizard keeps the step and names the field when an answer is wrong, and
 });
 
 test('signed-out pages send the browser to /login', async () => {
-  for (const path of ['/', '/endpoints', '/endpoints/new', '/todos/td_01ARZ3NDEKTSV4RRFFQ69G5FAV']) {
+  for (const path of [
+    '/',
+    '/endpoints',
+    '/endpoints/new',
+    '/todos/td_01ARZ3NDEKTSV4RRFFQ69G5FAV',
+    '/endpoints/somebody/webhooks',
+    '/endpoints/somebody/events',
+    '/endpoints/somebody/events/ev_01ARZ3NDEKTSV4RRFFQ69G5FAV',
+  ]) {
     const res = await get(path, 'sb_session=sbx_nope');
     assert.equal(res.status, 303, path);
     assert.equal(res.location, '/login');
