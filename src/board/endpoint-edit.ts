@@ -68,9 +68,17 @@ ${v.queues
 }
 
 function rotateForm(slug: string, csrf: string, graceSeconds: number): string {
-  const options = GRACES.map(
-    ([s, label]) => `<option value="${s}"${s === graceSeconds ? ' selected' : ''}>${label}</option>`,
-  ).join('');
+  // The server's grace is always offered, and picked: never "none" by accident.
+  const graces: ReadonlyArray<[number, string]> = GRACES.some(([s]) => s === graceSeconds)
+    ? GRACES
+    : [...GRACES, [graceSeconds, `${graceSeconds} seconds`]];
+  const options = [...graces]
+    .sort((a, b) => a[0] - b[0])
+    .map(
+      ([s, label]) =>
+        `<option value="${s}"${s === graceSeconds ? ' selected' : ''}>${label}${s === graceSeconds ? ' (the server’s default)' : ''}</option>`,
+    )
+    .join('');
   return `<form method="post" action="/endpoints/${escape(slug)}/rotate" hx-confirm="Replace the credential of ${escape(slug)}?">${csrfField(csrf)}
 <p><label for="rotate-grace">The old credential keeps working for</label> <select id="rotate-grace" name="grace_seconds">${options}</select></p>
 <button type="submit">Rotate the credential</button></form>`;

@@ -86,7 +86,7 @@ test('a rotation shows the new credential once on the same slug; the old one wor
   const alice = await person(db, server);
   const slug = alice.endpoint.slug;
   const form = await boardRequest(url, 'GET', `/endpoints/${slug}/edit`, alice.cookie);
-  assert.match(form.text, /<option value="3600" selected>1 hour<\/option>/, 'the server’s grace is the default');
+  assert.match(form.text, /<option value="3600" selected>1 hour \(the server’s default\)<\/option>/);
 
   const graced = await boardRequest(url, 'POST', `/endpoints/${slug}/rotate`, alice.cookie, {
     csrf: alice.csrf,
@@ -166,4 +166,12 @@ test('queues are removed with the form’s boxes; a queue with live work is refu
   });
   assert.equal(removed.status, 303);
   assert.deepEqual((await row(alice.endpoint.id))?.queues, ['inbox']);
+});
+
+test('a server grace the list does not offer is added to it and picked, never "none" by default', async () => {
+  const other = await startOAuthServer(db, { SWITCHBOARD_CREDENTIAL_GRACE: '2h' });
+  const alice = await person(db, other);
+  const form = await boardRequest(other.url, 'GET', `/endpoints/${alice.endpoint.slug}/edit`, alice.cookie);
+  assert.match(form.text, /<option value="7200" selected>7200 seconds \(the server’s default\)<\/option>/);
+  assert.doesNotMatch(form.text, /<option value="0" selected>/);
 });

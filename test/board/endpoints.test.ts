@@ -172,11 +172,15 @@ test('every form control on the board pages has a label, and every button a name
     await page.goto(path);
     seen[path] = await unlabeled();
   }
-  await page.getByRole('link', { name: 'Labels' }).click();
+  await page.getByRole('link', { name: 'Labels', exact: true }).click();
   seen['endpoint page'] = await unlabeled();
   await page.getByRole('link', { name: 'Budget of inbox' }).click();
   await page.getByRole('button', { name: 'Save budget' }).waitFor();
   seen['budget editor'] = await unlabeled();
+  await page.goBack();
+  await page.getByRole('link', { name: 'Edit Labels' }).click();
+  await page.getByRole('button', { name: 'Rotate the credential' }).waitFor();
+  seen['edit page'] = await unlabeled();
   for (const [where, list] of Object.entries(seen)) assert.deepEqual(list, [], `unlabeled on ${where}`);
 });
 
