@@ -69,7 +69,7 @@ async function inTransaction(pool: Pool, end: 'COMMIT' | 'ROLLBACK', fn: (db: Po
 
 test('a committed createTodo reaches the bus as todo_ready and a rolled-back one never does', async () => {
   const { pool, url } = await testDatabase('bus_commit');
-  const endpoint = await makeEndpoint(pool);
+  const endpoint = await makeEndpoint(pool, { queues: ['inbox', 'ghost', 'marker'] });
   await withBus(url, async (_bus, events) => {
     await createTodo(
       depsOf(pool),
@@ -103,7 +103,7 @@ test('a committed createTodo reaches the bus as todo_ready and a rolled-back one
 
 test('five todos created in one transaction on one queue produce one todo_ready', async () => {
   const { pool, url } = await testDatabase('bus_coalesce');
-  const endpoint = await makeEndpoint(pool);
+  const endpoint = await makeEndpoint(pool, { queues: ['inbox', 'batch', 'marker'] });
   await withBus(url, async (_bus, events) => {
     await inTransaction(pool, 'COMMIT', async (db) => {
       for (let i = 0; i < 5; i++) {
