@@ -30,11 +30,10 @@ import {
   listEndpoints as listRows,
   revokeEndpoint as revokeRow,
   updateEndpointSettings,
-  lockQueueUses,
-  type QueueUse,
   type Endpoint,
   rotateCredential,
 } from '../store/endpoints.js';
+import { lockQueueUses, type QueueUse } from '../store/endpoint-queues.js';
 import { listLiveSessions } from '../store/sessions.js';
 import { withQuota, type QuotaDeps } from '../quotas/check.js';
 

@@ -92,9 +92,10 @@ export function closeAttemptSql(src: string, outcome: string, note?: string): st
  * its granted `queues`, locked FOR KEY SHARE. An insert of todos selects FROM it and keeps
  * only rows whose queue is in `live.queues`, so a todo never lands on a revoked endpoint
  * or on a queue being removed: a revoke or a queue removal first locks the endpoint row
- * FOR UPDATE (store/endpoints.ts), which waits for inserts holding this lock, then sees
- * what they wrote; an insert that comes after waits for it and then reads the row as the
- * revoke or removal left it (the lock re-reads the newest version). The
+ * FOR UPDATE (store/endpoints.ts revokeEndpoint, store/endpoint-queues.ts lockQueueUses),
+ * which waits for inserts holding this lock, then sees what they wrote; an insert that
+ * comes after waits for it and then reads the row as the revoke or removal left it (the
+ * lock re-reads the newest version). The
  * foreign key's check takes the same lock later in the statement; taking it first costs
  * about 0.03 ms an insert, and no WAL (bench/README.md, "Creating a todo on a live endpoint").
  */
