@@ -10,6 +10,7 @@ import { doorbellRoutes } from './doorbell-routes.js';
 import { endpointRoutes, ingestRoutes } from './endpoint-routes.js';
 import { eventRoutes } from './event-routes.js';
 import { RateLimiter } from '../http/rate-limit.js';
+import { ruleRoutes } from './rule-routes.js';
 import { hookRoutes } from './hook-routes.js';
 import { humanRoutes } from './human-routes.js';
 import { identityRoutes } from './identity-routes.js';
@@ -42,6 +43,8 @@ export function apiRoutes(app: FastifyInstance, services: Services, auth: Auth):
     quotas: services.config.quotas,
     tracing: services.tracing,
     keyring: services.keyring,
+    routing: services.config.routing,
+    workOrderSeconds: services.config.routing.workOrderSeconds,
   };
   // Per webhook and per instance, like the API's limits (docs/design/intake.md, "Limits and metrics").
   const perWebhook = new RateLimiter(services.config.webhooks.perWebhook);
@@ -55,6 +58,7 @@ export function apiRoutes(app: FastifyInstance, services: Services, auth: Auth):
     auth,
   );
   eventRoutes(app, { ...identity, ...intake, secretGraceSeconds: services.config.webhooks.secretGraceSeconds }, auth);
+  ruleRoutes(app, { ...intake, db: services.pool }, auth);
   admissionRoutes(app, identity, auth);
   doorbellRoutes(app, identity, auth, now);
   messageRoutes(app, messages, auth);

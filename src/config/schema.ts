@@ -109,6 +109,20 @@ const SCHEMA = z.object({
   // A replaced signing secret keeps verifying this long, so the sender can be updated
   // after the rotation without losing deliveries; a day, like the notify hooks' grace.
   SWITCHBOARD_WEBHOOK_SECRET_GRACE: duration('24h', 0, 30 * 86_400_000, '0s–30d'),
+  // Routing rules (docs/design/routing.md, "Limits"): 32 rules, each expression 1 KiB, is
+  // far more than a repository's triage needs, and bounds what one delivery evaluates;
+  // the budget fails an event closed if its rules still run past it (a huge payload
+  // walked by a comprehension). Fan-out: one event reaches at most this many endpoints.
+  SWITCHBOARD_RULES_MAX: integer(32, 1, 1_000),
+  SWITCHBOARD_RULE_EXPRESSION_MAX: integer(1_024, 64, 16_384),
+  SWITCHBOARD_RULE_EVAL_BUDGET: duration('50ms', 1, 10_000, '1ms–10s'),
+  SWITCHBOARD_FANOUT_MAX: integer(8, 1, 64),
+  // A work order's key (then.once) holds this long: a week covers a pull request's review
+  // cycle; after it, the same key makes work again.
+  SWITCHBOARD_WORK_ORDER_WINDOW: duration('7d', 60_000, 365 * 86_400_000, '1m–365d'),
+  // Quarantined events a human has not reviewed expire after this (they stay listed as
+  // expired until the event retention removes them).
+  SWITCHBOARD_QUARANTINE_TTL: duration('30d', 3_600_000, 3_650 * 86_400_000, '1h–3650d'),
   // The key webhook and notify-hook signing secrets are sealed with at rest (AES-256-GCM;
   // docs/design/intake.md, "Secrets at rest"): 32 bytes as base64 or 64 hex digits, given
   // directly or in a file (a mounted secret). Unset with the embedded PostgreSQL: one is
@@ -504,6 +518,14 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
       webhooks: {
         perWebhook: { perSecond: e.SWITCHBOARD_WEBHOOK_RATE, burst: e.SWITCHBOARD_WEBHOOK_BURST },
         secretGraceSeconds: Math.round(e.SWITCHBOARD_WEBHOOK_SECRET_GRACE / 1000),
+      },
+      routing: {
+        rulesMax: e.SWITCHBOARD_RULES_MAX,
+        expressionMax: e.SWITCHBOARD_RULE_EXPRESSION_MAX,
+        evalBudgetMs: e.SWITCHBOARD_RULE_EVAL_BUDGET,
+        fanoutMax: e.SWITCHBOARD_FANOUT_MAX,
+        workOrderSeconds: Math.round(e.SWITCHBOARD_WORK_ORDER_WINDOW / 1000),
+        quarantineTtlMs: e.SWITCHBOARD_QUARANTINE_TTL,
       },
       mcp: {
         credentialReuseMs: e.SWITCHBOARD_MCP_CREDENTIAL_REUSE,

@@ -88,6 +88,15 @@ export interface Config {
     perWebhook: { perSecond: number; burst: number };
     secretGraceSeconds: number;
   };
+  /** Routing rules, work orders and quarantine (docs/design/routing.md, "Limits"). */
+  routing: {
+    rulesMax: number;
+    expressionMax: number;
+    evalBudgetMs: number;
+    fanoutMax: number;
+    workOrderSeconds: number;
+    quarantineTtlMs: number;
+  };
   doorbell: { ackWindowMs: number };
   /** Instance liveness: how often this instance beats, and how old a beat means dead. */
   instances: { heartbeatMs: number; deadAfterMs: number };

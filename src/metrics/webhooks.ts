@@ -7,6 +7,9 @@ import type { Counter, Registry } from 'prom-client';
 import { combinations, counter, zero } from './define.js';
 
 export const DELIVERY_VERDICTS = ['accepted', 'duplicate', 'rejected', 'invalid', 'rate_limited', 'challenge'] as const;
+/** What routing did with an accepted event (docs/design/routing.md). */
+export const DISPOSITIONS = ['routed', 'duplicate', 'dropped', 'quarantined', 'faulted'] as const;
+export const QUARANTINE_OUTCOMES = ['released', 'discarded', 'expired'] as const;
 export const VERIFY_REASONS = ['missing_signature', 'malformed_signature', 'stale_timestamp', 'bad_signature'] as const;
 const PROVIDER_LABELS = ['token', 'github', 'gitlab', 'gitea', 'stripe', 'slack', 'standard'];
 
@@ -17,6 +20,10 @@ export interface WebhookCounters {
    */
   deliveries: Counter<'provider' | 'verdict'>;
   verifyFailures: Counter<'provider' | 'reason'>;
+  /** Accepted events (deliveries, replays, releases) by what routing did with them. */
+  dispositions: Counter<'disposition'>;
+  /** Quarantined items ended, by outcome (a human's release or discard, or expiry). */
+  quarantineResolved: Counter<'outcome'>;
 }
 
 export function webhookCounters(registry: Registry): WebhookCounters {
@@ -33,7 +40,21 @@ export function webhookCounters(registry: Registry): WebhookCounters {
       'Webhook deliveries refused by signature verification, by provider and reason.',
       ['provider', 'reason'],
     ),
+    dispositions: counter(
+      registry,
+      'switchboard_webhook_events_total',
+      'Webhook events by disposition: routed, duplicate (a work order held), dropped, quarantined, faulted (a rule errored).',
+      ['disposition'],
+    ),
+    quarantineResolved: counter(
+      registry,
+      'switchboard_quarantine_resolved_total',
+      'Quarantined webhook events ended, by outcome (released, discarded, expired).',
+      ['outcome'],
+    ),
   };
+  zero(m.dispositions, combinations({ disposition: [...DISPOSITIONS] }));
+  zero(m.quarantineResolved, combinations({ outcome: [...QUARANTINE_OUTCOMES] }));
   zero(m.deliveries, combinations({ provider: PROVIDER_LABELS, verdict: [...DELIVERY_VERDICTS] }));
   zero(m.verifyFailures, combinations({ provider: PROVIDER_LABELS.slice(1), reason: [...VERIFY_REASONS] }));
   return m;

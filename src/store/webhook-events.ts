@@ -51,13 +51,15 @@ export interface InsertEventArgs {
   todoIds: string[];
   trace: unknown;
   replayOf: string | null;
+  /** What routing did: routed, duplicate, dropped, quarantined or faulted (docs/design/routing.md). */
+  disposition: string;
 }
 
 export async function insertEvent(db: Queryable, a: InsertEventArgs): Promise<EventSummary> {
   const res = await db.query<EventSummary>(
     `INSERT INTO webhook_events AS v (endpoint_id, id, webhook_id, provider, queue, event_type, delivery_id, actor,
-       verified, content_type, headers, payload, todo_ids, trace, replay_of)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12::jsonb, $13::text[], $14::jsonb, $15)
+       verified, content_type, headers, payload, todo_ids, trace, replay_of, disposition)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12::jsonb, $13::text[], $14::jsonb, $15, $16)
      RETURNING ${SUMMARY}`,
     [
       a.endpointId,
@@ -75,6 +77,7 @@ export async function insertEvent(db: Queryable, a: InsertEventArgs): Promise<Ev
       a.todoIds,
       JSON.stringify(a.trace),
       a.replayOf,
+      a.disposition,
     ],
   );
   return res.rows[0] as EventSummary;
@@ -91,10 +94,14 @@ export async function listEvents(db: Queryable, endpointId: string, limit: numbe
 }
 
 /** One event of this owner's (webhook_events_id_idx), or null: another's answers alike. */
-export async function eventOf(db: Queryable, owner: WebhookOwner, id: string): Promise<EventDetail | null> {
+export async function eventOf(
+  db: Queryable,
+  owner: WebhookOwner,
+  id: string,
+): Promise<(EventDetail & { human_id: string }) | null> {
   const o = ownerOf(owner);
-  const res = await db.query<EventDetail>(
-    `SELECT ${DETAIL} FROM webhook_events v JOIN endpoints e ON e.id = v.endpoint_id
+  const res = await db.query<EventDetail & { human_id: string }>(
+    `SELECT ${DETAIL}, e.human_id FROM webhook_events v JOIN endpoints e ON e.id = v.endpoint_id
       WHERE v.id = $2 AND ${o.where}`,
     [o.param, id],
   );
@@ -139,4 +146,46 @@ export async function trimEvents(
     [a.endpointId, a.keep, a.limit],
   );
   return res.rowCount ?? 0;
+}
+
+/** Adds a release's todos and trace steps to the event it released (docs/design/routing.md, "Release"). */
+export async function appendToEvent(
+  db: Queryable,
+  a: { endpointId: string; id: string; todoIds: string[]; trace: unknown[] },
+): Promise<void> {
+  await db.query(
+    `UPDATE webhook_events SET todo_ids = todo_ids || $3::text[], trace = trace || $4::jsonb
+      WHERE endpoint_id = $1 AND id = $2`,
+    [a.endpointId, a.id, a.todoIds, JSON.stringify(a.trace)],
+  );
+}
+
+/** The trace steps of the event a todo came from that concern that todo (its rule's decision and its route). */
+export async function routeOfTodo(
+  db: Queryable,
+  a: { eventId: string; todoId: string },
+): Promise<{ event_id: string; disposition: string; steps: unknown[] } | null> {
+  const res = await db.query<{ event_id: string; disposition: string; steps: unknown[] | null }>(
+    `SELECT v.id AS event_id, v.disposition,
+            (SELECT jsonb_agg(s) FROM jsonb_array_elements(v.trace) s
+              WHERE s->>'step' IN ('decide', 'trust', 'once', 'release') OR s->>'todo_id' = $2) AS steps
+       FROM webhook_events v WHERE v.id = $1 AND $2 = ANY(v.todo_ids)`,
+    [a.eventId, a.todoId],
+  );
+  const row = res.rows[0];
+  return row ? { event_id: row.event_id, disposition: row.disposition, steps: row.steps ?? [] } : null;
+}
+
+/** A webhook's latest events with what was stored of them, newest first: the dry run's deliveries. */
+export async function recentWebhookEvents(
+  db: Queryable,
+  a: { endpointId: string; webhookId: string; limit: number },
+): Promise<EventDetail[]> {
+  const res = await db.query<EventDetail>(
+    `SELECT ${DETAIL} FROM webhook_events v
+      WHERE v.endpoint_id = $1 AND v.webhook_id = $2 AND v.replay_of IS NULL
+      ORDER BY v.received_at DESC, v.id DESC LIMIT $3`,
+    [a.endpointId, a.webhookId, a.limit],
+  );
+  return res.rows;
 }

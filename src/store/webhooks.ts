@@ -4,6 +4,7 @@
 // hash. The signing secrets are read only by the ingest lookup, never listed.
 
 import type { Queryable } from '../db/pool.js';
+import type { Rule, RuleDefault } from '../domain/routing.js';
 
 export interface Webhook {
   id: string;
@@ -16,11 +17,23 @@ export interface Webhook {
   last_delivery_at: Date | null;
 }
 
-/** A webhook as the ingest reads it: with the secrets that verify a delivery now. */
-export interface IngestWebhook extends Webhook {
+/** A webhook's routing (docs/design/routing.md): its rules, default action and trust gate, as stored. */
+export interface WebhookRouting {
+  rules: Rule[];
+  rules_default: RuleDefault;
+  /** Null: no trust gate. */
+  trusted_actors: string[] | null;
+  trust_when: string | null;
+}
+
+/** A webhook as the ingest reads it: with the secrets that verify a delivery now, its routing and its owner. */
+export interface IngestWebhook extends Webhook, WebhookRouting {
   /** The current secret, and the previous one while its rotation grace lasts; empty for `token`. */
   secrets: string[];
+  human_id: string;
 }
+
+const ROUTING = 'w.rules, w.rules_default, w.trusted_actors, w.trust_when';
 
 /**
  * Whose webhook a statement may touch: a human's (any of their endpoints', through the
@@ -126,7 +139,7 @@ export async function deleteWebhook(db: Queryable, owner: WebhookOwner, id: stri
 /** The webhook for an ingest token, with its live secrets, only while its endpoint is live. */
 export async function webhookForToken(db: Queryable, tokenHash: Buffer): Promise<IngestWebhook | null> {
   const res = await db.query<IngestWebhook>(
-    `SELECT ${COLUMNS},
+    `SELECT ${COLUMNS}, ${ROUTING}, e.human_id,
             array_remove(ARRAY[w.secret,
               CASE WHEN w.prev_secret_expires_at > now() THEN w.prev_secret END], NULL) AS secrets
        FROM webhooks w JOIN endpoints e ON e.id = w.endpoint_id
@@ -144,8 +157,8 @@ export async function webhookForToken(db: Queryable, tokenHash: Buffer): Promise
  */
 export async function claimDelivery(
   db: Queryable,
-  a: { endpointId: string; webhookId: string; deliveryId: string; todoId: string; eventId?: string },
-): Promise<{ todo_id: string; event_id: string | null } | null> {
+  a: { endpointId: string; webhookId: string; deliveryId: string; todoId: string | null; eventId?: string },
+): Promise<{ todo_id: string | null; event_id: string | null } | null> {
   const key = [a.endpointId, a.webhookId, a.deliveryId];
   const inserted = await db.query(
     `INSERT INTO webhook_deliveries (endpoint_id, webhook_id, delivery_id, todo_id, event_id) VALUES ($1, $2, $3, $4, $5)
@@ -153,7 +166,7 @@ export async function claimDelivery(
     [...key, a.todoId, a.eventId ?? null],
   );
   if (inserted.rowCount === 1) return null;
-  const earlier = await db.query<{ todo_id: string; event_id: string | null }>(
+  const earlier = await db.query<{ todo_id: string | null; event_id: string | null }>(
     'SELECT todo_id, event_id FROM webhook_deliveries WHERE endpoint_id = $1 AND webhook_id = $2 AND delivery_id = $3',
     key,
   );
@@ -162,4 +175,63 @@ export async function claimDelivery(
 
 export async function touchWebhook(db: Queryable, endpointId: string, id: string): Promise<void> {
   await db.query('UPDATE webhooks SET last_delivery_at = now() WHERE endpoint_id = $1 AND id = $2', [endpointId, id]);
+}
+
+/** One of this owner's webhooks with its routing, or null. */
+export async function webhookRoutingOf(
+  db: Queryable,
+  owner: WebhookOwner,
+  id: string,
+): Promise<(Webhook & WebhookRouting & { human_id: string; endpoint_queues: string[] }) | null> {
+  const o = ownerOf(owner);
+  const res = await db.query<Webhook & WebhookRouting & { human_id: string; endpoint_queues: string[] }>(
+    `SELECT ${COLUMNS}, ${ROUTING}, e.human_id, e.queues AS endpoint_queues FROM webhooks w JOIN endpoints e ON e.id = w.endpoint_id
+      WHERE w.id = $2 AND ${o.where}`,
+    [o.param, id],
+  );
+  return res.rows[0] ?? null;
+}
+
+/** Saves a webhook's rules and default whole (compiled by the caller first). */
+export async function setWebhookRules(
+  db: Queryable,
+  owner: WebhookOwner,
+  a: { id: string; rules: Rule[]; default: RuleDefault },
+): Promise<boolean> {
+  const o = ownerOf(owner);
+  const res = await db.query(
+    `UPDATE webhooks w SET rules = $3::jsonb, rules_default = $4
+       FROM endpoints e WHERE e.id = w.endpoint_id AND ${o.where} AND w.id = $2`,
+    [o.param, a.id, JSON.stringify(a.rules), a.default],
+  );
+  return res.rowCount === 1;
+}
+
+/** Sets a webhook's trust gate: the trusted actors (null: no gate) and the trusting expression. */
+export async function setWebhookTrust(
+  db: Queryable,
+  owner: WebhookOwner,
+  a: { id: string; actors: string[] | null; when: string | null },
+): Promise<boolean> {
+  const o = ownerOf(owner);
+  const res = await db.query(
+    `UPDATE webhooks w SET trusted_actors = $3::text[], trust_when = $4
+       FROM endpoints e WHERE e.id = w.endpoint_id AND ${o.where} AND w.id = $2`,
+    [o.param, a.id, a.actors, a.when],
+  );
+  return res.rowCount === 1;
+}
+
+/** A human's live endpoints by slug: the targets a route may name (docs/design/routing.md, "Fan-out"). */
+export async function routeTargets(
+  db: Queryable,
+  humanId: string,
+  slugs: string[],
+): Promise<{ id: string; slug: string; queues: string[] }[]> {
+  const res = await db.query<{ id: string; slug: string; queues: string[] }>(
+    `SELECT id, slug, queues FROM endpoints
+      WHERE human_id = $1 AND slug = ANY($2::text[]) AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
+    [humanId, slugs],
+  );
+  return res.rows;
 }

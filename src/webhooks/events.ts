@@ -8,7 +8,8 @@ import { notFound } from '../domain/errors.js';
 import { parseInput } from '../domain/todo.js';
 import { resolveEndpoint, type EndpointDeps } from '../endpoints/manage.js';
 import { eventOf, listEvents as listRows, type EventDetail, type EventSummary } from '../store/webhook-events.js';
-import type { WebhookOwner } from '../store/webhooks.js';
+import { webhookRoutingOf, type WebhookOwner } from '../store/webhooks.js';
+import { decideEvent, NO_ROUTING } from '../routing/route.js';
 import { readingOf } from './ingest.js';
 import { recordEvent, type RecordDeps } from './record.js';
 import type { Provider } from './verify.js';
@@ -72,15 +73,30 @@ export async function replayEvent(deps: EndpointDeps & RecordDeps, owner: Webhoo
   if (!original) throw notFound('event', id);
   const header = (name: string) => original.headers[name];
   const reading = readingOf(original.provider as Provider, header, original.payload);
+  // Routed by the webhook's rules as they are now: a fixed rule makes what a faulted event could not.
+  const routing = original.webhook_id === null ? null : await webhookRoutingOf(deps.db, owner, original.webhook_id);
+  const decision = decideEvent(
+    routing ?? NO_ROUTING,
+    {
+      provider: original.provider,
+      queue: original.queue,
+      reading,
+      headers: original.headers,
+      payload: reading.payload,
+      priority: undefined,
+    },
+    deps.routing,
+  );
   const made = await recordEvent(deps, {
     webhook: {
       id: original.webhook_id,
       endpoint_id: original.endpoint_id,
       queue: original.queue,
       provider: original.provider,
+      human_id: original.human_id,
     },
     reading: { ...reading, deliveryId: original.delivery_id },
-    priority: undefined,
+    decision,
     verified: original.verified,
     contentType: original.content_type,
     headers: original.headers,
@@ -90,5 +106,5 @@ export async function replayEvent(deps: EndpointDeps & RecordDeps, owner: Webhoo
   });
   const event = await eventOf(deps.db, owner, made.event_id as string);
   if (!event) throw notFound('event', made.event_id as string);
-  return { event: detailView(event), todos: made.todos, replay_of: original.id };
+  return { event: detailView(event), todos: made.todos, replay_of: original.id, disposition: made.disposition };
 }

@@ -13,7 +13,10 @@
 import type { Tracing } from '../tracing/index.js';
 import type { Pool } from '../db/pool.js';
 import { AppError, invalidArgument } from '../domain/errors.js';
-import { PRIORITY_BOUNDS } from '../domain/todo.js';
+import { z } from 'zod';
+import { createTodoInput, parseInput, PRIORITY_BOUNDS } from '../domain/todo.js';
+import { decideEvent } from '../routing/route.js';
+import type { RoutingLimits } from '../routing/rules.js';
 import { UNSTORABLE_MESSAGE, unstorableField } from '../domain/unstorable.js';
 import { hashSecret } from '../identity/secrets.js';
 import { NO_KEYRING, open, type Keyring } from '../secrets/keyring.js';
@@ -54,7 +57,9 @@ export function deliveryIdOf(header: (name: string) => string | undefined): { id
 export const DEFAULT_TITLE = 'Webhook delivery';
 
 /** A delivery's answer: Slack's handshake, or the todos it made (or had made, when it is a redelivery). */
-export type IngestAnswer = { challenge: string } | (Made & { todo_id: string; duplicate?: true });
+export type IngestAnswer = { challenge: string } | Made;
+
+const payloadOnly = z.strictObject({ payload: createTodoInput.shape.payload });
 
 /** A token webhook's todo: `title` from the body (else the header, else the default), the rest as payload. */
 export function splitBody(body: unknown, titleHeader: string | undefined): { title: string; payload: unknown } {
@@ -94,6 +99,10 @@ export interface IngestDeps extends QuotaDeps {
    * webhook and answers the seconds to wait, 0 when it may go on. Absent: unlimited.
    */
   limit?: (webhookId: string) => number;
+  /** The settings that bound rules (docs/design/routing.md, "Limits"); absent: the defaults. */
+  routing?: RoutingLimits;
+  /** How long a work-order key holds, in seconds (SWITCHBOARD_WORK_ORDER_WINDOW). */
+  workOrderSeconds?: number;
 }
 
 /** The todo's fields from a delivery (also how a replay reads a stored one, events.ts). */
@@ -176,19 +185,27 @@ export async function ingestDelivery(deps: IngestDeps, token: string, delivery: 
     reading = readingOf(provider, header, body, delivery.raw);
     checkDeliveryId(provider, header, reading.deliveryId);
     priority = parsePriority(delivery.priority);
+    // Refused before routing, whatever the rules would do with it: a todo's payload is at most 256 KiB.
+    parseInput(payloadOnly, { payload: reading.payload });
   } catch (err) {
     deps.metrics?.webhooks.deliveries.inc({ provider, verdict: 'invalid' });
     throw err;
   }
+  const headers = sanitizedHeaders(delivery.headers);
+  const decision = decideEvent(
+    webhook,
+    { provider, queue: webhook.queue, reading, headers, payload: reading.payload, priority },
+    deps.routing,
+  );
   const made = await recordEvent(
     { ...deps, db: deps.pool },
     {
       webhook,
       reading,
-      priority,
+      decision,
       verified: isSigned(provider),
       contentType,
-      headers: sanitizedHeaders(delivery.headers),
+      headers,
       payload: body,
       dedup: true,
       replayOf: null,

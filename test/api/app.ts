@@ -132,6 +132,10 @@ export class Harness {
   delete(url: string, options?: RequestOptions): Promise<Reply> {
     return this.request('DELETE', url, options);
   }
+
+  put(url: string, options?: RequestOptions): Promise<Reply> {
+    return this.request('PUT', url, options);
+  }
 }
 
 /** A migrated database of the file's own and the app on it; closed when the file ends. */
