@@ -496,6 +496,7 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
         webhookDeliveriesMs: e.SWITCHBOARD_WEBHOOK_DEDUP_RETENTION,
         webhookEventsMs: e.SWITCHBOARD_WEBHOOK_EVENT_RETENTION,
         webhookEventsPerEndpoint: e.SWITCHBOARD_WEBHOOK_EVENTS_PER_ENDPOINT,
+        quarantineMs: e.SWITCHBOARD_QUARANTINE_TTL,
         doorbellMs: e.SWITCHBOARD_DOORBELL_RETENTION,
         admissionAuditMs: e.SWITCHBOARD_RETENTION,
         rollupsMs: e.SWITCHBOARD_ROLLUP_RETENTION,
@@ -525,7 +526,6 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
         evalBudgetMs: e.SWITCHBOARD_RULE_EVAL_BUDGET,
         fanoutMax: e.SWITCHBOARD_FANOUT_MAX,
         workOrderSeconds: Math.round(e.SWITCHBOARD_WORK_ORDER_WINDOW / 1000),
-        quarantineTtlMs: e.SWITCHBOARD_QUARANTINE_TTL,
       },
       mcp: {
         credentialReuseMs: e.SWITCHBOARD_MCP_CREDENTIAL_REUSE,

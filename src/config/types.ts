@@ -95,7 +95,6 @@ export interface Config {
     evalBudgetMs: number;
     fanoutMax: number;
     workOrderSeconds: number;
-    quarantineTtlMs: number;
   };
   doorbell: { ackWindowMs: number };
   /** Instance liveness: how often this instance beats, and how old a beat means dead. */
@@ -140,6 +139,8 @@ export interface RetentionConfig {
   webhookEventsMs: number;
   /** Events kept per endpoint, newest first (SWITCHBOARD_WEBHOOK_EVENTS_PER_ENDPOINT). */
   webhookEventsPerEndpoint: number;
+  /** Held quarantine items expire after this (SWITCHBOARD_QUARANTINE_TTL; docs/design/routing.md). */
+  quarantineMs: number;
   doorbellMs: number;
   admissionAuditMs: number;
   /** Per-minute queue rollups (docs/design/queue-rollups.md). */

@@ -44,7 +44,10 @@ export const ruleInput = z.strictObject({
 export const RULE_DEFAULTS = ['route', 'drop'] as const;
 export type RuleDefault = (typeof RULE_DEFAULTS)[number];
 export const setRulesInput = z.strictObject({
-  rules: z.array(ruleInput).max(1000),
+  rules: z
+    .array(ruleInput)
+    .max(1000)
+    .describe('The ordered rules, first match wins: [{name, when: CEL, then: {action: route|drop|quarantine, …}}].'),
   default: z
     .enum(RULE_DEFAULTS)
     .optional()

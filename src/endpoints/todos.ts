@@ -3,7 +3,7 @@
 // not_found exactly like an unknown id.
 
 import { AppError, invalidArgument, notFound } from '../domain/errors.js';
-import type { Todo, TodoAttempt } from '../domain/todo.js';
+import type { Todo } from '../domain/todo.js';
 import type { Endpoint } from '../store/endpoints.js';
 import { findTodoEndpoint } from '../store/todos.js';
 import { cancel, createTodo, getTodoWithAttempts, listTodos, retryNow, type TodoDeps } from '../todos/index.js';
@@ -56,7 +56,7 @@ export async function showTodo(
   deps: OperatorDeps,
   humanId: string,
   id: string,
-): Promise<{ todo: Todo; attempts: TodoAttempt[] }> {
+): ReturnType<typeof getTodoWithAttempts> {
   return getTodoWithAttempts(deps, await endpointOfTodo(deps, humanId, id), id);
 }
 

@@ -252,6 +252,7 @@ export function mcpRoutes(app: FastifyInstance, services: Services): SessionRegi
     log,
     hookGuard: services.hookGuard,
     keyring: services.keyring,
+    routing: services.config.routing,
     validator: new AjvJsonSchemaValidator(),
     tracing: services.tracing,
   };

@@ -9,7 +9,8 @@ import { combinations, counter, zero } from './define.js';
 export const DELIVERY_VERDICTS = ['accepted', 'duplicate', 'rejected', 'invalid', 'rate_limited', 'challenge'] as const;
 /** What routing did with an accepted event (docs/design/routing.md). */
 export const DISPOSITIONS = ['routed', 'duplicate', 'dropped', 'quarantined', 'faulted'] as const;
-export const QUARANTINE_OUTCOMES = ['released', 'discarded', 'expired'] as const;
+/** A human's (or a granted agent's) decision; expiry is the routing_retention sweep's count. */
+export const QUARANTINE_OUTCOMES = ['released', 'discarded'] as const;
 export const VERIFY_REASONS = ['missing_signature', 'malformed_signature', 'stale_timestamp', 'bad_signature'] as const;
 const PROVIDER_LABELS = ['token', 'github', 'gitlab', 'gitea', 'stripe', 'slack', 'standard'];
 
@@ -22,7 +23,7 @@ export interface WebhookCounters {
   verifyFailures: Counter<'provider' | 'reason'>;
   /** Accepted events (deliveries, replays, releases) by what routing did with them. */
   dispositions: Counter<'disposition'>;
-  /** Quarantined items ended, by outcome (a human's release or discard, or expiry). */
+  /** Quarantined items ended by a reviewer, by outcome (released, discarded). */
   quarantineResolved: Counter<'outcome'>;
 }
 
@@ -49,7 +50,7 @@ export function webhookCounters(registry: Registry): WebhookCounters {
     quarantineResolved: counter(
       registry,
       'switchboard_quarantine_resolved_total',
-      'Quarantined webhook events ended, by outcome (released, discarded, expired).',
+      'Quarantined webhook events ended by a reviewer, by outcome (released, discarded).',
       ['outcome'],
     ),
   };

@@ -174,7 +174,7 @@ export const testRulesInput = z.strictObject({
     .optional()
     .describe(`Replay the webhook's latest deliveries (1–${DRY_RUN_MAX}).`),
   rules: z.array(ruleInput).max(1000).optional().describe('A draft to test instead of the saved rules.'),
-  default: z.enum(RULE_DEFAULTS).optional(),
+  default: z.enum(RULE_DEFAULTS).optional().describe("The draft's action when no rule matches: route or drop."),
 });
 
 interface DryRunResult {

@@ -1,6 +1,7 @@
 // Retention of the tables that only grow: closed MCP sessions, expired board sessions and
 // spent setup links and CLI sign-in codes, dead API tokens, inbound webhook delivery ids
-// and the webhook event history (by age, and each endpoint's newest N),
+// and the webhook event history (by age, and each endpoint's newest N), quarantined events
+// and work-order keys,
 // the admission and bulk-action and human audits, the per-minute queue rollups, dead OAuth
 // rows, and doorbell ring records with self-test reports. One sweep per rule, each on the
 // retention interval in claimed ticks (one instance a tick), each draining its table in
@@ -33,6 +34,8 @@ import { pruneRollups } from '../store/queue-rollups.js';
 import { pruneScheduleAudit } from '../store/schedules.js';
 import { pruneBulkAudit } from '../store/todo-bulk-actions.js';
 import { pruneEvents, recentEventEndpoints, trimEvents } from '../store/webhook-events.js';
+import { expireQuarantine, pruneQuarantine } from '../store/quarantine.js';
+import { pruneWorkOrders } from '../store/work-orders.js';
 import type { Sweep } from './runner.js';
 
 /** Rows per statement, and how many statements (or how long) one tick may run. */
@@ -146,6 +149,13 @@ export function retentionSweeps(
         };
       },
     },
+    // Held items expire after the quarantine TTL; ended ones stay reviewable as long as the
+    // events they held (docs/design/routing.md, "Retention"). Work-order keys go once expired.
+    sweepOf('routing_retention', intervalMs, db, bounds, [
+      ['quarantine_expired', expireQuarantine, keep.quarantineMs],
+      ['quarantine_pruned', pruneQuarantine, Math.max(keep.quarantineMs, keep.webhookEventsMs)],
+      ['work_orders_pruned', pruneWorkOrders, 0],
+    ]),
     sweepOf('admission_audit_retention', intervalMs, db, bounds, [
       ['audit_pruned', pruneAdmissionAudit, keep.admissionAuditMs],
     ]),

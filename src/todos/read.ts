@@ -8,6 +8,8 @@ import { invalidArgument, notFound } from '../domain/errors.js';
 import { isId } from '../domain/ids.js';
 import { LIMITS, listTodosInput, parseInput, todoId, type TodoAttempt } from '../domain/todo.js';
 import { getTodo as getRow, listAttempts, listTodos as listRows } from '../store/todos.js';
+import { routeOfTodo } from '../store/webhook-events.js';
+import type { Queryable } from '../db/pool.js';
 import type { TodoDeps } from './context.js';
 import { withWaiting, type ReadTodo } from './waiting-read.js';
 
@@ -22,18 +24,36 @@ export interface ReadScope {
   queues?: string[];
 }
 
-/** One todo with its attempts, oldest first, as the API's todo read answers them. */
+/** How a webhook event's rules made this todo (docs/design/routing.md, "The trace"). */
+export interface TodoRoute {
+  event_id: string;
+  disposition: string;
+  steps: unknown[];
+}
+
+/**
+ * The routing trace of a todo a webhook event made: the rule's decision and this todo's
+ * own route step, not the event's other targets (another endpoint's todos). Undefined for
+ * a todo no event made.
+ */
+export async function routeOf(db: Queryable, todo: { id: string; event_id: string | null }): Promise<TodoRoute | undefined> {
+  if (todo.event_id === null) return undefined;
+  return (await routeOfTodo(db, { eventId: todo.event_id, todoId: todo.id })) ?? undefined;
+}
+
+/** One todo with its attempts, oldest first, and its routing trace when an event made it. */
 export async function getTodo(
   deps: TodoDeps,
   scope: ReadScope,
   input: unknown,
-): Promise<{ todo: ReadTodo; attempts: TodoAttempt[] }> {
+): Promise<{ todo: ReadTodo; attempts: TodoAttempt[]; route?: TodoRoute }> {
   const { id } = parseInput(getTodoInput, input);
   // Both reads at once; the attempts are shown only when the todo is in scope.
   const [todo, attempts] = await Promise.all([getRow(deps.db, scope, id), listAttempts(deps.db, scope.endpointId, id)]);
   if (!todo) throw notFound('todo', id);
   const [withStatus] = await withWaiting(deps.db, scope.endpointId, [todo]);
-  return { todo: withStatus ?? todo, attempts };
+  const route = await routeOf(deps.db, todo);
+  return { todo: withStatus ?? todo, attempts, ...(route ? { route } : {}) };
 }
 
 export async function listTodos(

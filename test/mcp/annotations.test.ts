@@ -12,14 +12,14 @@ import { connect, startApp, vend } from './harness.js';
 const { pool } = await testDatabase('mcp_annotations');
 const app = await startApp(pool, 'instance-a');
 
-/** Verbs that only read: list, get, whoami, status, presence. */
-const READ_ONLY = /^(list_|get_)|^(whoami|admission_status|presence)$/;
+/** Verbs that only read: list, get, whoami, status, presence, and the rules' dry run. */
+const READ_ONLY = /^(list_|get_)|^(whoami|admission_status|presence|test_webhook_rules)$/;
 /** Verbs that delete or replace for good. */
 const DESTRUCTIVE = /^(clear_|delete_|remove_|rotate_)/;
 
 test('every tool in tools/list has all four annotations; read-only and destructive verbs are marked', async () => {
   const { credential } = await vend(pool, {
-    verbs: ['drain', 'create', 'messages', 'admission', 'hooks', 'webhooks', 'events'],
+    verbs: ['drain', 'create', 'messages', 'admission', 'hooks', 'webhooks', 'events', 'quarantine'],
   });
   const c = await connect(app.url, credential);
   const { tools } = await c.client.listTools();

@@ -45,7 +45,7 @@ const vended = await vendEndpoint(
   {
     name: 'every verb',
     queues: ['inbox', 'builds'],
-    verbs: ['drain', 'create', 'messages', 'admission', 'hooks', 'webhooks', 'events'],
+    verbs: ['drain', 'create', 'messages', 'admission', 'hooks', 'webhooks', 'events', 'quarantine'],
   },
   new Date(),
 );
@@ -229,13 +229,16 @@ test('the webhook and event verbs answer what their output schemas say', async (
   const rotated = await call(me, 'rotate_webhook', { webhook_id: made.webhook.id });
   await call(me, 'set_webhook_secret', { webhook_id: made.webhook.id });
   await call(me, 'set_webhook_secret', { webhook_id: made.webhook.id, secret: 'whsec_issuedByGitHubSettings01' });
-  const raw = JSON.stringify({ action: 'opened', issue: { number: 1, title: 'x' }, repository: { full_name: 'o/r' } });
-  const signature = `sha256=${createHmac('sha256', 'whsec_issuedByGitHubSettings01').update(raw).digest('hex')}`;
-  const delivered = await fetch(new URL(new URL(String(rotated.url)).pathname, s.url), {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-github-event': 'issues', 'x-hub-signature-256': signature },
-    body: raw,
-  });
+  const deliver = async (number: number) => {
+    const raw = JSON.stringify({ action: 'opened', issue: { number, title: 'x' }, repository: { full_name: 'o/r' } });
+    const signature = `sha256=${createHmac('sha256', 'whsec_issuedByGitHubSettings01').update(raw).digest('hex')}`;
+    return fetch(new URL(new URL(String(rotated.url)).pathname, s.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-github-event': 'issues', 'x-hub-signature-256': signature },
+      body: raw,
+    });
+  };
+  const delivered = await deliver(1);
   assert.equal(delivered.status, 201, await delivered.clone().text());
   const { event_id: eventId } = (await delivered.json()) as { event_id: string };
   const listed = await call(me, 'list_webhook_events', { limit: 5 });
@@ -243,6 +246,32 @@ test('the webhook and event verbs answer what their output schemas say', async (
   await call(me, 'get_webhook_event', { event_id: eventId });
   const replayed = await call(me, 'replay_webhook_event', { event_id: eventId });
   assert.equal(replayed.replay_of, eventId);
+
+  const webhookId = made.webhook.id;
+  await call(me, 'set_webhook_rules', {
+    webhook_id: webhookId,
+    rules: [
+      {
+        name: 'issues',
+        when: 'event.type == "issues.opened"',
+        then: { action: 'route', title: 'Issue {{ payload.issue.number }}' },
+      },
+    ],
+    default: 'drop',
+  });
+  assert.equal((await call(me, 'get_webhook_rules', { webhook_id: webhookId })).rules.length, 1);
+  const dry = await call(me, 'test_webhook_rules', { webhook_id: webhookId, last: 5 });
+  assert.equal(dry.results[0].action, 'routed');
+  // A gate trusting nobody: the next deliveries (they name no sender) wait in quarantine.
+  await call(me, 'set_trusted_actors', { webhook_id: webhookId, actors: [] });
+  for (const n of [2, 3]) assert.equal((await (await deliver(n)).json()).disposition, 'quarantined');
+  const held = await call(me, 'list_quarantine');
+  assert.equal(held.items.length, 2);
+  await call(me, 'get_quarantined', { id: held.items[0].id });
+  const released = await call(me, 'release_quarantined', { id: held.items[0].id });
+  assert.equal(released.todos.length, 1);
+  await call(me, 'discard_quarantined', { id: held.items[1].id, reason: 'spam' });
+  await call(me, 'set_trusted_actors', { webhook_id: webhookId, actors: null });
   await call(me, 'delete_webhook', { webhook_id: made.webhook.id });
 });
 

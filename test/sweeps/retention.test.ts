@@ -2,6 +2,8 @@
 // live rows stay, deletion is bounded per statement and per tick, each statement reads
 // through an index, and the sweeps run through the SweepRunner's claimed ticks.
 
+import { expireQuarantine, pruneQuarantine } from '../../src/store/quarantine.js';
+import { pruneWorkOrders } from '../../src/store/work-orders.js';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { pino } from 'pino';
@@ -58,6 +60,7 @@ test('the retention settings default to 7 days for sessions, sign-ins, OAuth row
     webhookDeliveriesMs: 30 * 86_400_000,
     webhookEventsMs: 30 * 86_400_000,
     webhookEventsPerEndpoint: 10_000,
+    quarantineMs: 30 * 86_400_000,
     doorbellMs: 7 * 86_400_000,
     admissionAuditMs: parsed.config.sweeps.retentionMs,
     rollupsMs: 2 * 86_400_000,
@@ -396,8 +399,53 @@ const RULES: Rule[] = [
     table: 'doorbell_tests',
     owner: 'endpoint_id',
   },
+  ...routingRules(),
   ...oauthRules(),
 ];
+
+/** Held quarantine items expire (their state changes); ended ones and expired work-order keys are deleted. */
+function routingRules(): Rule[] {
+  const item = (ep: { id: string }, state: string, age: string) =>
+    db.query(
+      `INSERT INTO quarantine_items (endpoint_id, id, event_id, reason, state, created_at)
+       VALUES ($1, 'qi_' || gen_random_uuid(), 'ev_x', 'untrusted', $2, now() - $3::interval)`,
+      [ep.id, state, age],
+    );
+  return [
+    {
+      sweep: 'routing_retention',
+      count: 'quarantine_expired',
+      prune: expireQuarantine,
+      keepMs: keep.quarantineMs,
+      old: (ep) => item(ep, 'held', '31 days'),
+      table: 'quarantine_items',
+      owner: { where: `endpoint_id = $1 AND state = 'held'` },
+    },
+    {
+      sweep: 'routing_retention',
+      count: 'quarantine_pruned',
+      prune: pruneQuarantine,
+      keepMs: Math.max(keep.quarantineMs, keep.webhookEventsMs),
+      old: (ep) => item(ep, 'discarded', '31 days'),
+      table: 'quarantine_items',
+      owner: 'endpoint_id',
+    },
+    {
+      sweep: 'routing_retention',
+      count: 'work_orders_pruned',
+      prune: pruneWorkOrders,
+      keepMs: 0,
+      old: (ep, hook) =>
+        db.query(
+          `INSERT INTO webhook_work_orders (endpoint_id, webhook_id, key, event_id, expires_at)
+           VALUES ($1, $2, gen_random_uuid()::text, 'ev_x', now() - interval '1 day')`,
+          [ep.id, hook],
+        ),
+      table: 'webhook_work_orders',
+      owner: 'endpoint_id',
+    },
+  ];
+}
 
 /** The OAuth rows hang off a grant of the test's endpoint; clients carry its id as their name. */
 function oauthRules(): Rule[] {

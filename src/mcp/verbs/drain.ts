@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { LIMITS } from '../../domain/todo.js';
 import * as todos from '../../todos/index.js';
-import { attemptOut, claimedOut, deferReason, leaseOut, time, todoListedOut, todoOut } from './shapes.js';
+import { attemptOut, claimedOut, deferReason, leaseOut, routeOut, time, todoListedOut, todoOut } from './shapes.js';
 import type { Verb } from './types.js';
 import { READS, SETTLES, WRITES } from './types.js';
 
@@ -41,11 +41,15 @@ export const drainVerbs: Verb[] = [
       'Read one todo (state, lease) and its attempts, with what each left, without claiming it. Its body and ' +
       'payload come with a claim.',
     input: todos.getTodoInput,
-    output: z.object({ todo: todoListedOut, attempts: z.array(attemptOut) }),
+    output: z.object({
+      todo: todoListedOut,
+      attempts: z.array(attemptOut),
+      route: routeOut.optional(),
+    }),
     async run(ctx, args) {
       const scope = { endpointId: ctx.endpoint.id, queues: ctx.agent.queues };
-      const { todo, attempts } = await todos.getTodo(ctx.todos, scope, args);
-      return { todo: todoOut(todo), attempts };
+      const { todo, attempts, route } = await todos.getTodo(ctx.todos, scope, args);
+      return { todo: todoOut(todo), attempts, ...(route ? { route } : {}) };
     },
   },
   {

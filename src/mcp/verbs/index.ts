@@ -10,7 +10,7 @@ import { createVerbs } from './create.js';
 import { doorbellVerbs } from './doorbell.js';
 import { drainVerbs } from './drain.js';
 import { hookVerbs } from './hooks.js';
-import { eventVerbs, webhookVerbs } from './webhooks.js';
+import { eventVerbs, quarantineVerbs, ruleVerbs, webhookVerbs } from './webhooks.js';
 import { messageVerbs } from './messages.js';
 import { presenceVerbs } from './presence.js';
 import { selfVerbs } from './self.js';
@@ -28,7 +28,9 @@ const VERBS: ReadonlyMap<string, Verb> = new Map(
     ...doorbellVerbs,
     ...hookVerbs,
     ...webhookVerbs,
+    ...ruleVerbs,
     ...eventVerbs,
+    ...quarantineVerbs,
     ...presenceVerbs,
   ].map((v) => [v.name, v]),
 );

@@ -151,6 +151,17 @@ export const claimedOut = z.object({
   admission: usageOut.optional().describe('Only on a queue with a budget.'),
 });
 
+/** How a webhook event's routing rules made a todo (docs/design/routing.md, "The trace"). */
+export const routeOut = z
+  .object({
+    event_id: z.string().describe('The webhook event that made it.'),
+    disposition: z.string().describe('What routing did with the event: routed (or quarantined, then released).'),
+    steps: z
+      .array(z.record(z.string(), z.unknown()))
+      .describe("The rule's decision (its id, the values its expressions produced) and this todo's route."),
+  })
+  .describe('Present when a webhook event made the todo.');
+
 /** A todo's attempt as get_todo answers it, oldest first. */
 export const attemptOut = z.object({
   seq: z.number().int(),

@@ -8,6 +8,7 @@ import type { Endpoint } from '../../endpoints/credentials.js';
 import type { MessageDeps } from '../../messages/context.js';
 import type { HookGuard } from '../../hooks/guard.js';
 import type { Keyring } from '../../secrets/keyring.js';
+import type { RoutingLimits } from '../../routing/rules.js';
 import type { SessionDeps } from '../../sessions/index.js';
 import type { Agent, TodoDeps } from '../../todos/index.js';
 import type { Waiters } from '../../todos/waiters.js';
@@ -30,7 +31,12 @@ export interface VerbContext {
   hookGuard?: HookGuard;
   /** Seals the signing secrets the hooks and webhooks verbs write (docs/design/intake.md); absent: as issued. */
   keyring?: Keyring;
+  /** Bounds on routing rules and the work-order window (docs/design/routing.md); absent: the defaults. */
+  routing?: RoutingSettings;
 }
+
+/** The routing settings the rules and quarantine verbs apply (SWITCHBOARD_RULES_MAX and the rest). */
+export type RoutingSettings = RoutingLimits & { workOrderSeconds: number };
 
 /**
  * MCP tool annotations (2025-06-18): hints a client may use to decide whether to ask

@@ -17,9 +17,27 @@ import {
   setWebhookSecret,
   webhookSecretInput,
 } from '../../webhooks/manage.js';
+import { RULE_DEFAULTS, setRulesInput } from '../../domain/routing.js';
+import {
+  clearTrust,
+  getRules,
+  setRules,
+  setTrust,
+  setTrustInput,
+  testRules,
+  testRulesInput,
+} from '../../routing/manage.js';
+import {
+  discardInput,
+  discardQuarantine,
+  listQuarantine,
+  listQuarantineInput,
+  releaseQuarantine,
+  showQuarantine,
+} from '../../routing/quarantine.js';
 import { time } from './shapes.js';
 import type { Verb, VerbContext } from './types.js';
-import { DESTROYS, READS, WRITES } from './types.js';
+import { DESTROYS, READS, SETTLES, WRITES } from './types.js';
 
 const owner = (ctx: VerbContext) => ({ endpointId: ctx.endpoint.id });
 
@@ -35,6 +53,7 @@ function deps(ctx: VerbContext) {
       : { idempotencyWindowSeconds: ctx.todos.idempotencyWindowSeconds }),
     ...(ctx.todos.metrics ? { metrics: ctx.todos.metrics } : {}),
     ...(ctx.keyring ? { keyring: ctx.keyring } : {}),
+    ...(ctx.routing ? { routing: ctx.routing, workOrderSeconds: ctx.routing.workOrderSeconds } : {}),
   };
 }
 
@@ -164,9 +183,137 @@ export const eventVerbs: Verb[] = [
     input: eventIdInput,
     output: z.object({
       event: eventOut,
-      todos: z.array(z.object({ id: z.string(), queue: z.string(), created: z.boolean() })),
+      todos: z.array(
+        z.object({ id: z.string(), queue: z.string(), created: z.boolean(), endpoint: z.string().optional() }),
+      ),
       replay_of: z.string(),
+      disposition: z
+        .string()
+        .describe("What the webhook's rules, as they are now, did with it: routed, dropped, quarantined, faulted…"),
     }),
     run: (ctx, args) => replayEvent(deps(ctx), owner(ctx), parseInput(eventIdInput, args).event_id),
+  },
+];
+
+const ruleOut = z.object({
+  id: z.string(),
+  name: z.string(),
+  when: z.string(),
+  then: z.record(z.string(), z.unknown()),
+});
+const rulesOut = z.object({ rules: z.array(ruleOut), default: z.enum(RULE_DEFAULTS) });
+const trustOut = z.object({
+  actors: z.array(z.string()).nullable(),
+  when: z.string().nullable(),
+  enforced: z.boolean(),
+});
+const setRulesArgs = setRulesInput.extend({ webhook_id: webhookId });
+const testRulesArgs = testRulesInput.extend({ webhook_id: webhookId });
+const setTrustArgs = setTrustInput.extend({
+  webhook_id: webhookId,
+  actors: setTrustInput.shape.actors
+    .nullable()
+    .describe("Provider logins or ids whose events route; anyone else's are quarantined. null: no gate."),
+});
+
+/** Routing rules on the agent's own webhooks (docs/design/routing.md), in the webhooks family. */
+export const ruleVerbs: Verb[] = [
+  {
+    name: 'get_webhook_rules',
+    annotations: READS,
+    description: "A webhook's routing rules (first match wins), its default action and its trusted actors.",
+    input: webhookIdInput,
+    output: rulesOut.extend({ trusted_actors: trustOut }),
+    run: (ctx, args) => getRules(deps(ctx), owner(ctx), parseInput(webhookIdInput, args).webhook_id),
+  },
+  {
+    name: 'set_webhook_rules',
+    annotations: SETTLES,
+    description:
+      "Replace a webhook's rules: [{name, when, then}], `when` a CEL expression over {event: {provider, type, " +
+      'actor, headers}, payload}, `then` {action: "route", queue?, endpoints?, title?, kind?, priority?, once?} ' +
+      '| {action: "drop"} | {action: "quarantine"}. A compile error names rules[i].field and the position.',
+    input: setRulesArgs,
+    output: rulesOut,
+    run: (ctx, args) => {
+      const { webhook_id: id, ...rest } = parseInput(setRulesArgs, args);
+      return setRules(deps(ctx), owner(ctx), id, rest);
+    },
+  },
+  {
+    name: 'test_webhook_rules',
+    annotations: READS,
+    description:
+      "Dry-run the rules (saved, or a draft in `rules`) on a payload, or on the webhook's last deliveries: per " +
+      'delivery the rule that matched, the action and the todos it would make. Nothing is written.',
+    input: testRulesArgs,
+    output: z.object({ results: z.array(z.record(z.string(), z.unknown())) }),
+    run: (ctx, args) => {
+      const { webhook_id: id, ...rest } = parseInput(testRulesArgs, args);
+      return testRules(deps(ctx), owner(ctx), id, rest);
+    },
+  },
+  {
+    name: 'set_trusted_actors',
+    annotations: SETTLES,
+    description:
+      'Set who may wake agents through a webhook: events a rule would route, from anyone else, are quarantined ' +
+      'for a human. actors: null turns the gate off.',
+    input: setTrustArgs,
+    output: z.object({ trusted_actors: trustOut }),
+    run: (ctx, args) => {
+      const { webhook_id: id, actors, when } = parseInput(setTrustArgs, args);
+      if (actors === null) return clearTrust(deps(ctx), owner(ctx), id);
+      return setTrust(deps(ctx), owner(ctx), id, { actors, ...(when === undefined ? {} : { when }) });
+    },
+  },
+];
+
+const quarantineId = z.string().min(1).check(maxLength(64)).describe('The quarantine item id, `qi_…`.');
+const quarantineIdInput = z.strictObject({ id: quarantineId });
+const discardArgs = discardInput.extend({ id: quarantineId });
+const itemOut = z.record(z.string(), z.unknown());
+
+/**
+ * The quarantine family: a classifier agent reviews its own endpoint's held events. Never
+ * in the basic grant or in the webhooks family: releasing a stranger's event to agents is
+ * the decision the gate exists to leave to a human.
+ */
+export const quarantineVerbs: Verb[] = [
+  {
+    name: 'list_quarantine',
+    annotations: READS,
+    description: "Your webhooks' held events (untrusted actors), newest first, with what each would make.",
+    input: listQuarantineInput,
+    output: z.object({ items: z.array(itemOut) }),
+    run: (ctx, args) => listQuarantine(deps(ctx), owner(ctx), args),
+  },
+  {
+    name: 'get_quarantined',
+    annotations: READS,
+    description: 'One held event with the payload that would reach an agent if released.',
+    input: quarantineIdInput,
+    output: z.object({ item: itemOut }),
+    run: (ctx, args) => showQuarantine(deps(ctx), owner(ctx), parseInput(quarantineIdInput, args).id),
+  },
+  {
+    name: 'release_quarantined',
+    annotations: { ...WRITES, idempotentHint: false },
+    description: 'Route a held event as if its actor were trusted: its todos are made and rung.',
+    input: quarantineIdInput,
+    output: z.object({ todos: z.array(itemOut), outcome: z.string(), item: itemOut.optional() }),
+    run: (ctx, args) => releaseQuarantine(deps(ctx), owner(ctx), parseInput(quarantineIdInput, args).id, owner(ctx)),
+  },
+  {
+    name: 'discard_quarantined',
+    // Not destructive: the item stays, discarded, with its reason; a second discard is a conflict.
+    annotations: WRITES,
+    description: 'Discard a held event with a reason; nothing is made, nothing rings.',
+    input: discardArgs,
+    output: z.object({ item: itemOut.nullable() }),
+    run: (ctx, args) => {
+      const { id, reason } = parseInput(discardArgs, args);
+      return discardQuarantine(deps(ctx), owner(ctx), id, owner(ctx), { reason });
+    },
   },
 ];
