@@ -11,6 +11,7 @@ import { runMcpBench } from './mcp.js';
 import { runPeersBench } from './peers.js';
 import { runPriorityBench } from './priority.js';
 import { runRingsBench } from './rings.js';
+import { runRoutingBench } from './routing.js';
 import { runScaleBench } from './scale.js';
 import { runSessionsBench } from './sessions.js';
 import { runTracingBench } from './tracing.js';
@@ -27,6 +28,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   peers: runPeersBench,
   priority: runPriorityBench,
   rings: runRingsBench,
+  routing: runRoutingBench,
   scale: runScaleBench,
   sessions: runSessionsBench,
   tracing: runTracingBench,

@@ -70,6 +70,10 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
     commands: [{ term: 'event', description: 'webhook deliveries received, and replay' }],
   },
   {
+    load: async () => (await import('./quarantine.js')).registerQuarantine,
+    commands: [{ term: 'quarantine', description: "events held because the webhook doesn't trust their actor" }],
+  },
+  {
     load: async () => (await import('./message.js')).registerMessage,
     commands: [{ term: 'message', description: "a live MCP session's message queue" }],
   },

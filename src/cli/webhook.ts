@@ -3,6 +3,7 @@
 // or a plain token POST) into a todo on one queue of an endpoint. The URL is a
 // credential, and a signed provider's generated secret too: each is printed once (at
 // create, rotate, set-secret) and never listed. Delivery is the server's.
+// `webhook rules|test-rules|trust` (webhook-rules.ts) manage its routing rules and trust gate.
 
 import type { Command } from 'commander';
 import { signedInClient } from './client.js';
@@ -10,6 +11,7 @@ import { endpointPath } from './endpoint.js';
 import { CliError, EXIT } from './exit.js';
 import { apiCommand, oneLineErrors, oneOf, queueName, run, textFlag, type CommonOptions } from './flags.js';
 import { emit, keyValues, section, table } from './output.js';
+import { registerRoutingCommands } from './webhook-rules.js';
 
 interface Webhook {
   id: string;
@@ -59,6 +61,7 @@ export function registerWebhook(program: Command): void {
     .option('--secret-stdin', 'read the provider’s secret from stdin (Stripe’s whsec_…, Slack’s signing secret)')
     .action(run(setSecret));
   apiCommand(group, 'delete', 'delete a webhook').argument('<ID>', 'webhook id').action(run(remove));
+  registerRoutingCommands(group);
 }
 
 /** Checks the flags and builds the POST body; throws a usage error naming the bad flag. */
