@@ -46,12 +46,13 @@ export function placeError(
   const controls = /<(input|select|textarea)\b([^>]*)>/g;
   for (let m = controls.exec(text); m; m = controls.exec(text)) {
     const [whole, tag, attrs = ''] = m;
+    // not markup: the attribute searched for, never inserted
     if (!attrs.includes(` name="${name}"`) || attrs.includes('type="hidden"')) continue;
     const id = /\bid="([^"]+)"/.exec(attrs)?.[1] ?? `field-${name}`;
     if (onlyId !== undefined && id !== onlyId) continue;
     // The tag, its attributes, the id and the slices are cut from `form`, which is
-    // SafeHtml already (the id arrives escaped); only the message and the name are new,
-    // and the tag escapes those.
+    // SafeHtml already (the id arrives escaped, or is field-<name> with a name fieldOf
+    // limits to [a-z0-9_.]); only the message and the name are new, and the tag escapes those.
     const cut = (from: number, to?: number) => raw(text.slice(from, to));
     const open = html`<${raw(tag ?? '')}${raw(attrs)} aria-invalid="true" aria-describedby="${raw(id)}-error">`;
     let end = m.index + whole.length;
@@ -60,6 +61,7 @@ export function placeError(
       const close = text.indexOf(`</${tag}>`, end);
       if (close >= 0) end = close + tag!.length + 3;
     }
+    // raw(id): cut from the form, as above.
     const line = html`<p class="error" role="alert" id="${raw(id)}-error" data-error-for="${name}">${message}</p>`;
     return { form: html`${cut(0, m.index)}${open}${cut(m.index + whole.length, end)}${line}${cut(end)}`, placed: true };
   }

@@ -18,7 +18,7 @@ import { FAMILY_NOTES, VERB_FAMILIES, type VerbFamily } from '../domain/verbs.js
 import type { BoardSession } from '../identity/board-sessions.js';
 import { chromeOf, field, fields, sendHtml, signedIn, signedInForm, type Form } from './guard.js';
 import { withError } from './field-errors.js';
-import { csrfField, html, joinHtml, page, type SafeHtml } from './html.js';
+import { csrfField, href, html, joinHtml, page, type SafeHtml } from './html.js';
 import { copyBlock } from './copy.js';
 import type { BoardDeps } from './guard.js';
 
@@ -125,7 +125,7 @@ ${copyBlock('claude-code-command', g.claude_code.command, 'the Claude Code comma
 server ${name} (${CREDENTIAL_FILE_PLACEHOLDER}: a file with the credential on its first line):</p>
 ${copyBlock('bridge-command', g.bridge.command, 'the bridge command')}
 <p>Without channels at all, wait for work with <code>claim_next {wait_seconds}</code>.
-<a id="troubleshooting" href="${g.troubleshooting_url}">Troubleshooting the doorbell</a></p></section>`;
+<a id="troubleshooting" href="${href(g.troubleshooting_url)}">Troubleshooting the doorbell</a></p></section>`;
 }
 
 /** How a client without a lasting session finishes its work, and the Inspector recipe with this credential. */
