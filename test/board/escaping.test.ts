@@ -83,7 +83,7 @@ test('href keeps paths, fragments and http(s)/mailto URLs and refuses javascript
 async function boardSources(dir = BOARD): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true });
   const nested = await Promise.all(
-    entries.map((e) =>
+    entries.map(async (e) =>
       e.isDirectory() ? boardSources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
     ),
   );
