@@ -7,7 +7,7 @@
 import type { AuditRow } from '../budgets/board.js';
 import type { QueueStatus } from '../admission/status.js';
 import { withError } from './field-errors.js';
-import { csrfField, escape, isoTime } from './html.js';
+import { csrfField, html, isoTime, joinHtml, type SafeHtml } from './html.js';
 
 const REASONS: Record<string, string> = {
   window_exhausted: 'window used up',
@@ -34,45 +34,46 @@ function zoneKnown(tz: string): boolean {
   return inZone(new Date(0).toISOString(), tz) !== null;
 }
 
-function resets(s: QueueStatus): string {
+function resets(s: QueueStatus): SafeHtml | null {
   const tz = s.policy.window?.tz;
   if (tz && !zoneKnown(tz)) {
-    return `<span class="chip warn" data-budget="unknown-zone">unknown zone ${escape(tz)}: nothing is admitted</span>`;
+    return html`<span class="chip warn" data-budget="unknown-zone">unknown zone ${tz}: nothing is admitted</span>`;
   }
   const at = s.usage?.window_resets_at;
-  if (!at || !tz) return '';
-  const local = `<time datetime="${at}" data-local="policy" data-budget="resets-policy">${escape(inZone(at, tz) ?? at)}</time>`;
-  const viewer = isoTime(new Date(at)).replace('<time ', '<time data-budget="resets-viewer" ');
-  return `<span>resets at ${local} <span class="note">(yours: ${viewer})</span></span>`;
+  if (!at || !tz) return null;
+  const local = html`<time datetime="${at}" data-local="policy" data-budget="resets-policy">${inZone(at, tz) ?? at}</time>`;
+  const iso = new Date(at).toISOString();
+  const viewer = html`<time data-budget="resets-viewer" datetime="${iso}">${iso.replace('T', ' ').slice(0, 19)} UTC</time>`;
+  return html`<span>resets at ${local} <span class="note">(yours: ${viewer})</span></span>`;
 }
 
 /** The budget strip of one queue header; an empty slot when the queue has no budget. */
-export function budgetStrip(s: QueueStatus | undefined, budgetHref: string): string {
+export function budgetStrip(s: QueueStatus | undefined, budgetHref: string): SafeHtml {
   if (!s)
-    return `<div class="slot budget" data-slot="budget-strip"><a href="${budgetHref}" class="note">Set a budget</a></div>`;
+    return html`<div class="slot budget" data-slot="budget-strip"><a href="${budgetHref}" class="note">Set a budget</a></div>`;
   const u = s.usage;
-  const parts: string[] = [];
+  const parts: SafeHtml[] = [];
   if (s.policy.max_claims_per_window !== null) {
-    parts.push(`<span data-budget="used">used ${u?.used ?? 0} of ${s.policy.max_claims_per_window}</span>`);
+    parts.push(html`<span data-budget="used">used ${u?.used ?? 0} of ${s.policy.max_claims_per_window}</span>`);
   }
   if (s.policy.max_in_flight !== null) {
-    parts.push(`<span data-budget="in-flight">in flight ${u?.in_flight ?? 0} of ${s.policy.max_in_flight}</span>`);
+    parts.push(html`<span data-budget="in-flight">in flight ${u?.in_flight ?? 0} of ${s.policy.max_in_flight}</span>`);
   }
   const deferred = s.status.state === 'deferred';
   parts.push(
-    `<span class="chip ${deferred ? 'deferred' : 'open'}" data-budget="status">${deferred ? `deferred: ${REASONS[s.status.reason ?? ''] ?? escape(s.status.reason ?? '')}` : 'open'}</span>`,
+    html`<span class="chip ${deferred ? 'deferred' : 'open'}" data-budget="status">${deferred ? `deferred: ${REASONS[s.status.reason ?? ''] ?? s.status.reason ?? ''}` : 'open'}</span>`,
   );
   const r = resets(s);
   if (r) parts.push(r);
-  return `<div class="slot budget" data-slot="budget-strip" data-state="${s.status.state}">${parts.join(' · ')} <a href="${budgetHref}">Budget</a></div>`;
+  return html`<div class="slot budget" data-slot="budget-strip" data-state="${s.status.state}">${joinHtml(parts, ' · ')} <a href="${budgetHref}">Budget</a></div>`;
 }
 
 /** The reason chip on a pending card of a deferred queue (empty otherwise). */
-export function deferredChip(s: QueueStatus | undefined, state: string): string {
+export function deferredChip(s: QueueStatus | undefined, state: string): SafeHtml {
   if (!s || state !== 'pending' || s.status.state !== 'deferred')
-    return '<span class="slot" data-slot="deferred-chip"></span>';
+    return html`<span class="slot" data-slot="deferred-chip"></span>`;
   const reason = s.status.reason ?? '';
-  return `<span class="slot chip deferred" data-slot="deferred-chip" data-reason="${escape(reason)}">deferred · ${REASONS[reason] ?? escape(reason)}</span>`;
+  return html`<span class="slot chip deferred" data-slot="deferred-chip" data-reason="${reason}">deferred · ${REASONS[reason] ?? reason}</span>`;
 }
 
 export interface BudgetValues {
@@ -97,17 +98,17 @@ export function valuesOf(s: QueueStatus | null): BudgetValues {
 }
 
 const select = (id: string, name: string, options: string[], value: string | undefined) =>
-  `<select id="${id}" name="${name}">${options.map((o) => `<option value="${o}"${o === value ? ' selected' : ''}>${o || 'none'}</option>`).join('')}</select>`;
+  html`<select id="${id}" name="${name}">${options.map((o) => html`<option value="${o}"${o === value ? ' selected' : ''}>${o || 'none'}</option>`)}</select>`;
 
-function editorForm(action: string, csrf: string, v: BudgetValues): string {
-  const input = (id: string, label: string, name: keyof BudgetValues, extra: string) =>
-    `<label for="${id}">${label}</label><input id="${id}" name="${name}" ${extra} value="${escape(v[name] ?? '')}">`;
-  return `<form method="post" action="${action}">${csrfField(csrf)}
-${input('b-in-flight', 'Max in flight (empty: no cap; 0 pauses)', 'max_in_flight', 'inputmode="numeric"')}
-${input('b-per-window', 'Max claims per window (empty: no limit)', 'max_claims_per_window', 'inputmode="numeric"')}
+function editorForm(action: string, csrf: string, v: BudgetValues): SafeHtml {
+  const input = (id: string, label: string, name: keyof BudgetValues, extra: SafeHtml) =>
+    html`<label for="${id}">${label}</label><input id="${id}" name="${name}" ${extra} value="${v[name] ?? ''}">`;
+  return html`<form method="post" action="${action}">${csrfField(csrf)}
+${input('b-in-flight', 'Max in flight (empty: no cap; 0 pauses)', 'max_in_flight', html`inputmode="numeric"`)}
+${input('b-per-window', 'Max claims per window (empty: no limit)', 'max_claims_per_window', html`inputmode="numeric"`)}
 <label for="b-period">Window</label>${select('b-period', 'period', ['', 'hour', 'day', 'week'], v.period)}
-${input('b-tz', 'Window zone (IANA, e.g. Europe/Berlin)', 'tz', '')}
-${input('b-start', 'Window starts at (HH:MM, local)', 'start', 'pattern="[0-2][0-9]:[0-5][0-9]"')}
+${input('b-tz', 'Window zone (IANA, e.g. Europe/Berlin)', 'tz', html``)}
+${input('b-start', 'Window starts at (HH:MM, local)', 'start', html`pattern="[0-2][0-9]:[0-5][0-9]"`)}
 <label for="b-weekday">Weekday (week windows)</label>${select('b-weekday', 'weekday', ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'], v.weekday)}
 <div class="actions"><button type="submit" class="primary">Save budget</button></div></form>`;
 }
@@ -115,30 +116,27 @@ ${input('b-start', 'Window starts at (HH:MM, local)', 'start', 'pattern="[0-2][0
 const shown = (v: unknown) => (v === null || v === undefined ? 'none' : typeof v === 'string' ? v : JSON.stringify(v));
 
 /** An audit row's change as "field: old → new", one line per field that changed. */
-export function auditChanges(before: unknown, after: unknown): string {
+export function auditChanges(before: unknown, after: unknown): SafeHtml {
   const b = (before ?? {}) as Record<string, unknown>;
   const a = (after ?? {}) as Record<string, unknown>;
   const keys = [...new Set([...Object.keys(b), ...Object.keys(a)])];
   const lines = keys
     .filter((k) => shown(b[k]) !== shown(a[k]))
-    .map(
-      (k) =>
-        `<li data-change="${escape(k)}"><code>${escape(k)}</code>: ${escape(shown(b[k]))} → ${escape(shown(a[k]))}</li>`,
-    );
-  return lines.length ? `<ul class="changes">${lines.join('')}</ul>` : '<span class="note">no change</span>';
+    .map((k) => html`<li data-change="${k}"><code>${k}</code>: ${shown(b[k])} → ${shown(a[k])}</li>`);
+  return lines.length ? html`<ul class="changes">${lines}</ul>` : html`<span class="note">no change</span>`;
 }
 
-function auditList(audit: AuditRow[]): string {
-  if (audit.length === 0) return '<p class="note">No changes yet.</p>';
+function auditList(audit: AuditRow[]): SafeHtml {
+  if (audit.length === 0) return html`<p class="note">No changes yet.</p>`;
   const who = (a: AuditRow) =>
-    `${escape(a.actor_email ?? a.actor_human_id)}${a.actor_endpoint_id ? ` via agent <code>${escape(a.actor_endpoint_id)}</code>` : ''}`;
-  const rows = audit
-    .map(
+    html`${a.actor_email ?? a.actor_human_id}${a.actor_endpoint_id ? html` via agent <code>${a.actor_endpoint_id}</code>` : ''}`;
+  const rows = joinHtml(
+    audit.map(
       (a) =>
-        `<tr data-audit="${a.action}"><td>${isoTime(a.at)}</td><td>${escape(a.action)}</td><td>${who(a)}</td><td>${auditChanges(a.before, a.after)}</td></tr>`,
-    )
-    .join('');
-  return `<table><caption class="note">Changes, newest first</caption><thead><tr><th scope="col">When</th><th scope="col">Action</th><th scope="col">By</th><th scope="col">Changes</th></tr></thead><tbody>${rows}</tbody></table>`;
+        html`<tr data-audit="${a.action}"><td>${isoTime(a.at)}</td><td>${a.action}</td><td>${who(a)}</td><td>${auditChanges(a.before, a.after)}</td></tr>`,
+    ),
+  );
+  return html`<table><caption class="note">Changes, newest first</caption><thead><tr><th scope="col">When</th><th scope="col">Action</th><th scope="col">By</th><th scope="col">Changes</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 export function budgetEditor(a: {
@@ -149,12 +147,14 @@ export function budgetEditor(a: {
   values: BudgetValues;
   error?: string;
   viewer: { id: string; email: string };
-}): string {
-  const current = a.status ? budgetStrip(a.status, a.base) : '<p class="note">No budget: every claim is admitted.</p>';
+}): SafeHtml {
+  const current = a.status
+    ? budgetStrip(a.status, a.base)
+    : html`<p class="note">No budget: every claim is admitted.</p>`;
   const clear = a.status
-    ? `<form method="post" action="${a.base}/clear" class="inline">${csrfField(a.csrf)}<button type="submit" class="danger">Remove budget</button></form>`
+    ? html`<form method="post" action="${a.base}/clear" class="inline">${csrfField(a.csrf)}<button type="submit" class="danger">Remove budget</button></form>`
     : '';
-  return `<section aria-labelledby="b-now"><h2 id="b-now">Now</h2>${current}</section>
+  return html`<section aria-labelledby="b-now"><h2 id="b-now">Now</h2>${current}</section>
 <section aria-labelledby="b-edit"><h2 id="b-edit">${a.status ? 'Change' : 'Set'} the budget</h2>${withError(editorForm(a.base, a.csrf, a.values), a.error)}${clear}</section>
 <section aria-labelledby="b-audit"><h2 id="b-audit">Audit</h2>${auditList(a.audit)}</section>`;
 }

@@ -11,8 +11,8 @@ import { isAppError } from '../domain/errors.js';
 import { resolveEndpoint } from '../endpoints/manage.js';
 import type { BoardSession } from '../identity/board-sessions.js';
 import { budgetEditor, valuesOf, type BudgetValues } from './budget-html.js';
-import { chromeOf, field, html, notFoundPage, signedIn, signedInForm, type Form } from './guard.js';
-import { escape, page } from './html.js';
+import { chromeOf, field, sendHtml, notFoundPage, signedIn, signedInForm, type Form } from './guard.js';
+import { html, page } from './html.js';
 import type { BoardDeps } from './guard.js';
 
 type Params = { Params: { ref: string; queue: string } };
@@ -56,9 +56,9 @@ async function render(
   typed?: { values: BudgetValues; error: string },
 ) {
   const view = await budgetEditorView(deps.operator, endpoint.id, queue);
-  const body = `<p><a href="/endpoints/${escape(endpoint.slug)}">${escape(endpoint.name)}</a> · <a href="/">Queues</a></p>${budgetEditor(
+  const body = html`<p><a href="/endpoints/${endpoint.slug}">${endpoint.name}</a> · <a href="/">Queues</a></p>${budgetEditor(
     {
-      base: `/endpoints/${escape(endpoint.slug)}/budgets/${escape(queue)}`,
+      base: `/endpoints/${endpoint.slug}/budgets/${queue}`,
       csrf: session.csrf,
       status: view.status,
       audit: view.audit,
@@ -67,7 +67,7 @@ async function render(
       ...(typed ? { error: typed.error } : {}),
     },
   )}`;
-  return html(reply, status, page(`Budget of ${endpoint.name} · ${queue}`, body, chromeOf(session, 'queues')));
+  return sendHtml(reply, status, page(`Budget of ${endpoint.name} · ${queue}`, body, chromeOf(session, 'queues')));
 }
 
 export function budgetPages(app: FastifyInstance, deps: BoardDeps): void {

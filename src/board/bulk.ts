@@ -9,8 +9,8 @@ import type { FastifyInstance } from 'fastify';
 import { bulkTodos } from '../endpoints/bulk-todos.js';
 import { isAppError } from '../domain/errors.js';
 import type { BoardSession } from '../identity/board-sessions.js';
-import { chromeOf, field, html, notFoundPage, signedIn, signedInForm, type Form } from './guard.js';
-import { errorLine, escape, page } from './html.js';
+import { chromeOf, field, sendHtml, notFoundPage, signedIn, signedInForm, type Form } from './guard.js';
+import { errorLine, html, page } from './html.js';
 import { BULK, confirmation, filterConfirmation, type FilterTarget, type Target } from './bulk-html.js';
 import { filterInput, listFilterOf, listHref } from './find-html.js';
 import { bulkHumanTodos } from '../endpoints/find-todos.js';
@@ -44,7 +44,7 @@ const filterRun = (deps: BoardDeps, humanId: string, t: FilterTarget, dryRun: bo
 
 export function bulkPages(app: FastifyInstance, deps: BoardDeps): void {
   /** Runs the use case; a board page for the errors a person can cause. */
-  async function attempt<T>(session: BoardSession, reply: Parameters<typeof html>[0], work: () => Promise<T>) {
+  async function attempt<T>(session: BoardSession, reply: Parameters<typeof sendHtml>[0], work: () => Promise<T>) {
     try {
       return { ok: true as const, value: await work() };
     } catch (err) {
@@ -52,12 +52,12 @@ export function bulkPages(app: FastifyInstance, deps: BoardDeps): void {
       if (!isAppError(err, 'invalid_argument')) throw err;
       return {
         ok: false as const,
-        sent: html(
+        sent: sendHtml(
           reply,
           400,
           page(
             'Not done',
-            `${errorLine(err.message)}<p><a href="/">Back to the queues</a></p>`,
+            html`${errorLine(err.message)}<p><a href="/">Back to the queues</a></p>`,
             chromeOf(session, 'queues'),
           ),
         ),
@@ -75,7 +75,7 @@ export function bulkPages(app: FastifyInstance, deps: BoardDeps): void {
       if (!dry.ok) return dry.sent;
       const body = filterConfirmation(matches, dry.value.matched, session.csrf);
       const title = matches.action === 'cancel' ? 'Cancel all matches' : 'Retry all matches';
-      return html(reply, 200, page(title, body, chromeOf(session, 'queues')));
+      return sendHtml(reply, 200, page(title, body, chromeOf(session, 'queues')));
     }
     const target = targetOf(request.query);
     if (!target) return notFoundPage(reply, session, 'bulk action');
@@ -84,7 +84,7 @@ export function bulkPages(app: FastifyInstance, deps: BoardDeps): void {
     );
     if (!dry.ok) return dry.sent;
     const body = confirmation(target, dry.value.matched, session.csrf);
-    return html(reply, 200, page(BULK[target.action].label, body, chromeOf(session, 'queues')));
+    return sendHtml(reply, 200, page(BULK[target.action].label, body, chromeOf(session, 'queues')));
   });
 
   app.post<{ Body: Form }>('/bulk', async (request, reply) => {
@@ -95,8 +95,8 @@ export function bulkPages(app: FastifyInstance, deps: BoardDeps): void {
     if (matches) {
       const run = await attempt(session, reply, () => filterRun(deps, humanId, matches, false));
       if (!run.ok) return run.sent;
-      const body = `<p data-changed="${run.value.changed}">${run.value.changed} of ${run.value.matched} todo(s) ${BULK[matches.action].done}.</p><p><a href="${escape(listHref(matches.filter))}">Back to the list</a></p>`;
-      return html(reply, 200, page('Done', body, chromeOf(session, 'queues')));
+      const body = html`<p data-changed="${run.value.changed}">${run.value.changed} of ${run.value.matched} todo(s) ${BULK[matches.action].done}.</p><p><a href="${listHref(matches.filter)}">Back to the list</a></p>`;
+      return sendHtml(reply, 200, page('Done', body, chromeOf(session, 'queues')));
     }
     const target = targetOf(request.body);
     if (!target) return notFoundPage(reply, session, 'bulk action');
@@ -104,7 +104,7 @@ export function bulkPages(app: FastifyInstance, deps: BoardDeps): void {
       bulkTodos(deps.operator, humanId, target.endpoint, inputOf(target, false)),
     );
     if (!run.ok) return run.sent;
-    const body = `<p data-changed="${run.value.changed}">${run.value.changed} of ${run.value.matched} todo(s) ${BULK[target.action].done}.</p><p><a href="/">Back to the queues</a></p>`;
-    return html(reply, 200, page('Done', body, chromeOf(session, 'queues')));
+    const body = html`<p data-changed="${run.value.changed}">${run.value.changed} of ${run.value.matched} todo(s) ${BULK[target.action].done}.</p><p><a href="/">Back to the queues</a></p>`;
+    return sendHtml(reply, 200, page('Done', body, chromeOf(session, 'queues')));
   });
 }

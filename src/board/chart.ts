@@ -6,7 +6,7 @@
 // also draws value ticks, time ticks in UTC and gridlines, and `chartLegend` names each
 // line with its latest and peak values in text, so nothing needs hovering to be read.
 
-import { escape } from './html.js';
+import { html, joinHtml, type SafeHtml } from './html.js';
 
 export interface ChartSeries {
   /** A short name ("depth", "in_flight"): the line's class suffix and data-series. */
@@ -95,15 +95,12 @@ export function timeLabel(at: Date, spanSeconds: number): string {
   return `${['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'][at.getUTCDay()]} ${hhmm}`;
 }
 
-function axesOf(axes: ChartAxes, slots: number, max: number, width: number, height: number, box: Box): string {
+function axesOf(axes: ChartAxes, slots: number, max: number, width: number, height: number, box: Box): SafeHtml {
   const y = (v: number) => round(box.bottom - (v / Math.max(1, max)) * (box.bottom - box.top));
-  const values = valueTicks(max)
-    .map(
-      (v) =>
-        `<line class="grid" x1="${box.left}" y1="${y(v)}" x2="${box.right}" y2="${y(v)}"/>` +
-        `<text class="tick tick-value" x="${box.left - 4}" y="${round(y(v) + 3)}" text-anchor="end">${v}</text>`,
-    )
-    .join('');
+  const values = valueTicks(max).map(
+    (v) =>
+      html`<line class="grid" x1="${box.left}" y1="${y(v)}" x2="${box.right}" y2="${y(v)}"/><text class="tick tick-value" x="${box.left - 4}" y="${round(y(v) + 3)}" text-anchor="end">${v}</text>`,
+  );
   const last = Math.max(1, slots - 1);
   const span = last * axes.slotSeconds;
   const times = Array.from({ length: TIME_TICKS }, (_, i) => {
@@ -111,16 +108,13 @@ function axesOf(axes: ChartAxes, slots: number, max: number, width: number, heig
     const x = round(box.left + (slot / last) * (box.right - box.left));
     const at = new Date(axes.from.getTime() + slot * axes.slotSeconds * 1000);
     const anchor = i === 0 ? 'start' : i === TIME_TICKS - 1 ? 'end' : 'middle';
-    return (
-      `<line class="axis" x1="${x}" y1="${box.bottom}" x2="${x}" y2="${box.bottom + 3}"/>` +
-      `<text class="tick tick-time" x="${x}" y="${height - 4}" text-anchor="${anchor}"><tspan>${timeLabel(at, span)}</tspan></text>`
-    );
-  }).join('');
-  return `${values}${times}<line class="axis" x1="${box.left}" y1="${box.top}" x2="${box.left}" y2="${box.bottom}"/>`;
+    return html`<line class="axis" x1="${x}" y1="${box.bottom}" x2="${x}" y2="${box.bottom + 3}"/><text class="tick tick-time" x="${x}" y="${height - 4}" text-anchor="${anchor}"><tspan>${timeLabel(at, span)}</tspan></text>`;
+  });
+  return html`${values}${times}<line class="axis" x1="${box.left}" y1="${box.top}" x2="${box.left}" y2="${box.bottom}"/>`;
 }
 
 /** One chart: every series on one scale (the largest value of any of them at the top). */
-export function lineChart(input: ChartInput): string {
+export function lineChart(input: ChartInput): SafeHtml {
   const { width, height } = input;
   const label = `${input.title}: ${describe(input.series)}`;
   const max = Math.max(0, ...input.series.flatMap((s) => s.values));
@@ -128,15 +122,16 @@ export function lineChart(input: ChartInput): string {
     ? { left: MARGIN.left, right: width - MARGIN.right, top: MARGIN.top, bottom: height - MARGIN.bottom }
     : plainBox(width, height);
   const slots = Math.max(0, ...input.series.map((s) => s.values.length));
-  const lines = input.series
-    .filter((s) => s.values.length > 0)
-    .map(
-      (s) =>
-        `<polyline class="line line-${escape(s.name)}" data-series="${escape(s.name)}" data-values="${s.values.join(',')}" points="${pointsOf(s.values, max, width, height, box)}" fill="none"/>`,
-    )
-    .join('');
+  const lines = joinHtml(
+    input.series
+      .filter((s) => s.values.length > 0)
+      .map(
+        (s) =>
+          html`<polyline class="line line-${s.name}" data-series="${s.name}" data-values="${joinHtml(s.values, ',')}" points="${pointsOf(s.values, max, width, height, box)}" fill="none"/>`,
+      ),
+  );
   const axes = input.axes ? axesOf(input.axes, slots, max, width, height, box) : '';
-  return `<svg class="chart${input.axes ? ' with-axes' : ''}" role="img" aria-label="${escape(label)}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" data-max="${max}"><title>${escape(label)}</title>${axes}<line class="axis" x1="${box.left}" y1="${box.bottom}" x2="${box.right}" y2="${box.bottom}"/>${lines}</svg>`;
+  return html`<svg class="chart${input.axes ? ' with-axes' : ''}" role="img" aria-label="${label}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" data-max="${max}"><title>${label}</title>${axes}<line class="axis" x1="${box.left}" y1="${box.bottom}" x2="${box.right}" y2="${box.bottom}"/>${lines}</svg>`;
 }
 
 /**
@@ -144,13 +139,12 @@ export function lineChart(input: ChartInput): string {
  * text on the page (the chart's image says the same to a screen reader, so the list is
  * hidden from it).
  */
-export function chartLegend(series: ChartSeries[]): string {
+export function chartLegend(series: ChartSeries[]): SafeHtml {
   const items = series
     .filter((s) => s.values.length > 0)
     .map(
       (s) =>
-        `<li data-series="${escape(s.name)}"><svg class="chart swatch" width="14" height="6" aria-hidden="true"><line class="line line-${escape(s.name)}" x1="0" y1="3" x2="14" y2="3"/></svg> ${escape(s.label ?? s.name)} <strong data-field="now">${s.values.at(-1)}</strong> now, peak <span data-field="peak">${Math.max(...s.values)}</span></li>`,
-    )
-    .join('');
-  return items ? `<ul class="legend" aria-hidden="true">${items}</ul>` : '';
+        html`<li data-series="${s.name}"><svg class="chart swatch" width="14" height="6" aria-hidden="true"><line class="line line-${s.name}" x1="0" y1="3" x2="14" y2="3"/></svg> ${s.label ?? s.name} <strong data-field="now">${s.values.at(-1)}</strong> now, peak <span data-field="peak">${Math.max(...s.values)}</span></li>`,
+    );
+  return items.length ? html`<ul class="legend" aria-hidden="true">${items}</ul>` : html``;
 }

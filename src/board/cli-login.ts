@@ -16,8 +16,8 @@ import {
   type CliLoginRequest,
 } from '../identity/cli-login.js';
 import type { TokenDeps } from '../identity/principal.js';
-import { chromeOf, field, html, signedInForm, signedInOrBack, type BoardIdentity, type Form } from './guard.js';
-import { csrfField, errorLine, escape, page } from './html.js';
+import { chromeOf, field, sendHtml, signedInForm, signedInOrBack, type BoardIdentity, type Form } from './guard.js';
+import { csrfField, errorLine, html, page, type SafeHtml, joinHtml } from './html.js';
 import { CONTENT_SECURITY_POLICY } from './headers.js';
 
 /** The request's parameters, echoed by the form. */
@@ -32,7 +32,7 @@ function loopbackFormHeaders(reply: FastifyReply, redirectUri: string) {
   );
 }
 
-function askPage(session: BoardSession, request: CliLoginRequest): string {
+function askPage(session: BoardSession, request: CliLoginRequest): SafeHtml {
   const params: Record<(typeof ECHOED)[number], string> = {
     redirect_uri: request.redirectUri,
     state: request.state,
@@ -40,11 +40,11 @@ function askPage(session: BoardSession, request: CliLoginRequest): string {
     code_challenge_method: 'S256',
     token_name: request.tokenName,
   };
-  const echoed = ECHOED.map((n) => `<input type="hidden" name="${n}" value="${escape(params[n])}">`).join('');
+  const echoed = joinHtml(ECHOED.map((n) => html`<input type="hidden" name="${n}" value="${params[n]}">`));
   const who = session.principal.human.email;
-  const body = `<p>A <code>switchboard login</code> on this computer, listening on port <strong>${escape(request.port)}</strong>
-of <code>${escape(new URL(request.redirectUri).hostname)}</code>, asks for a login token named <strong>${escape(request.tokenName)}</strong>.
-It will act as you (<strong>${escape(who)}</strong>) in every command until you sign it out or revoke it.</p>
+  const body = html`<p>A <code>switchboard login</code> on this computer, listening on port <strong>${request.port}</strong>
+of <code>${new URL(request.redirectUri).hostname}</code>, asks for a login token named <strong>${request.tokenName}</strong>.
+It will act as you (<strong>${who}</strong>) in every command until you sign it out or revoke it.</p>
 <p class="note">Approve only if you just ran <code>switchboard login</code> yourself. The approval is good for ${CLI_LOGIN_CODE_TTL_SECONDS} seconds, once.</p>
 <form method="post" action="/cli/login" hx-boost="false">${csrfField(session.csrf)}${echoed}
 <div class="actions"><button type="submit" name="decision" value="deny">Deny</button>
@@ -53,7 +53,7 @@ It will act as you (<strong>${escape(who)}</strong>) in every command until you 
 }
 
 function refusedPage(reply: FastifyReply, session: BoardSession, message: string) {
-  return html(reply, 400, page('CLI sign-in refused', errorLine(message), chromeOf(session)));
+  return sendHtml(reply, 400, page('CLI sign-in refused', errorLine(message), chromeOf(session)));
 }
 
 /** The request, or null after answering with a page that names the bad field. */
@@ -83,7 +83,7 @@ export function cliLoginPages(app: FastifyInstance, deps: { identity: BoardIdent
     const cli = checked(reply, session, request.query as Record<string, unknown>);
     if (!cli) return reply;
     loopbackFormHeaders(reply, cli.redirectUri);
-    return html(reply, 200, askPage(session, cli));
+    return sendHtml(reply, 200, askPage(session, cli));
   });
 
   app.post<{ Body: Form }>('/cli/login', async (request, reply) => {

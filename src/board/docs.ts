@@ -7,8 +7,8 @@
 import type { FastifyInstance } from 'fastify';
 import { CREDENTIAL_FILE_PLACEHOLDER, CREDENTIAL_PLACEHOLDER, connectGuidance } from '../domain/guidance.js';
 import { HINTS, VERDICTS } from '../doorbell/hints.js';
-import { html } from './guard.js';
-import { escape, page } from './html.js';
+import { sendHtml } from './guard.js';
+import { html, joinHtml, page, type SafeHtml } from './html.js';
 
 /** The server name where the page shows it: it is each endpoint's own (its slug). */
 export const SERVER_NAME_PLACEHOLDER = '<server-name>';
@@ -23,19 +23,19 @@ const VERDICT_MEANINGS: Array<[string, string]> = [
   ['unheard', 'delivered to the stream, but nothing claimed it within wait_seconds'],
 ];
 
-const code = (text: string) => `<code>${escape(text)}</code>`;
-const pre = (text: string) => `<pre>${escape(text)}</pre>`;
+const code = (text: string) => html`<code>${text}</code>`;
+const pre = (text: string) => html`<pre>${text}</pre>`;
 
-export function doorbellDocsBody(publicUrl: string): string {
+export function doorbellDocsBody(publicUrl: string): SafeHtml {
   const g = connectGuidance(publicUrl, SERVER_NAME_PLACEHOLDER);
   const rows = VERDICTS.flatMap((verdict) =>
     (['claude-code', 'crush', 'other'] as const).map((family) => {
       const hints = HINTS[verdict][family](g);
-      const cell = hints.length === 0 ? 'none' : `<ul>${hints.map((h) => `<li>${escape(h)}</li>`).join('')}</ul>`;
-      return `<tr><td>${verdict}</td><td>${family}</td><td>${cell}</td></tr>`;
+      const cell = hints.length === 0 ? 'none' : html`<ul>${hints.map((h) => html`<li>${h}</li>`)}</ul>`;
+      return html`<tr><td>${verdict}</td><td>${family}</td><td>${cell}</td></tr>`;
     }),
   );
-  return `<p>A doorbell is a ${code('notifications/claude/channel')} event Switchboard writes to one session's
+  return html`<p>A doorbell is a ${code('notifications/claude/channel')} event Switchboard writes to one session's
 notification stream when work is ready. <strong>Delivered</strong> means the server wrote it to the stream, nothing
 more: a client that did not load Switchboard as a channel drops the event silently. <strong>Heard</strong> means the
 agent acted on it: a claim of the rung todo (by any session of the endpoint) is the acknowledgement, and
@@ -72,7 +72,7 @@ allowed tools above still apply, with the same server name.</p>
 ${code('claim_next {wait_seconds}')} holds the call until a todo is ready or the wait ends.</p>
 
 <h2 id="without-session">Without a lasting session</h2>
-<p>${escape(g.without_session)} A doorbell needs a session with an open stream, so such a client waits with
+<p>${g.without_session} A doorbell needs a session with an open stream, so such a client waits with
 ${code('claim_next {wait_seconds}')}. To try an endpoint from a shell, the MCP Inspector's CLI mode runs one call
 per command (put the endpoint's credential in place of ${code(CREDENTIAL_PLACEHOLDER)}, and the todo id and lease
 token the claim answered in the last one):</p>
@@ -89,7 +89,10 @@ ${pre(`switchboard doctor ${SERVER_NAME_PLACEHOLDER} --url ${publicUrl}`)}
 <p>which checks the server, your sign-in and the endpoint's sessions, runs the self-test and exits 0 only on
 ${code('pass')}. The board's endpoint page has "Run self-test" too.</p>
 <table><thead><tr><th>Verdict</th><th>Meaning</th></tr></thead><tbody>
-${VERDICT_MEANINGS.map(([v, m]) => `<tr><td>${code(v)}</td><td>${escape(m)}</td></tr>`).join('\n')}
+${joinHtml(
+  VERDICT_MEANINGS.map(([v, m]) => html`<tr><td>${code(v)}</td><td>${m}</td></tr>`),
+  '\n',
+)}
 </tbody></table>
 <p>The server cannot observe whether a client registered a channel listener; only a claim proves it.</p>
 
@@ -97,13 +100,13 @@ ${VERDICT_MEANINGS.map(([v, m]) => `<tr><td>${code(v)}</td><td>${escape(m)}</td>
 <p>The hints a report carries, by verdict and client family (from the ${code('clientInfo.name')} the session sent).
 A report names your endpoint's server and this page's address.</p>
 <table><thead><tr><th>Verdict</th><th>Client</th><th>Hints</th></tr></thead><tbody>
-${rows.join('\n')}
+${joinHtml(rows, '\n')}
 </tbody></table>`;
 }
 
 /** Registers the public troubleshooting page(s) on the board's context. */
 export function docsPages(app: FastifyInstance, publicUrl: string): void {
   app.get('/docs/doorbell', async (_request, reply) =>
-    html(reply, 200, page('Doorbell troubleshooting', doorbellDocsBody(publicUrl))),
+    sendHtml(reply, 200, page('Doorbell troubleshooting', doorbellDocsBody(publicUrl))),
   );
 }

@@ -10,8 +10,8 @@ import { isAppError } from '../domain/errors.js';
 import { getOwnedTest, startOwnedTest } from '../endpoints/doorbell-tests.js';
 import { resolveEndpoint, updateEndpoint } from '../endpoints/manage.js';
 import { setPresence } from '../presence/manage.js';
-import { backTo, chromeOf, field, html, notFoundPage, signedIn, signedInForm, type Form } from './guard.js';
-import { errorLine, escape, isoTime, page } from './html.js';
+import { backTo, chromeOf, field, sendHtml, notFoundPage, signedIn, signedInForm, type Form } from './guard.js';
+import { errorLine, html, isoTime, page, type SafeHtml } from './html.js';
 import type { BoardDeps } from './guard.js';
 
 type RefParams = { Params: { ref: string } };
@@ -21,25 +21,25 @@ const POLL_SECONDS = 2;
 
 type Report = Awaited<ReturnType<typeof getOwnedTest>>;
 
-function verdictSection(report: Report, href: string): string {
+function verdictSection(report: Report, href: string): SafeHtml {
   const pending = report.verdict === 'pending';
   const poll = pending
-    ? ` hx-get="${href}" hx-trigger="every ${POLL_SECONDS}s" hx-select="#self-test-result" hx-swap="outerHTML"`
+    ? html` hx-get="${href}" hx-trigger="every ${POLL_SECONDS}s" hx-select="#self-test-result" hx-swap="outerHTML"`
     : '';
   const hints = report.hints.length
-    ? `<h3>Hints</h3><ul data-hints>${report.hints.map((h) => `<li>${escape(h)}</li>`).join('')}</ul>`
+    ? html`<h3>Hints</h3><ul data-hints>${report.hints.map((h) => html`<li>${h}</li>`)}</ul>`
     : '';
   const delivered = report.delivered.written
-    ? `written to the stream${report.delivered.at ? ` at ${isoTime(new Date(report.delivered.at))}` : ''}`
+    ? html`written to the stream${report.delivered.at ? html` at ${isoTime(new Date(report.delivered.at))}` : ''}`
     : 'not written';
   const heard =
     report.claimed_within_seconds === null ? 'no claim yet' : `claimed within ${report.claimed_within_seconds} s`;
-  return `<section id="self-test-result" aria-live="polite"${poll}>
+  return html`<section id="self-test-result" aria-live="polite"${poll}>
 <p>Verdict: <strong class="chip ${report.verdict === 'pass' ? 'open' : pending ? '' : 'warn'}" data-verdict="${report.verdict}">${report.verdict}</strong></p>
 <dl><dt>Stream attached</dt><dd>${report.stream_attached ? 'yes' : 'no'}</dd><dt>Delivered</dt><dd>${delivered}</dd>
 <dt>Heard</dt><dd>${heard}</dd><dt>Report after</dt><dd>${isoTime(new Date(report.report_after))}</dd>
-<dt>Clients</dt><dd>${report.channel_capability.clients.map((c) => escape(`${c.name ?? 'unknown'} ${c.version ?? ''}`)).join(', ') || 'none'}</dd></dl>
-<p class="note">${escape(report.channel_capability.note)}</p>${hints}</section>`;
+<dt>Clients</dt><dd>${report.channel_capability.clients.map((c) => `${c.name ?? 'unknown'} ${c.version ?? ''}`).join(', ') || 'none'}</dd></dl>
+<p class="note">${report.channel_capability.note}</p>${hints}</section>`;
 }
 
 export function endpointActions(app: FastifyInstance, deps: BoardDeps): void {
@@ -54,11 +54,11 @@ export function endpointActions(app: FastifyInstance, deps: BoardDeps): void {
       if (isAppError(err, 'not_found')) return notFoundPage(reply, session, 'endpoint');
       if (!isAppError(err, 'resource_exhausted') && !isAppError(err, 'conflict')) throw err;
       const id = (err.details as { test_id?: string } | undefined)?.test_id;
-      const link = id ? `<p><a href="/endpoints/${escape(ref)}/self-test/${escape(id)}">The running test</a></p>` : '';
-      return html(
+      const link = id ? html`<p><a href="/endpoints/${ref}/self-test/${id}">The running test</a></p>` : '';
+      return sendHtml(
         reply,
         409,
-        page('Self-test not started', `${errorLine(err.message)}${link}`, chromeOf(session, 'endpoints')),
+        page('Self-test not started', html`${errorLine(err.message)}${link}`, chromeOf(session, 'endpoints')),
       );
     }
   });
@@ -77,9 +77,9 @@ export function endpointActions(app: FastifyInstance, deps: BoardDeps): void {
     }
     // Without JavaScript the page refreshes itself until the verdict is in.
     if (report.verdict === 'pending') void reply.header('Refresh', String(POLL_SECONDS));
-    const href = `/endpoints/${escape(ref)}/self-test/${escape(id)}`;
-    const body = `<p><a href="/endpoints/${escape(ref)}">Back to the endpoint</a></p>${verdictSection(report, href)}`;
-    return html(reply, 200, page('Doorbell self-test', body, chromeOf(session, 'endpoints')));
+    const href = `/endpoints/${ref}/self-test/${id}`;
+    const body = html`<p><a href="/endpoints/${ref}">Back to the endpoint</a></p>${verdictSection(report, href)}`;
+    return sendHtml(reply, 200, page('Doorbell self-test', body, chromeOf(session, 'endpoints')));
   });
 
   app.post<RefParams & { Body: Form }>('/endpoints/:ref/presence', async (request, reply) => {

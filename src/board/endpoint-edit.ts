@@ -15,14 +15,14 @@ import {
   chromeOf,
   field,
   fields,
-  html,
+  sendHtml,
   notFoundPage,
   signedIn,
   signedInForm,
   type BoardDeps,
   type Form,
 } from './guard.js';
-import { csrfField, escape, isoTime, page } from './html.js';
+import { csrfField, html, isoTime, joinHtml, page, type SafeHtml } from './html.js';
 import { reveal } from './wizard.js';
 
 type RefParams = { Params: { ref: string } };
@@ -47,39 +47,41 @@ const GRACES: ReadonlyArray<[number, string]> = [
   [MAX_CREDENTIAL_GRACE_SECONDS, '7 days'],
 ];
 
-function editForm(slug: string, csrf: string, v: EditValues, message?: string): string {
-  const input = (name: TextField, label: string, hint: string, extra = '') =>
-    `<p><label for="edit-${name}">${label}</label> <input id="edit-${name}" name="${name}" value="${escape(v[name])}"${extra}>
+function editForm(slug: string, csrf: string, v: EditValues, message?: string): SafeHtml {
+  const input = (name: TextField, label: string, hint: string, extra: SafeHtml = html``) =>
+    html`<p><label for="edit-${name}">${label}</label> <input id="edit-${name}" name="${name}" value="${v[name]}"${extra}>
 <span class="note">${hint}</span></p>`;
-  const form = `<form method="post" action="/endpoints/${escape(slug)}/edit">${csrfField(csrf)}
-${input('name', 'Display name', 'what the board and the vend answer call it', ' maxlength="80" required')}
-${input('default_lease_seconds', 'Default lease (seconds)', 'empty: the server’s default', ' inputmode="numeric"')}
+  const form = html`<form method="post" action="/endpoints/${slug}/edit">${csrfField(csrf)}
+${input('name', 'Display name', 'what the board and the vend answer call it', html` maxlength="80" required`)}
+${input('default_lease_seconds', 'Default lease (seconds)', 'empty: the server’s default', html` inputmode="numeric"`)}
 ${input('add_queues', 'Add queues', 'comma-separated; queues already granted are kept as they are')}
 <fieldset><legend>Remove queues</legend>
 <p class="note">Refused while a queue has live todos, schedules or webhooks; what it did stays in the history.</p>
-${v.queues
-  .map(
+${joinHtml(
+  v.queues.map(
     (q, i) =>
-      `<label class="inline"><input type="checkbox" id="edit-remove-${i}" name="remove_queues" value="${escape(q)}"${v.remove_queues.includes(q) ? ' checked' : ''}> <code>${escape(q)}</code></label>`,
-  )
-  .join(' ')}</fieldset>
+      html`<label class="inline"><input type="checkbox" id="edit-remove-${i}" name="remove_queues" value="${q}"${v.remove_queues.includes(q) ? ' checked' : ''}> <code>${q}</code></label>`,
+  ),
+  ' ',
+)}</fieldset>
 <button type="submit">Save changes</button></form>`;
   return withError(form, message);
 }
 
-function rotateForm(slug: string, csrf: string, graceSeconds: number): string {
+function rotateForm(slug: string, csrf: string, graceSeconds: number): SafeHtml {
   // The server's grace is always offered, and picked: never "none" by accident.
   const graces: ReadonlyArray<[number, string]> = GRACES.some(([s]) => s === graceSeconds)
     ? GRACES
     : [...GRACES, [graceSeconds, `${graceSeconds} seconds`]];
-  const options = [...graces]
-    .sort((a, b) => a[0] - b[0])
-    .map(
-      ([s, label]) =>
-        `<option value="${s}"${s === graceSeconds ? ' selected' : ''}>${label}${s === graceSeconds ? ' (the server’s default)' : ''}</option>`,
-    )
-    .join('');
-  return `<form method="post" action="/endpoints/${escape(slug)}/rotate" hx-confirm="Replace the credential of ${escape(slug)}?">${csrfField(csrf)}
+  const options = joinHtml(
+    [...graces]
+      .sort((a, b) => a[0] - b[0])
+      .map(
+        ([s, label]) =>
+          html`<option value="${s}"${s === graceSeconds ? ' selected' : ''}>${label}${s === graceSeconds ? ' (the server’s default)' : ''}</option>`,
+      ),
+  );
+  return html`<form method="post" action="/endpoints/${slug}/rotate" hx-confirm="Replace the credential of ${slug}?">${csrfField(csrf)}
 <p><label for="rotate-grace">The old credential keeps working for</label> <select id="rotate-grace" name="grace_seconds">${options}</select></p>
 <button type="submit">Rotate the credential</button></form>`;
 }
@@ -90,8 +92,8 @@ function editPage(
   v: EditValues,
   graceSeconds: number,
   message?: string,
-): string {
-  const body = `<p><a href="/endpoints/${escape(endpoint.slug)}">Back to ${escape(endpoint.name)}</a></p>
+): SafeHtml {
+  const body = html`<p><a href="/endpoints/${endpoint.slug}">Back to ${endpoint.name}</a></p>
 <section aria-labelledby="edit-settings"><h2 id="edit-settings">Settings</h2>${editForm(endpoint.slug, session.csrf, v, message)}</section>
 <section aria-labelledby="edit-rotate"><h2 id="edit-rotate">Credential</h2>
 <p class="note">A new credential for the same slug: <code>.mcp.json</code>, the channel flag and allowed tools stay valid; only the credential in them changes. It is shown once.</p>
@@ -141,7 +143,7 @@ export function endpointEditPages(app: FastifyInstance, deps: BoardDeps): void {
       queues: endpoint.queues,
       remove_queues: [],
     };
-    return html(reply, 200, editPage(session, endpoint, values, deps.operator.credentialGraceSeconds ?? 3600));
+    return sendHtml(reply, 200, editPage(session, endpoint, values, deps.operator.credentialGraceSeconds ?? 3600));
   });
 
   app.post<RefParams & { Body: Form }>('/endpoints/:ref/edit', async (request, reply) => {
@@ -167,7 +169,7 @@ export function endpointEditPages(app: FastifyInstance, deps: BoardDeps): void {
         remove_queues: fields(request.body, 'remove_queues'),
       };
       const grace = deps.operator.credentialGraceSeconds ?? 3600;
-      return html(
+      return sendHtml(
         reply,
         err.code === 'failed_precondition' ? 409 : 400,
         editPage(session, endpoint, values, grace, message),
@@ -197,10 +199,10 @@ export function endpointEditPages(app: FastifyInstance, deps: BoardDeps): void {
       throw err;
     }
     const until = rotated.previous_valid_until
-      ? `The old one keeps working until ${isoTime(new Date(rotated.previous_valid_until))}.`
+      ? html`The old one keeps working until ${isoTime(new Date(rotated.previous_valid_until))}.`
       : 'The old one stopped working now.';
-    const status = `<strong>${escape(endpoint.slug)}</strong> has a new credential. ${until}`;
-    return html(
+    const status = html`<strong>${endpoint.slug}</strong> has a new credential. ${until}`;
+    return sendHtml(
       reply,
       200,
       reveal(session, rotated, deps.operator.publicUrl, status, `New credential for ${endpoint.name}`),

@@ -5,8 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import { endpointCardOf, endpointCards } from '../endpoints/board.js';
 import { deleteEndpoint, revokeEndpoint } from '../endpoints/manage.js';
 import { isAppError } from '../domain/errors.js';
-import { chromeOf, html, notFoundPage, signedIn, signedInForm, type Form } from './guard.js';
-import { errorLine, page } from './html.js';
+import { chromeOf, sendHtml, notFoundPage, signedIn, signedInForm, type Form } from './guard.js';
+import { errorLine, html, page } from './html.js';
 import { withExtras } from './endpoint-extras.js';
 import { endpointCard, endpointsFragment } from './endpoint-html.js';
 import { authorizedClients } from './oauth.js';
@@ -23,9 +23,9 @@ export function endpointPages(app: FastifyInstance, deps: BoardDeps): void {
       deps.operator.db,
       await endpointCards(deps.operator, session.principal.human.id, now),
     );
-    const body = `<p><a href="/endpoints/new" class="button">Vend an endpoint</a></p>
+    const body = html`<p><a href="/endpoints/new" class="button">Vend an endpoint</a></p>
 <div data-live="/board/events?view=endpoints">${endpointsFragment(views, session.csrf, now)}</div>`;
-    return html(reply, 200, page('Endpoints', body, chromeOf(session, 'endpoints')));
+    return sendHtml(reply, 200, page('Endpoints', body, chromeOf(session, 'endpoints')));
   });
 
   app.get<RefParams>('/endpoints/:ref', async (request, reply) => {
@@ -41,8 +41,8 @@ export function endpointPages(app: FastifyInstance, deps: BoardDeps): void {
         view.endpoint.slug,
         session.csrf,
       );
-      const body = `<p><a href="/endpoints">All endpoints</a></p>${endpointCard(view, session.csrf, deps.now(), true)}${clients}`;
-      return html(reply, 200, page(view.endpoint.name, body, chromeOf(session, 'endpoints')));
+      const body = html`<p><a href="/endpoints">All endpoints</a></p>${endpointCard(view, session.csrf, deps.now(), true)}${clients}`;
+      return sendHtml(reply, 200, page(view.endpoint.name, body, chromeOf(session, 'endpoints')));
     } catch (err) {
       if (isAppError(err, 'not_found')) return notFoundPage(reply, session, 'endpoint');
       throw err;
@@ -69,7 +69,7 @@ export function endpointPages(app: FastifyInstance, deps: BoardDeps): void {
     } catch (err) {
       if (isAppError(err, 'not_found')) return notFoundPage(reply, session, 'endpoint');
       if (!isAppError(err, 'conflict')) throw err;
-      return html(reply, 409, page('Not deleted', errorLine(err.message), chromeOf(session, 'endpoints')));
+      return sendHtml(reply, 409, page('Not deleted', errorLine(err.message), chromeOf(session, 'endpoints')));
     }
     return reply.redirect('/endpoints', 303);
   });

@@ -18,6 +18,7 @@ import { withExtras } from './endpoint-extras.js';
 import { endpointsFragment } from './endpoint-html.js';
 import { boardCaller } from './guard.js';
 import { lanesFragment } from './queue-html.js';
+import { htmlText } from './html.js';
 import type { BoardDeps } from './guard.js';
 import type { Bus, BusEventType } from '../domain/events.js';
 
@@ -101,10 +102,10 @@ class BoardStream {
         queueLanes(this.deps.operator, humanId, now),
         budgetsOfHuman(this.deps.operator, humanId),
       ]);
-      return lanesFragment(lanes, now, budgets);
+      return htmlText(lanesFragment(lanes, now, budgets));
     }
     const views = await withExtras(this.deps.operator.db, await endpointCards(this.deps.operator, humanId, now));
-    return endpointsFragment(views, this.session.csrf, now);
+    return htmlText(endpointsFragment(views, this.session.csrf, now));
   }
 
   private async refresh(): Promise<void> {

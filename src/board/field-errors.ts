@@ -2,7 +2,7 @@
 // (src/domain/errors.ts invalidArgument); a form shows it under that field's input, with
 // the input marked invalid and described by it, and shows any other message at the top.
 
-import { errorLine, escape } from './html.js';
+import { errorLine, html, htmlText, raw, type SafeHtml } from './html.js';
 
 /** The field a message names ("email: must be an email address" → "email"), or null. */
 export function fieldOf(message: string | undefined): string | null {
@@ -11,21 +11,21 @@ export function fieldOf(message: string | undefined): string | null {
 }
 
 /** The attributes of an input whose field the error names (else ''). */
-export function invalidAttrs(id: string, name: string, message: string | undefined): string {
-  return fieldOf(message) === name ? ` aria-invalid="true" aria-describedby="${escape(id)}-error"` : '';
+export function invalidAttrs(id: string, name: string, message: string | undefined): SafeHtml {
+  return fieldOf(message) === name ? html` aria-invalid="true" aria-describedby="${id}-error"` : html``;
 }
 
 /** The error line under the input of `name` when the message names it (else ''). */
-export function fieldError(id: string, name: string, message: string | undefined): string {
+export function fieldError(id: string, name: string, message: string | undefined): SafeHtml {
   return message && fieldOf(message) === name
-    ? `<p class="error" role="alert" id="${escape(id)}-error" data-error-for="${escape(name)}">${escape(message)}</p>`
-    : '';
+    ? html`<p class="error" role="alert" id="${id}-error" data-error-for="${name}">${message}</p>`
+    : html``;
 }
 
 /** The message at the top of a form when it names none of the form's fields. */
-export function formError(message: string | undefined, names: readonly string[]): string {
+export function formError(message: string | undefined, names: readonly string[]): SafeHtml {
   const named = fieldOf(message);
-  return named !== null && names.includes(named) ? '' : errorLine(message);
+  return named !== null && names.includes(named) ? html`` : errorLine(message);
 }
 
 /**
@@ -36,35 +36,40 @@ export function formError(message: string | undefined, names: readonly string[])
  * same field name).
  */
 export function placeError(
-  form: string,
+  form: SafeHtml,
   message: string | undefined,
   onlyId?: string,
-): { form: string; placed: boolean } {
+): { form: SafeHtml; placed: boolean } {
   const name = fieldOf(message);
   if (!message || !name) return { form, placed: false };
+  const text = htmlText(form);
   const controls = /<(input|select|textarea)\b([^>]*)>/g;
-  for (let m = controls.exec(form); m; m = controls.exec(form)) {
+  for (let m = controls.exec(text); m; m = controls.exec(text)) {
     const [whole, tag, attrs = ''] = m;
+    // not markup: the attribute searched for, never inserted
     if (!attrs.includes(` name="${name}"`) || attrs.includes('type="hidden"')) continue;
     const id = /\bid="([^"]+)"/.exec(attrs)?.[1] ?? `field-${name}`;
     if (onlyId !== undefined && id !== onlyId) continue;
-    const open = `<${tag}${attrs} aria-invalid="true" aria-describedby="${id}-error">`;
+    // The tag, its attributes, the id and the slices are cut from `form`, which is
+    // SafeHtml already (the id arrives escaped, or is field-<name> with a name fieldOf
+    // limits to [a-z0-9_.]); only the message and the name are new, and the tag escapes those.
+    const cut = (from: number, to?: number) => raw(text.slice(from, to));
+    const open = html`<${raw(tag ?? '')}${raw(attrs)} aria-invalid="true" aria-describedby="${raw(id)}-error">`;
     let end = m.index + whole.length;
     if (tag !== 'input') {
-      const close = form.indexOf(`</${tag}>`, end);
+      // not markup: the closing tag searched for, never inserted
+      const close = text.indexOf(`</${tag}>`, end);
       if (close >= 0) end = close + tag!.length + 3;
     }
-    const line = `<p class="error" role="alert" id="${id}-error" data-error-for="${escape(name)}">${escape(message)}</p>`;
-    return {
-      form: form.slice(0, m.index) + open + form.slice(m.index + whole.length, end) + line + form.slice(end),
-      placed: true,
-    };
+    // raw(id): cut from the form, as above.
+    const line = html`<p class="error" role="alert" id="${raw(id)}-error" data-error-for="${name}">${message}</p>`;
+    return { form: html`${cut(0, m.index)}${open}${cut(m.index + whole.length, end)}${line}${cut(end)}`, placed: true };
   }
   return { form, placed: false };
 }
 
 /** The form with the message under its field, or on top when it names none of its controls. */
-export function withError(form: string, message: string | undefined): string {
+export function withError(form: SafeHtml, message: string | undefined): SafeHtml {
   const placed = placeError(form, message);
-  return placed.placed ? placed.form : `${errorLine(message)}${form}`;
+  return placed.placed ? placed.form : html`${errorLine(message)}${form}`;
 }

@@ -7,8 +7,8 @@ import type { FastifyInstance } from 'fastify';
 import { isAppError } from '../domain/errors.js';
 import { findHumanTodos } from '../endpoints/find-todos.js';
 import { listEndpoints } from '../endpoints/manage.js';
-import { chromeOf, field, html, notFoundPage, signedIn, type Form } from './guard.js';
-import { errorLine, page } from './html.js';
+import { chromeOf, field, sendHtml, notFoundPage, signedIn, type Form } from './guard.js';
+import { errorLine, html, page } from './html.js';
 import { filterInput, listFilterOf, todosList, type ListView } from './find-html.js';
 import type { BoardDeps } from './guard.js';
 
@@ -39,7 +39,7 @@ export function findPages(app: FastifyInstance, deps: BoardDeps): void {
       status = 400;
       view.error = err.message;
     }
-    const body = `${errorLine(view.error)}${todosList(view)}`;
-    return html(reply, status, page('Todos', body, chromeOf(session, 'todos')));
+    const body = html`${errorLine(view.error)}${todosList(view)}`;
+    return sendHtml(reply, status, page('Todos', body, chromeOf(session, 'todos')));
   });
 }

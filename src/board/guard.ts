@@ -9,7 +9,7 @@ import { boardCookies } from '../http/auth.js';
 import { boardSession, type BoardSession } from '../identity/board-sessions.js';
 import type { IdentityDeps, Principal } from '../identity/principal.js';
 import type { OperatorDeps } from '../endpoints/todos.js';
-import { errorLine, page, type Chrome } from './html.js';
+import { errorLine, htmlText, page, type Chrome, type SafeHtml } from './html.js';
 
 /** What the board needs to know who is asking. */
 export interface BoardIdentity extends IdentityDeps {
@@ -86,8 +86,9 @@ export function chromeOf(session: BoardSession, current?: Chrome['current']): Ch
   return { email: session.principal.human.email, csrf: session.csrf, ...(current ? { current } : {}) };
 }
 
-export function html(reply: FastifyReply, status: number, body: string) {
-  return reply.status(status).type('text/html; charset=utf-8').send(body);
+/** Sends a page or fragment: the one place board HTML becomes a plain string. */
+export function sendHtml(reply: FastifyReply, status: number, body: SafeHtml) {
+  return reply.status(status).type('text/html; charset=utf-8').send(htmlText(body));
 }
 
 /**
@@ -102,7 +103,7 @@ export async function signedInForm(
   const session = await signedIn(deps, request, reply);
   if (!session) return null;
   if (!sameToken(request.body?.csrf, session.csrf)) {
-    void html(
+    void sendHtml(
       reply,
       403,
       page(
@@ -136,5 +137,5 @@ export function backTo(form: Form | undefined, fallback: string): string {
 }
 
 export function notFoundPage(reply: FastifyReply, session: BoardSession, what: string) {
-  return html(reply, 404, page('Not found', errorLine(`No such ${what}.`), chromeOf(session)));
+  return sendHtml(reply, 404, page('Not found', errorLine(`No such ${what}.`), chromeOf(session)));
 }

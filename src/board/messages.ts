@@ -18,9 +18,9 @@ import {
   type EntryView,
   type QueueStatus,
 } from '../messages/queue.js';
-import { chromeOf, field, html, notFoundPage, signedIn, signedInForm, type Form } from './guard.js';
+import { chromeOf, field, sendHtml, notFoundPage, signedIn, signedInForm, type Form } from './guard.js';
 import { placeError } from './field-errors.js';
-import { csrfField, errorLine, escape, isoTime, page } from './html.js';
+import { csrfField, errorLine, html, isoTime, page, type SafeHtml } from './html.js';
 import type { BoardDeps } from './guard.js';
 
 const PROVENANCE: Record<string, string> = {
@@ -34,37 +34,37 @@ export const actorOf = (session: BoardSession): Actor => ({ kind: 'user', humanI
 
 function provenance(e: EntryView, humanId: string): string {
   if (e.queued_by === 'user') return e.sender_id === humanId ? PROVENANCE.user! : 'user';
-  return PROVENANCE[e.queued_by] ?? escape(e.queued_by);
+  return PROVENANCE[e.queued_by] ?? e.queued_by;
 }
 
-function entryRow(e: EntryView, base: string, session: BoardSession): string {
+function entryRow(e: EntryView, base: string, session: BoardSession): SafeHtml {
   const humanId = session.principal.human.id;
   const mine = e.queued_by === 'user' && e.sender_id === humanId;
-  const remove = `<form method="post" action="${base}/${escape(e.id)}/remove" class="inline">${csrfField(session.csrf)}<button type="submit" class="danger">Remove <span class="sr">#${e.position}</span></button></form>`;
+  const remove = html`<form method="post" action="${base}/${e.id}/remove" class="inline">${csrfField(session.csrf)}<button type="submit" class="danger">Remove <span class="sr">#${e.position}</span></button></form>`;
   const edit = mine
-    ? `<form method="post" action="${base}/${escape(e.id)}/edit" class="inline edit">${csrfField(session.csrf)}<label class="sr" for="edit-${escape(e.id)}">Edit #${e.position}</label><input id="edit-${escape(e.id)}" name="content" required value="${escape(e.content)}"><button type="submit">Edit <span class="sr">#${e.position}</span></button></form>`
+    ? html`<form method="post" action="${base}/${e.id}/edit" class="inline edit">${csrfField(session.csrf)}<label class="sr" for="edit-${e.id}">Edit #${e.position}</label><input id="edit-${e.id}" name="content" required value="${e.content}"><button type="submit">Edit <span class="sr">#${e.position}</span></button></form>`
     : '';
-  return `<li data-entry="${escape(e.id)}" data-queued-by="${escape(e.queued_by)}"><span class="position">#${e.position}</span>
-<span class="chip" data-provenance="${escape(e.queued_by)}">${provenance(e, humanId)}</span> <span class="content">${escape(e.content)}</span>
+  return html`<li data-entry="${e.id}" data-queued-by="${e.queued_by}"><span class="position">#${e.position}</span>
+<span class="chip" data-provenance="${e.queued_by}">${provenance(e, humanId)}</span> <span class="content">${e.content}</span>
 <span class="note">${isoTime(e.queued_at)}</span><div class="actions">${edit}${remove}</div></li>`;
 }
 
 /** The panel; `#message-queue` is what board.js replaces when /ws says it changed. */
-export function messagePanel(status: QueueStatus, session: BoardSession, typed = ''): string {
-  const base = `/sessions/${escape(status.session_id)}/messages`;
+export function messagePanel(status: QueueStatus, session: BoardSession, typed = ''): SafeHtml {
+  const base = `/sessions/${status.session_id}/messages`;
   const full = status.max > 0 && status.count >= status.max;
   const capacity = status.max === 0 ? `${status.count} queued (no limit)` : `${status.count} of ${status.max}`;
   const list = status.entries.length
-    ? `<ol class="messages">${status.entries.map((e) => entryRow(e, base, session)).join('')}</ol>`
-    : '<p class="note">No queued messages.</p>';
+    ? html`<ol class="messages">${status.entries.map((e) => entryRow(e, base, session))}</ol>`
+    : html`<p class="note">No queued messages.</p>`;
   const clear = status.entries.length
-    ? `<form method="post" action="${base}/clear" class="inline">${csrfField(session.csrf)}<button type="submit" class="danger">Clear all</button></form>`
+    ? html`<form method="post" action="${base}/clear" class="inline">${csrfField(session.csrf)}<button type="submit" class="danger">Clear all</button></form>`
     : '';
-  return `<section id="message-queue" class="slot" data-slot="message-queue" data-session-id="${escape(status.session_id)}" data-fragment="${base}" aria-labelledby="mq-title">
-<h2 id="mq-title">Message queue <span class="count" data-capacity${full ? ' data-full="true"' : ''}>${capacity}${full ? ' · full' : ''}</span></h2>
+  return html`<section id="message-queue" class="slot" data-slot="message-queue" data-session-id="${status.session_id}" data-fragment="${base}" aria-labelledby="mq-title">
+<h2 id="mq-title">Message queue <span class="count" data-capacity${full ? html` data-full="true"` : ''}>${capacity}${full ? ' · full' : ''}</span></h2>
 ${list}${clear}
 <form method="post" action="${base}">${csrfField(session.csrf)}<label for="mq-add">Queue a message</label>
-<textarea id="mq-add" name="content" rows="2" required>${escape(typed)}</textarea>
+<textarea id="mq-add" name="content" rows="2" required>${typed}</textarea>
 <div class="actions"><button type="submit" class="primary"${full ? ' disabled' : ''}>Add</button></div></form></section>`;
 }
 
@@ -80,7 +80,11 @@ export function messagePages(app: FastifyInstance, deps: BoardDeps & { messages:
     const session = await signedIn(deps.identity, request, reply);
     if (!session) return reply;
     try {
-      return html(reply, 200, messagePanel(await queueStatus(messages, actorOf(session), request.params.id), session));
+      return sendHtml(
+        reply,
+        200,
+        messagePanel(await queueStatus(messages, actorOf(session), request.params.id), session),
+      );
     } catch (err) {
       if (isAppError(err, 'not_found')) return notFoundPage(reply, session, 'session');
       throw err;
@@ -102,8 +106,8 @@ export function messagePages(app: FastifyInstance, deps: BoardDeps & { messages:
       if (!isAppError(err) || !STATUS[err.code]) throw err;
       const status = await queueStatus(messages, actorOf(session), id);
       const panel = placeError(messagePanel(status, session, field(request.body, 'content')), err.message, 'mq-add');
-      const body = `${panel.placed ? '' : errorLine(err.message)}<p><a href="/sessions/${escape(id)}">Back to the session</a></p>${panel.form}`;
-      return html(reply, STATUS[err.code]!, page('Message not queued', body, chromeOf(session, 'endpoints')));
+      const body = html`${panel.placed ? '' : errorLine(err.message)}<p><a href="/sessions/${id}">Back to the session</a></p>${panel.form}`;
+      return sendHtml(reply, STATUS[err.code]!, page('Message not queued', body, chromeOf(session, 'endpoints')));
     }
     return reply.redirect(`/sessions/${encodeURIComponent(id)}`, 303);
   }

@@ -13,8 +13,8 @@ import type { OAuthDeps } from '../oauth/deps.js';
 import { OAuthError } from '../oauth/errors.js';
 import { listGrants, revokeClientOf, type GrantListing } from '../oauth/grants.js';
 import type { EndpointDeps } from '../endpoints/manage.js';
-import { chromeOf, field, html, notFoundPage, signedInForm, signedInOrBack, type Form } from './guard.js';
-import { csrfField, errorLine, escape, isoTime, page } from './html.js';
+import { chromeOf, field, sendHtml, notFoundPage, signedInForm, signedInOrBack, type Form } from './guard.js';
+import { csrfField, errorLine, html, isoTime, joinHtml, page, type SafeHtml } from './html.js';
 import { CONTENT_SECURITY_POLICY } from './headers.js';
 import type { BoardDeps } from './guard.js';
 
@@ -50,29 +50,31 @@ function consentPage(
   endpoints: Awaited<ReturnType<typeof grantableEndpoints>>,
   chosen: { endpoint: string; newName: string; newQueues: string },
   error?: string,
-): string {
+): SafeHtml {
   const who = request.client.client_name ?? request.client.id;
-  const echoed = ECHOED.map((name) => {
-    const value = params[name];
-    return typeof value === 'string' ? `<input type="hidden" name="${name}" value="${escape(value)}">` : '';
-  }).join('');
+  const echoed = joinHtml(
+    ECHOED.map((name) => {
+      const value = params[name];
+      return typeof value === 'string' ? html`<input type="hidden" name="${name}" value="${value}">` : '';
+    }),
+  );
   const pick = chosen.endpoint || endpoints[0]?.slug || NEW;
-  const options = endpoints
-    .map(
+  const options = joinHtml(
+    endpoints.map(
       (
         e,
-      ) => `<label class="check"><input type="radio" name="endpoint" value="${escape(e.slug)}" id="ep-${escape(e.slug)}"${pick === e.slug ? ' checked' : ''}>
-<span><strong>${escape(e.name)}</strong> <code>${escape(e.slug)}</code><span class="note"> — queues: ${e.queues.map(escape).join(', ')}; verbs: ${e.verbs.map(escape).join(', ')}</span></span></label>`,
-    )
-    .join('');
-  const body = `${errorLine(error)}<p><strong>${escape(who)}</strong> asks to act as one of your endpoints over MCP.
+      ) => html`<label class="check"><input type="radio" name="endpoint" value="${e.slug}" id="ep-${e.slug}"${pick === e.slug ? ' checked' : ''}>
+<span><strong>${e.name}</strong> <code>${e.slug}</code><span class="note"> — queues: ${joinHtml(e.queues.map(escape), ', ')}; verbs: ${joinHtml(e.verbs.map(escape), ', ')}</span></span></label>`,
+    ),
+  );
+  const body = html`${errorLine(error)}<p><strong>${who}</strong> asks to act as one of your endpoints over MCP.
 It gets exactly the queues and verbs of the endpoint you pick, nothing more, until you revoke it on the endpoint's page.
-You will be sent back to <code>${escape(new URL(request.redirectUri).origin)}</code>.</p>
+You will be sent back to <code>${new URL(request.redirectUri).origin}</code>.</p>
 <form method="post" action="/oauth/authorize" hx-boost="false">${csrfField(session.csrf)}${echoed}
 <fieldset><legend>Act as</legend>${options}
 <label class="check"><input type="radio" name="endpoint" value="${NEW}" id="ep-new"${pick === NEW ? ' checked' : ''}> <span>A new endpoint</span></label>
-<label for="new-name">New endpoint's name</label><input id="new-name" name="new_name" maxlength="80" value="${escape(chosen.newName)}">
-<label for="new-queues">New endpoint's queues (separated by commas or spaces)</label><input id="new-queues" name="new_queues" value="${escape(chosen.newQueues)}">
+<label for="new-name">New endpoint's name</label><input id="new-name" name="new_name" maxlength="80" value="${chosen.newName}">
+<label for="new-queues">New endpoint's queues (separated by commas or spaces)</label><input id="new-queues" name="new_queues" value="${chosen.newQueues}">
 </fieldset>
 <div class="actions"><button type="submit" name="decision" value="deny">Deny</button>
 <button type="submit" class="primary" name="decision" value="approve">Approve</button></div></form>`;
@@ -84,7 +86,7 @@ You will be sent back to <code>${escape(new URL(request.redirectUri).origin)}</c
  * to the client (docs/design/oauth.md, "Consent": every client registered itself).
  */
 function refused(reply: FastifyReply, session: BoardSession, check: { message: string }) {
-  return html(reply, 400, page('Authorization refused', errorLine(check.message), chromeOf(session)));
+  return sendHtml(reply, 400, page('Authorization refused', errorLine(check.message), chromeOf(session)));
 }
 
 export function oauthPages(app: FastifyInstance, deps: BoardDeps, oauth: OAuthDeps): void {
@@ -101,7 +103,7 @@ export function oauthPages(app: FastifyInstance, deps: BoardDeps, oauth: OAuthDe
     const endpoints = await grantableEndpoints(oauth, session.principal.human.id, deps.now());
     consentHeaders(reply, check.request.redirectUri);
     const chosen = { endpoint: '', newName: '', newQueues: 'inbox' };
-    return html(reply, 200, consentPage(session, check.request, params, endpoints, chosen));
+    return sendHtml(reply, 200, consentPage(session, check.request, params, endpoints, chosen));
   });
 
   app.post<{ Body: Form }>('/oauth/authorize', async (request, reply) => {
@@ -138,7 +140,7 @@ export function oauthPages(app: FastifyInstance, deps: BoardDeps, oauth: OAuthDe
         'vend' in choice ? (err as Error).message.replace(/^(name|queues)/, 'new endpoint $1') : (err as Error).message;
       const endpoints = await grantableEndpoints(oauth, humanId, now);
       consentHeaders(reply, check.request.redirectUri);
-      return html(reply, 400, consentPage(session, check.request, form, endpoints, chosen, message));
+      return sendHtml(reply, 400, consentPage(session, check.request, form, endpoints, chosen, message));
     }
   });
 
@@ -158,11 +160,11 @@ export function oauthPages(app: FastifyInstance, deps: BoardDeps, oauth: OAuthDe
   );
 }
 
-function clientRow(slug: string, g: GrantListing, csrf: string): string {
+function clientRow(slug: string, g: GrantListing, csrf: string): SafeHtml {
   const name = g.client_name ?? g.client_id;
-  return `<tr><td>${escape(name)}</td><td>${isoTime(g.created_at)}</td><td>${g.last_used_at ? isoTime(g.last_used_at) : 'never'}</td><td>${g.live_sessions}</td>
-<td><form method="post" action="/endpoints/${escape(slug)}/clients/${escape(g.id)}/revoke" class="inline">${csrfField(csrf)}
-<button type="submit" aria-label="Revoke ${escape(name)}">Revoke</button></form></td></tr>`;
+  return html`<tr><td>${name}</td><td>${isoTime(g.created_at)}</td><td>${g.last_used_at ? isoTime(g.last_used_at) : 'never'}</td><td>${g.live_sessions}</td>
+<td><form method="post" action="/endpoints/${slug}/clients/${g.id}/revoke" class="inline">${csrfField(csrf)}
+<button type="submit" aria-label="Revoke ${name}">Revoke</button></form></td></tr>`;
 }
 
 /** The endpoint page's list of OAuth clients acting as it, with revoke. */
@@ -170,9 +172,9 @@ export async function authorizedClients(deps: EndpointDeps, humanId: string, slu
   const grants = await listGrants(deps, humanId, slug);
   const table =
     grants.length === 0
-      ? '<p class="note">No OAuth client acts as this endpoint.</p>'
-      : `<table><thead><tr><th scope="col">Client</th><th scope="col">Authorized</th><th scope="col">Last token</th><th scope="col">Live sessions</th><th scope="col">Actions</th></tr></thead>
-<tbody>${grants.map((g) => clientRow(slug, g, csrf)).join('')}</tbody></table>`;
-  return `<section aria-labelledby="oauth-clients-heading"><h2 id="oauth-clients-heading">Authorized clients</h2>
+      ? html`<p class="note">No OAuth client acts as this endpoint.</p>`
+      : html`<table><thead><tr><th scope="col">Client</th><th scope="col">Authorized</th><th scope="col">Last token</th><th scope="col">Live sessions</th><th scope="col">Actions</th></tr></thead>
+<tbody>${grants.map((g) => clientRow(slug, g, csrf))}</tbody></table>`;
+  return html`<section aria-labelledby="oauth-clients-heading"><h2 id="oauth-clients-heading">Authorized clients</h2>
 <p class="note">MCP clients you let act as this endpoint through OAuth. Revoking one ends its tokens and live sessions at once.</p>${table}</section>`;
 }

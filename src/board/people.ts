@@ -19,8 +19,8 @@ import {
   revokeHumanToken,
   updateHuman,
 } from '../identity/lifecycle.js';
-import { chromeOf, field, html, notFoundPage, signedIn, signedInForm, type Form } from './guard.js';
-import { errorLine, page } from './html.js';
+import { chromeOf, field, sendHtml, notFoundPage, signedIn, signedInForm, type Form } from './guard.js';
+import { errorLine, html, page } from './html.js';
 import { historyBody, linkReveal, peopleBody, resetEnded, tokensBody, type PeopleErrors } from './people-html.js';
 import type { BoardDeps } from './guard.js';
 import { setSessionCookie } from './session.js';
@@ -43,7 +43,7 @@ export function peoplePages(app: FastifyInstance, deps: BoardDeps, auth: Auth): 
   const chrome = (session: BoardSession) => chromeOf(session, 'people');
   const render = async (reply: FastifyReply, session: BoardSession, status: number, errors: PeopleErrors = {}) => {
     const people = await listHumansWithTokens(deps.identity);
-    return html(
+    return sendHtml(
       reply,
       status,
       page('People', peopleBody(people, session.principal.human, session.csrf, errors), chrome(session)),
@@ -55,7 +55,7 @@ export function peoplePages(app: FastifyInstance, deps: BoardDeps, auth: Auth): 
     const session = await signedInForm(deps.identity, request, reply);
     if (!session) return null;
     if (session.principal.human.role === 'admin') return session;
-    void html(reply, 403, page('Not allowed', errorLine('Only an admin can manage people.'), chrome(session)));
+    void sendHtml(reply, 403, page('Not allowed', errorLine('Only an admin can manage people.'), chrome(session)));
     return null;
   }
 
@@ -98,7 +98,7 @@ export function peoplePages(app: FastifyInstance, deps: BoardDeps, auth: Auth): 
     try {
       const { human, invite_url } = await createHuman(deps.identity, input, session.principal);
       const body = linkReveal('Invite link', human.email, invite_url ?? '', null);
-      return html(reply, 201, page('Invite link', body, chrome(session)));
+      return sendHtml(reply, 201, page('Invite link', body, chrome(session)));
     } catch (err) {
       if (!isAppError(err, 'invalid_argument') && !isAppError(err, 'conflict')) throw err;
       return render(reply, session, STATUS[err.code] ?? 400, { invite: { message: err.message, values } });
@@ -129,7 +129,7 @@ export function peoplePages(app: FastifyInstance, deps: BoardDeps, auth: Auth): 
       (session, answer) => {
         const { human, reset_url, expires_at } = answer;
         const body = linkReveal('Password-reset link', human.email, reset_url, expires_at, resetEnded(answer));
-        return html(reply, 201, page('Reset link', body, chrome(session)));
+        return sendHtml(reply, 201, page('Reset link', body, chrome(session)));
       },
     ),
   );
@@ -138,16 +138,14 @@ export function peoplePages(app: FastifyInstance, deps: BoardDeps, auth: Auth): 
     const session = await signedIn(deps.identity, request, reply);
     if (!session) return reply;
     if (session.principal.human.role !== 'admin') {
-      return html(reply, 403, page('Not allowed', errorLine('Only an admin can manage people.'), chrome(session)));
+      return sendHtml(reply, 403, page('Not allowed', errorLine('Only an admin can manage people.'), chrome(session)));
     }
     try {
       const human = await getHuman(deps.identity, request.params.id);
       const tokens = await listHumanTokens(deps.identity, human.id);
       const history = await listHumanAuditPage(deps.identity, human.id, { limit: '20' });
-      const body =
-        tokensBody(human, tokens, session.csrf, deps.now()) +
-        historyBody(human, history.entries, history.next_before !== null);
-      return html(reply, 200, page(`Tokens of ${human.email}`, body, chrome(session)));
+      const body = html`${tokensBody(human, tokens, session.csrf, deps.now())}${historyBody(human, history.entries, history.next_before !== null)}`;
+      return sendHtml(reply, 200, page(`Tokens of ${human.email}`, body, chrome(session)));
     } catch (err) {
       if (isAppError(err, 'not_found')) return notFoundPage(reply, session, 'human');
       throw err;

@@ -8,17 +8,17 @@ import { isAppError } from '../domain/errors.js';
 import { LAST_DAY, LAST_HOUR, chartKey, queueCharts, type QueueChart } from '../endpoints/charts.js';
 import { resolveEndpoint } from '../endpoints/manage.js';
 import { chartLegend, lineChart } from './chart.js';
-import { chromeOf, html, notFoundPage, signedIn } from './guard.js';
-import { escape, page, roughDuration } from './html.js';
+import { chromeOf, sendHtml, notFoundPage, signedIn } from './guard.js';
+import { html, page, roughDuration, type SafeHtml } from './html.js';
 import type { BoardDeps } from './guard.js';
 
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 
 /** "oldest waiting 3 min", or that nothing waits. */
-export function oldestWaiting(chart: QueueChart | undefined, now: Date): string {
+export function oldestWaiting(chart: QueueChart | undefined, now: Date): SafeHtml {
   const at = chart?.oldestReadyAt;
   const text = at ? `oldest waiting ${roughDuration(now.getTime() - at.getTime())}` : 'nothing waiting';
-  return `<span class="oldest" data-field="oldest-waiting">${text}</span>`;
+  return html`<span class="oldest" data-field="oldest-waiting">${text}</span>`;
 }
 
 /**
@@ -33,7 +33,7 @@ function charts(
   width: number,
   height: number,
   axes?: { slotSeconds: number },
-): string {
+): SafeHtml {
   const s = chart.slots;
   const withAxes = axes ? { axes: { from: chart.from, slotSeconds: axes.slotSeconds } } : {};
   const depthSeries = [
@@ -61,19 +61,19 @@ function charts(
   });
   const caption = (what: string, series: typeof depthSeries) =>
     axes
-      ? `<figcaption>${what}, by ${slotWords(axes.slotSeconds)} (times in UTC)${chartLegend(series)}</figcaption>`
-      : `<figcaption>${what}</figcaption>`;
-  return `<figure class="chart-depth">${depth}${caption('depth', depthSeries)}</figure><figure class="chart-throughput" data-completed="${sum(s.completed)}" data-created="${sum(s.created)}">${throughput}${caption(`throughput: ${sum(s.created)} created, ${sum(s.completed)} completed, ${sum(s.failed)} failed`, throughputSeries)}</figure>`;
+      ? html`<figcaption>${what}, by ${slotWords(axes.slotSeconds)} (times in UTC)${chartLegend(series)}</figcaption>`
+      : html`<figcaption>${what}</figcaption>`;
+  return html`<figure class="chart-depth">${depth}${caption('depth', depthSeries)}</figure><figure class="chart-throughput" data-completed="${sum(s.completed)}" data-created="${sum(s.created)}">${throughput}${caption(`throughput: ${sum(s.created)} created, ${sum(s.completed)} completed, ${sum(s.failed)} failed`, throughputSeries)}</figure>`;
 }
 
 /** "minute", "15 minutes": what one point of a chart is. */
 const slotWords = (seconds: number) => (seconds === 60 ? 'minute' : `${seconds / 60} minutes`);
 
 /** The queues page's strip: the last hour, small, with a link to the queue page. */
-export function chartStrip(slug: string, queue: string, chart: QueueChart | undefined, now: Date): string {
-  if (!chart) return '';
-  const href = `/endpoints/${escape(slug)}/queues/${escape(queue)}`;
-  return `<div class="charts" data-slot="charts">${charts(queue, chart, 'last hour', 120, 28)}${oldestWaiting(chart, now)} <a href="${href}">history<span class="sr"> of ${escape(queue)}</span></a></div>`;
+export function chartStrip(slug: string, queue: string, chart: QueueChart | undefined, now: Date): SafeHtml {
+  if (!chart) return html``;
+  const href = `/endpoints/${slug}/queues/${queue}`;
+  return html`<div class="charts" data-slot="charts">${charts(queue, chart, 'last hour', 120, 28)}${oldestWaiting(chart, now)} <a href="${href}">history<span class="sr"> of ${queue}</span></a></div>`;
 }
 
 export function queueChartPages(app: FastifyInstance, deps: BoardDeps): void {
@@ -98,12 +98,12 @@ export function queueChartPages(app: FastifyInstance, deps: BoardDeps): void {
     const key = chartKey(endpoint.id, queue);
     const section = (title: string, chart: QueueChart | undefined, span: string, slotSeconds: number) =>
       chart
-        ? `<section class="queue-history" aria-label="${escape(title)}"><h2>${escape(title)}</h2><div class="charts wide">${charts(queue, chart, span, 480, 150, { slotSeconds })}</div></section>`
+        ? html`<section class="queue-history" aria-label="${title}"><h2>${title}</h2><div class="charts wide">${charts(queue, chart, span, 480, 150, { slotSeconds })}</div></section>`
         : '';
-    const body = `<p><a href="/endpoints/${escape(endpoint.slug)}">${escape(endpoint.name)}</a> · <a href="/">Queues</a></p>
+    const body = html`<p><a href="/endpoints/${endpoint.slug}">${endpoint.name}</a> · <a href="/">Queues</a></p>
 <p>${oldestWaiting(hour.get(key), now)}</p>
 ${section('Last hour', hour.get(key), 'last hour', LAST_HOUR.slotSeconds)}${section('Last day', day.get(key), 'last day', LAST_DAY.slotSeconds)}
 <p class="note">Depth is the ready todos at each minute's sample (the peak of a slot); throughput is the todos created, completed and failed in it. Samples are taken once a minute.</p>`;
-    return html(reply, 200, page(`${queue} · ${endpoint.name}`, body, chromeOf(session, 'queues')));
+    return sendHtml(reply, 200, page(`${queue} · ${endpoint.name}`, body, chromeOf(session, 'queues')));
   });
 }

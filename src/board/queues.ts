@@ -16,13 +16,13 @@ import {
   type BoardDeps,
   chromeOf,
   field,
-  html,
+  sendHtml,
   notFoundPage,
   signedIn,
   signedInForm,
   type Form,
 } from './guard.js';
-import { errorLine, escape, page } from './html.js';
+import { errorLine, html, page } from './html.js';
 import { searchBox } from './find-html.js';
 import { drawer, lanesFragment, pushForm, todoDetail, type PushValues } from './queue-html.js';
 
@@ -41,9 +41,9 @@ async function home(
     queueLanes(deps.operator, session.principal.human.id, now),
     budgetsOfHuman(deps.operator, session.principal.human.id),
   ]);
-  const body = `${searchBox()}${withError(pushForm(lanes, session.csrf, values), error)}
+  const body = html`${searchBox()}${withError(pushForm(lanes, session.csrf, values), error)}
 <div data-live="/board/events?view=queues">${lanesFragment(lanes, now, budgets)}</div>`;
-  return html(reply, status, page('Queues', body, chromeOf(session, 'queues')));
+  return sendHtml(reply, status, page('Queues', body, chromeOf(session, 'queues')));
 }
 
 /** The push form's fields → the API's todo input; a payload that is not JSON names the field. */
@@ -111,9 +111,9 @@ export function queuePages(app: FastifyInstance, deps: BoardDeps): void {
       if (isAppError(err, 'not_found')) return notFoundPage(reply, session, 'todo');
       throw err;
     }
-    if (request.headers['hx-target'] === 'drawer') return html(reply, 200, drawer(view, session.csrf, deps.now()));
-    const body = `<p><a href="/">Back to the queues</a></p>${todoDetail(view, session.csrf, `/todos/${view.todo.id}`, deps.now())}`;
-    return html(reply, 200, page(view.todo.title, body, chromeOf(session, 'queues')));
+    if (request.headers['hx-target'] === 'drawer') return sendHtml(reply, 200, drawer(view, session.csrf, deps.now()));
+    const body = html`<p><a href="/">Back to the queues</a></p>${todoDetail(view, session.csrf, `/todos/${view.todo.id}`, deps.now())}`;
+    return sendHtml(reply, 200, page(view.todo.title, body, chromeOf(session, 'queues')));
   });
 
   for (const verb of ['retry', 'cancel'] as const) {
@@ -126,8 +126,8 @@ export function queuePages(app: FastifyInstance, deps: BoardDeps): void {
       } catch (err) {
         if (isAppError(err, 'not_found')) return notFoundPage(reply, session, 'todo');
         if (!isAppError(err, 'conflict')) throw err;
-        const body = `${errorLine(err.message)}<p><a href="/todos/${escape(request.params.id)}">Back to the todo</a></p>`;
-        return html(reply, 409, page('Not done', body, chromeOf(session, 'queues')));
+        const body = html`${errorLine(err.message)}<p><a href="/todos/${request.params.id}">Back to the todo</a></p>`;
+        return sendHtml(reply, 409, page('Not done', body, chromeOf(session, 'queues')));
       }
       return reply.redirect(backTo(request.body, '/'), 303);
     });

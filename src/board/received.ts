@@ -9,8 +9,8 @@ import { isAppError } from '../domain/errors.js';
 import { resolveEndpoint } from '../endpoints/manage.js';
 import type { BoardSession } from '../identity/board-sessions.js';
 import { EVENT_LIST_MAX, listEventsOf, replayEvent, showEvent } from '../webhooks/events.js';
-import { chromeOf, html, notFoundPage, signedIn, signedInForm, type Form } from './guard.js';
-import { errorLine, escape, page } from './html.js';
+import { chromeOf, sendHtml, notFoundPage, signedIn, signedInForm, type Form } from './guard.js';
+import { errorLine, html, page } from './html.js';
 import { eventDetail, eventTable } from './received-html.js';
 import type { BoardDeps } from './guard.js';
 import type { IntakeDeps } from './webhooks.js';
@@ -38,15 +38,15 @@ function limitOf(text: string | undefined): number {
 }
 
 const nav = (e: { slug: string; name: string }) =>
-  `<p><a href="/endpoints/${escape(e.slug)}">${escape(e.name)}</a> · <a href="/endpoints/${escape(e.slug)}/webhooks">Webhooks</a> · <a href="/endpoints/${escape(e.slug)}/events">Received</a></p>`;
+  html`<p><a href="/endpoints/${e.slug}">${e.name}</a> · <a href="/endpoints/${e.slug}/webhooks">Webhooks</a> · <a href="/endpoints/${e.slug}/events">Received</a></p>`;
 
 async function showPage(deps: Deps, session: BoardSession, reply: FastifyReply, ref: string, id: string) {
   const endpoint = await target(deps, session, ref);
   if (!endpoint) return notFoundPage(reply, session, 'endpoint');
   try {
     const { event } = await showEvent(deps.operator, { endpointId: endpoint.id }, id);
-    const body = `${nav(endpoint)}${eventDetail(event, `/endpoints/${escape(endpoint.slug)}/events`, session.csrf)}`;
-    return html(reply, 200, page(`Event ${event.id}`, body, chromeOf(session, 'endpoints')));
+    const body = html`${nav(endpoint)}${eventDetail(event, `/endpoints/${endpoint.slug}/events`, session.csrf)}`;
+    return sendHtml(reply, 200, page(`Event ${event.id}`, body, chromeOf(session, 'endpoints')));
   } catch (err) {
     if (isAppError(err, 'not_found')) return notFoundPage(reply, session, 'event');
     throw err;
@@ -61,10 +61,10 @@ export function receivedPages(app: FastifyInstance, deps: Deps): void {
     if (!endpoint) return notFoundPage(reply, session, 'endpoint');
     const limit = limitOf(request.query.limit);
     const { events } = await listEventsOf(deps.operator, endpoint.id, { limit });
-    const base = `/endpoints/${escape(endpoint.slug)}/events`;
-    const body = `${nav(endpoint)}<p class="note">Every delivery a webhook of this endpoint accepted, and every replay. A redelivery of the same delivery id adds no row.</p>
+    const base = `/endpoints/${endpoint.slug}/events`;
+    const body = html`${nav(endpoint)}<p class="note">Every delivery a webhook of this endpoint accepted, and every replay. A redelivery of the same delivery id adds no row.</p>
 ${eventTable(events, base, limit, EVENT_LIST_MAX)}`;
-    return html(reply, 200, page(`Received by ${endpoint.name}`, body, chromeOf(session, 'endpoints')));
+    return sendHtml(reply, 200, page(`Received by ${endpoint.name}`, body, chromeOf(session, 'endpoints')));
   });
 
   app.get<IdParams>('/endpoints/:ref/events/:id', async (request, reply) => {
@@ -84,8 +84,12 @@ ${eventTable(events, base, limit, EVENT_LIST_MAX)}`;
     } catch (err) {
       if (isAppError(err, 'not_found')) return notFoundPage(reply, session, 'event');
       if (!isAppError(err) || err.code === 'internal') throw err;
-      const back = `<p><a href="/endpoints/${escape(endpoint.slug)}/events/${escape(request.params.id)}">Back to the event</a></p>`;
-      return html(reply, 409, page('Not replayed', `${errorLine(err.message)}${back}`, chromeOf(session, 'endpoints')));
+      const back = html`<p><a href="/endpoints/${endpoint.slug}/events/${request.params.id}">Back to the event</a></p>`;
+      return sendHtml(
+        reply,
+        409,
+        page('Not replayed', html`${errorLine(err.message)}${back}`, chromeOf(session, 'endpoints')),
+      );
     }
   });
 }

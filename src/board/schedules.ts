@@ -11,9 +11,9 @@ import { wallClock } from '../domain/zones.js';
 import { resolveEndpoint } from '../endpoints/manage.js';
 import type { BoardSession } from '../identity/board-sessions.js';
 import { createSchedule, deleteSchedule, listSchedules, patchSchedule, type ScheduleRow } from '../schedules/manage.js';
-import { chromeOf, field, html, notFoundPage, signedIn, signedInForm, type Form } from './guard.js';
+import { chromeOf, field, sendHtml, notFoundPage, signedIn, signedInForm, type Form } from './guard.js';
 import { fieldError, formError, invalidAttrs } from './field-errors.js';
-import { csrfField, escape, isoTime, page } from './html.js';
+import { csrfField, html, isoTime, page, type SafeHtml, joinHtml } from './html.js';
 import type { BoardDeps } from './guard.js';
 
 type RefParams = { Params: { ref: string } };
@@ -38,44 +38,46 @@ async function target(deps: BoardDeps, session: BoardSession, ref: string): Prom
   }
 }
 
-function row(s: ScheduleRow, base: string, csrf: string): string {
+function row(s: ScheduleRow, base: string, csrf: string): SafeHtml {
   const post = (path: string, label: string, cls = '', confirm = '') =>
-    `<form method="post" action="${base}/${escape(s.id)}/${path}" class="inline"${confirm ? ` hx-confirm="${confirm}"` : ''}>${csrfField(csrf)}<button type="submit"${cls ? ` class="${cls}"` : ''}>${label} <span class="sr">${escape(s.title)}</span></button></form>`;
-  const next = s.next_run_at ? `${escape(wallClock(s.next_run_at, s.tz))}<br>${isoTime(s.next_run_at)}` : '—';
-  const missed = s.last_missed > 0 ? ` <span class="chip warn">stood in for ${s.last_missed} missed</span>` : '';
-  const last = s.last_run_at ? `${isoTime(s.last_run_at)}${missed}` : 'never';
-  const error = s.last_error ? `<br><span class="error">${escape(s.last_error)}</span>` : '';
-  const state = s.paused ? '<span class="chip deferred">paused</span>' : '<span class="chip open">active</span>';
-  return `<tr data-schedule="${escape(s.id)}"><td>${escape(s.title)}</td><td><code>${escape(s.queue)}</code></td>
-<td><code>${escape(s.cron)}</code> <span class="note">${escape(s.tz)}</span></td><td>${state}</td>
+    html`<form method="post" action="${base}/${s.id}/${path}" class="inline"${confirm ? html` hx-confirm="${confirm}"` : ''}>${csrfField(csrf)}<button type="submit"${cls ? html` class="${cls}"` : ''}>${label} <span class="sr">${s.title}</span></button></form>`;
+  const next = s.next_run_at ? html`${wallClock(s.next_run_at, s.tz)}<br>${isoTime(s.next_run_at)}` : '—';
+  const missed = s.last_missed > 0 ? html` <span class="chip warn">stood in for ${s.last_missed} missed</span>` : '';
+  const last = s.last_run_at ? html`${isoTime(s.last_run_at)}${missed}` : 'never';
+  const error = s.last_error ? html`<br><span class="error">${s.last_error}</span>` : '';
+  const state = s.paused
+    ? html`<span class="chip deferred">paused</span>`
+    : html`<span class="chip open">active</span>`;
+  return html`<tr data-schedule="${s.id}"><td>${s.title}</td><td><code>${s.queue}</code></td>
+<td><code>${s.cron}</code> <span class="note">${s.tz}</span></td><td>${state}</td>
 <td data-field="next_run">${next}</td><td data-field="last_run">${last}${error}</td>
 <td>${s.paused ? post('resume', 'Resume') : post('pause', 'Pause')}${post('delete', 'Delete', 'danger', 'Delete this schedule?')}</td></tr>`;
 }
 
-function scheduleTable(schedules: ScheduleRow[], base: string, csrf: string): string {
-  if (schedules.length === 0) return '<p class="note">No schedules yet.</p>';
-  const head = ['Title', 'Queue', 'When', 'State', 'Next run', 'Last run', 'Actions']
-    .map((h) => `<th scope="col">${h}</th>`)
-    .join('');
-  return `<table><caption class="note">Schedules</caption><thead><tr>${head}</tr></thead>
-<tbody>${schedules.map((s) => row(s, base, csrf)).join('')}</tbody></table>`;
+function scheduleTable(schedules: ScheduleRow[], base: string, csrf: string): SafeHtml {
+  if (schedules.length === 0) return html`<p class="note">No schedules yet.</p>`;
+  const head = joinHtml(
+    ['Title', 'Queue', 'When', 'State', 'Next run', 'Last run', 'Actions'].map((h) => html`<th scope="col">${h}</th>`),
+  );
+  return html`<table><caption class="note">Schedules</caption><thead><tr>${head}</tr></thead>
+<tbody>${schedules.map((s) => row(s, base, csrf))}</tbody></table>`;
 }
 
-function addForm(endpoint: Target, base: string, csrf: string, v: Values, error?: string): string {
-  const input = (name: keyof Values, label: string, extra = '') =>
-    `<label for="s-${name}">${label}</label><input id="s-${name}" name="${name}" ${extra} value="${escape(v[name] ?? '')}"${invalidAttrs(`s-${name}`, name, error)}>${fieldError(`s-${name}`, name, error)}`;
-  const queues = endpoint.queues
-    .map((q) => `<option value="${escape(q)}"${q === v.queue ? ' selected' : ''}>${escape(q)}</option>`)
-    .join('');
-  return `<form method="post" action="${base}">${csrfField(csrf)}
+function addForm(endpoint: Target, base: string, csrf: string, v: Values, error?: string): SafeHtml {
+  const input = (name: keyof Values, label: string, extra: SafeHtml = html``) =>
+    html`<label for="s-${name}">${label}</label><input id="s-${name}" name="${name}" ${extra} value="${v[name] ?? ''}"${invalidAttrs(`s-${name}`, name, error)}>${fieldError(`s-${name}`, name, error)}`;
+  const queues = joinHtml(
+    endpoint.queues.map((q) => html`<option value="${q}"${q === v.queue ? ' selected' : ''}>${q}</option>`),
+  );
+  return html`<form method="post" action="${base}">${csrfField(csrf)}
 <label for="s-queue">Queue</label><select id="s-queue" name="queue">${queues}</select>${fieldError('s-queue', 'queue', error)}
-${input('cron', 'Cron (minute hour day-of-month month day-of-week, e.g. 0 9 * * 1-5)', 'required')}
-${input('tz', 'Zone (IANA, e.g. Europe/Berlin)', 'required')}
-${input('title', 'Title of each todo', 'required maxlength="200"')}
-<label for="s-body">Body</label><textarea id="s-body" name="body"${invalidAttrs('s-body', 'body', error)}>${escape(v.body ?? '')}</textarea>${fieldError('s-body', 'body', error)}
+${input('cron', 'Cron (minute hour day-of-month month day-of-week, e.g. 0 9 * * 1-5)', html`required`)}
+${input('tz', 'Zone (IANA, e.g. Europe/Berlin)', html`required`)}
+${input('title', 'Title of each todo', html`required maxlength="200"`)}
+<label for="s-body">Body</label><textarea id="s-body" name="body"${invalidAttrs('s-body', 'body', error)}>${v.body ?? ''}</textarea>${fieldError('s-body', 'body', error)}
 ${input('payload', 'Payload (JSON, optional)')}
 ${input('kind', 'Kind (optional)')}
-${input('priority', 'Priority (−100 to 100, default 0)', 'inputmode="numeric"')}
+${input('priority', 'Priority (−100 to 100, default 0)', html`inputmode="numeric"`)}
 <div class="actions"><button type="submit" class="primary">Add schedule</button></div></form>`;
 }
 
@@ -87,13 +89,13 @@ async function render(
   status = 200,
   typed?: { values: Values; error: string },
 ) {
-  const base = `/endpoints/${escape(endpoint.slug)}/schedules`;
+  const base = `/endpoints/${endpoint.slug}/schedules`;
   const { schedules } = await listSchedules(deps.operator, session.principal.human.id, endpoint.id);
   const values = typed?.values ?? { queue: endpoint.queues[0] ?? '', tz: 'UTC' };
-  const body = `<p><a href="/endpoints/${escape(endpoint.slug)}">${escape(endpoint.name)}</a> · <a href="/">Queues</a></p>
+  const body = html`<p><a href="/endpoints/${endpoint.slug}">${endpoint.name}</a> · <a href="/">Queues</a></p>
 ${formError(typed?.error, FIELDS)}<section aria-labelledby="s-list"><h2 id="s-list">Current schedules</h2>${scheduleTable(schedules, base, session.csrf)}</section>
 <section aria-labelledby="s-add"><h2 id="s-add">Add a schedule</h2>${addForm(endpoint, base, session.csrf, values, typed?.error)}</section>`;
-  return html(reply, status, page(`Schedules of ${endpoint.name}`, body, chromeOf(session, 'endpoints')));
+  return sendHtml(reply, status, page(`Schedules of ${endpoint.name}`, body, chromeOf(session, 'endpoints')));
 }
 
 /** The form's fields → the API's schedule input; a payload or priority that does not parse names its field. */

@@ -5,9 +5,9 @@
 import type { FastifyInstance } from 'fastify';
 import { sessionOfHuman } from '../endpoints/board.js';
 import { isAppError } from '../domain/errors.js';
-import { chromeOf, html, notFoundPage, signedIn } from './guard.js';
+import { chromeOf, sendHtml, notFoundPage, signedIn } from './guard.js';
 import { lastRing, streamState, unheardMark } from './endpoint-html.js';
-import { escape, isoTime, page, roughDuration } from './html.js';
+import { html, isoTime, page, roughDuration } from './html.js';
 import type { MessageDeps } from '../messages/context.js';
 import { queueStatus } from '../messages/queue.js';
 import { actorOf, messagePanel } from './messages.js';
@@ -26,15 +26,15 @@ export function sessionPage(app: FastifyInstance, deps: BoardDeps & { messages: 
       throw err;
     }
     const { endpoint, session: s } = view;
-    const body = `<p><a href="/endpoints/${escape(endpoint.slug)}">${escape(endpoint.name)}</a></p>
-<dl><dt>Session</dt><dd><code>${escape(s.id)}</code></dd>
-<dt>Client</dt><dd>${escape(s.client_name ?? 'unknown')} ${escape(s.client_version ?? '')} ${unheardMark(s)}</dd>
+    const body = html`<p><a href="/endpoints/${endpoint.slug}">${endpoint.name}</a></p>
+<dl><dt>Session</dt><dd><code>${s.id}</code></dd>
+<dt>Client</dt><dd>${s.client_name ?? 'unknown'} ${s.client_version ?? ''} ${unheardMark(s)}</dd>
 <dt>Stream</dt><dd>${streamState(s)}</dd>
 <dt>Last ring</dt><dd data-field="last_ring">${lastRing(s, now)}</dd>
 <dt>Claims held</dt><dd data-field="claims_held">${s.claims_held}</dd>
 <dt>Last seen</dt><dd>${roughDuration(now.getTime() - s.last_seen_at.getTime())} ago</dd>
 <dt>Opened</dt><dd>${isoTime(s.created_at)}</dd></dl>
 ${messagePanel(await queueStatus(deps.messages, actorOf(session), s.id), session)}`;
-    return html(reply, 200, page(`Session of ${endpoint.name}`, body, chromeOf(session, 'endpoints')));
+    return sendHtml(reply, 200, page(`Session of ${endpoint.name}`, body, chromeOf(session, 'endpoints')));
   });
 }

@@ -26,7 +26,7 @@ import { OIDC_FLOW_TTL_SECONDS, type OidcFlow, type OidcProvider } from '../oidc
 import { OidcRefusal } from '../oidc/refusal.js';
 import { humanForOidc } from '../oidc/signin.js';
 import { sameToken } from './guard.js';
-import { errorLine, escape, page } from './html.js';
+import { errorLine, html, htmlText, page } from './html.js';
 
 type Form = { Body: Record<string, string | undefined> };
 
@@ -86,17 +86,17 @@ function loginForm(
   const next = nextPath(body?.next ?? query?.next);
   // A plain link, not a boosted one: htmx would fetch the provider's page cross-origin.
   const button = oidc
-    ? `<p><a class="button primary" hx-boost="false" href="/login/oidc${next === '/' ? '' : `?next=${encodeURIComponent(next)}`}">Sign in with ${escape(oidc.providerName)}</a></p>`
+    ? html`<p><a class="button primary" hx-boost="false" href="/login/oidc${next === '/' ? '' : `?next=${encodeURIComponent(next)}`}">Sign in with ${oidc.providerName}</a></p>`
     : '';
   const password =
     deps.passwordSignIn === false
       ? ''
-      : `${oidc ? '<p>Or with your e-mail and password:</p>' : ''}<form method="post" action="/login">
-<input type="hidden" name="csrf" value="${csrf}">${next === '/' ? '' : `<input type="hidden" name="next" value="${escape(next)}">`}
+      : html`${oidc ? html`<p>Or with your e-mail and password:</p>` : ''}<form method="post" action="/login">
+<input type="hidden" name="csrf" value="${csrf}">${next === '/' ? '' : html`<input type="hidden" name="next" value="${next}">`}
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required>
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button></form>`;
-  return page('Sign in', `${errorLine(error)}${button}${password}`);
+  return htmlText(page('Sign in', html`${errorLine(error)}${button}${password}`));
 }
 
 /**
@@ -181,7 +181,7 @@ export function sessionPages(
       return reply
         .status(403)
         .type('text/html; charset=utf-8')
-        .send(page('Not signed out', errorLine('The form expired; reload and try again.')));
+        .send(htmlText(page('Not signed out', errorLine('The form expired; reload and try again.'))));
     }
     await signOut(deps, cookie);
     void reply.clearCookie(names.session, clearing);

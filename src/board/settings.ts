@@ -7,8 +7,8 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { BoardSession } from '../identity/board-sessions.js';
 import type { MessageDeps } from '../messages/context.js';
 import { capacityPages, capacitySection } from './capacity.js';
-import { chromeOf, html, signedIn } from './guard.js';
-import { page } from './html.js';
+import { chromeOf, sendHtml, signedIn } from './guard.js';
+import { html, page } from './html.js';
 import type { BoardDeps } from './guard.js';
 
 export interface SettingsView {
@@ -26,7 +26,7 @@ type Deps = BoardDeps & { settings: SettingsView; messages: MessageDeps };
 async function settingsBody(deps: Deps, session: BoardSession, capacity?: { error: string; typed: string }) {
   const retention = deps.settings.retentionMs;
   const queue = capacitySection(await deps.messages.capacity.snapshot(), session, capacity?.error, capacity?.typed);
-  return `<section aria-labelledby="retention"><h2 id="retention">Retention</h2>
+  return html`<section aria-labelledby="retention"><h2 id="retention">Retention</h2>
 <p>Finished todos (done, canceled, dead-lettered) are deleted after <strong data-setting="retention">${days(retention)}</strong>; live todos never are.</p>
 <p class="note">Set by <code>SWITCHBOARD_RETENTION</code> in the server's environment: read-only here.</p></section>
 ${queue}`;
@@ -39,7 +39,11 @@ export function settingsPage(app: FastifyInstance, deps: Deps): void {
     status: number,
     capacity?: { error: string; typed: string },
   ) =>
-    html(reply, status, page('Settings', await settingsBody(deps, session, capacity), chromeOf(session, 'settings')));
+    sendHtml(
+      reply,
+      status,
+      page('Settings', await settingsBody(deps, session, capacity), chromeOf(session, 'settings')),
+    );
   app.get('/settings', async (request, reply) => {
     const session = await signedIn(deps.identity, request, reply);
     return session ? render(reply, session, 200) : reply;

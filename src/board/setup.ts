@@ -13,20 +13,20 @@ import { openBoardSession } from '../identity/board-sessions.js';
 import { completeSetup, setupLinkLive } from '../identity/setup.js';
 import { fieldError, formError, invalidAttrs } from './field-errors.js';
 import { sameToken } from './guard.js';
-import { csrfField, errorLine, escape, page } from './html.js';
+import { csrfField, errorLine, html, htmlText, page, type SafeHtml } from './html.js';
 import { setSessionCookie, signedOutCsrf } from './session.js';
 
-function form(token: string, csrf: string, error?: string): string {
-  const input = (name: string, label: string, attrs: string) =>
-    `<label for="${name}">${label}</label><input id="${name}" name="${name}" ${attrs}${invalidAttrs(name, name, error)}>${fieldError(name, name, error)}`;
+function form(token: string, csrf: string, error?: string): SafeHtml {
+  const input = (name: string, label: string, attrs: SafeHtml) =>
+    html`<label for="${name}">${label}</label><input id="${name}" name="${name}" ${attrs}${invalidAttrs(name, name, error)}>${fieldError(name, name, error)}`;
   return page(
     'Set up Switchboard',
-    `${formError(error, ['email', 'display_name', 'password'])}
+    html`${formError(error, ['email', 'display_name', 'password'])}
 <p>This one-time link creates your account or sets your password. For an invite or a password reset, the email is already known and may be left empty.</p>
-<form method="post" action="/setup/${escape(token)}">${csrfField(csrf)}
-${input('email', 'Email', 'type="email" autocomplete="username"')}
-${input('display_name', 'Name', 'autocomplete="name"')}
-${input('password', 'Password (at least 8 characters)', 'type="password" autocomplete="new-password" required minlength="8"')}
+<form method="post" action="/setup/${token}">${csrfField(csrf)}
+${input('email', 'Email', html`type="email" autocomplete="username"`)}
+${input('display_name', 'Name', html`autocomplete="name"`)}
+${input('password', 'Password (at least 8 characters)', html`type="password" autocomplete="new-password" required minlength="8"`)}
 <button type="submit">Create account</button></form>`,
   );
 }
@@ -35,7 +35,7 @@ type TokenParams = { Params: { token: string } };
 
 /** The form again, with a fresh CSRF token (and cookie). */
 function formAgain(deps: IdentityDeps, request: FastifyRequest<TokenParams>, reply: FastifyReply, error?: string) {
-  return form(request.params.token, signedOutCsrf(deps, request, reply), error);
+  return htmlText(form(request.params.token, signedOutCsrf(deps, request, reply), error));
 }
 
 export function setupPages(app: FastifyInstance, deps: IdentityDeps, auth: Auth): void {
@@ -44,7 +44,9 @@ export function setupPages(app: FastifyInstance, deps: IdentityDeps, auth: Auth)
     const live = await setupLinkLive(deps, request.params.token);
     void reply.type('text/html; charset=utf-8');
     if (!live)
-      return reply.status(404).send(page('Link not valid', '<p>This setup link is unknown, used or expired.</p>'));
+      return reply
+        .status(404)
+        .send(htmlText(page('Link not valid', html`<p>This setup link is unknown, used or expired.</p>`)));
     return formAgain(deps, request, reply);
   });
 
@@ -56,7 +58,7 @@ export function setupPages(app: FastifyInstance, deps: IdentityDeps, auth: Auth)
     if (!sameToken(fields.csrf, request.cookies[names.loginCsrf])) {
       return reply
         .status(403)
-        .send(page('Set up Switchboard', errorLine('The form expired; open the link again and retry.')));
+        .send(htmlText(page('Set up Switchboard', errorLine('The form expired; open the link again and retry.'))));
     }
     try {
       const human = await completeSetup(deps, {

@@ -20,8 +20,8 @@ import {
 } from '../webhooks/manage.js';
 import type { RecordDeps } from '../webhooks/record.js';
 import { formError } from './field-errors.js';
-import { chromeOf, field, html, notFoundPage, signedIn, signedInForm, type Form } from './guard.js';
-import { escape, page } from './html.js';
+import { chromeOf, field, sendHtml, notFoundPage, signedIn, signedInForm, type Form } from './guard.js';
+import { html, page } from './html.js';
 import {
   CREATE_FIELDS,
   createForm,
@@ -64,17 +64,21 @@ async function target(deps: Deps, session: BoardSession, ref: string): Promise<T
 }
 
 async function render(deps: Deps, session: BoardSession, reply: FastifyReply, endpoint: Target, shown: Shown = {}) {
-  const slug = escape(endpoint.slug);
+  const slug = endpoint.slug;
   const base = `/endpoints/${slug}/webhooks`;
   const webhooks = await listWebhooksOf(deps.operator, endpoint.id);
   const values = shown.create?.values ?? { provider: 'token', queue: endpoint.queues[0] ?? '' };
-  const body = `<p><a href="/endpoints/${slug}">${escape(endpoint.name)}</a> · <a href="/endpoints/${slug}/events">Received</a></p>
+  const body = html`<p><a href="/endpoints/${slug}">${endpoint.name}</a> · <a href="/endpoints/${slug}/events">Received</a></p>
 ${shown.reveal ? revealSection(shown.reveal) : ''}
 <section aria-labelledby="w-list"><h2 id="w-list">Current webhooks</h2>${webhookTable(webhooks, base, session.csrf, shown.rowError)}</section>
 <section aria-labelledby="w-add"><h2 id="w-add">Add a webhook</h2>${formError(shown.create?.error, CREATE_FIELDS)}${createForm(endpoint.queues, base, session.csrf, values, shown.create?.error)}</section>`;
   // A boosted form's answer is this page: its address, not the action's, goes in the history.
   void reply.header('HX-Replace-Url', `/endpoints/${endpoint.slug}/webhooks`);
-  return html(reply, shown.status ?? 200, page(`Webhooks of ${endpoint.name}`, body, chromeOf(session, 'endpoints')));
+  return sendHtml(
+    reply,
+    shown.status ?? 200,
+    page(`Webhooks of ${endpoint.name}`, body, chromeOf(session, 'endpoints')),
+  );
 }
 
 /** The add form's fields → the API's webhook input: empty optional fields are left out. */

@@ -16,9 +16,9 @@ import {
 import { QUEUE_NAME } from '../domain/todo.js';
 import { FAMILY_NOTES, VERB_FAMILIES, type VerbFamily } from '../domain/verbs.js';
 import type { BoardSession } from '../identity/board-sessions.js';
-import { chromeOf, field, fields, html, signedIn, signedInForm, type Form } from './guard.js';
+import { chromeOf, field, fields, sendHtml, signedIn, signedInForm, type Form } from './guard.js';
 import { withError } from './field-errors.js';
-import { csrfField, escape, page } from './html.js';
+import { csrfField, href, html, joinHtml, page, type SafeHtml } from './html.js';
 import { copyBlock } from './copy.js';
 import type { BoardDeps } from './guard.js';
 
@@ -71,72 +71,70 @@ function problem(step: Step, a: Answers): string | null {
   return null;
 }
 
-function hidden(a: Answers, except: Step): string {
-  const h = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escape(value)}">`;
-  return [
+function hidden(a: Answers, except: Step): SafeHtml {
+  const h = (name: string, value: string) => html`<input type="hidden" name="${name}" value="${value}">`;
+  return joinHtml([
     except === 'name' ? '' : h('name', a.name),
     except === 'queues' ? '' : h('queues', a.queues),
-    except === 'verbs' || !a.verbsChosen ? '' : h('verbs_chosen', '1') + a.verbs.map((v) => h('verbs', v)).join(''),
+    except === 'verbs' || !a.verbsChosen ? '' : html`${h('verbs_chosen', '1')}${a.verbs.map((v) => h('verbs', v))}`,
     except === 'lifetime' ? '' : h('lifetime', a.lifetime),
-  ].join('');
+  ]);
 }
 
-function stepFields(step: Step, a: Answers): string {
+function stepFields(step: Step, a: Answers): SafeHtml {
   if (step === 'name')
-    return `<label for="wiz-name">Name</label><input id="wiz-name" name="name" required maxlength="80" value="${escape(a.name)}" autofocus>`;
+    return html`<label for="wiz-name">Name</label><input id="wiz-name" name="name" required maxlength="80" value="${a.name}" autofocus>`;
   if (step === 'queues')
-    return `<label for="wiz-queues">Queues (separated by commas or spaces)</label><input id="wiz-queues" name="queues" value="${escape(a.queues)}" autofocus>`;
+    return html`<label for="wiz-queues">Queues (separated by commas or spaces)</label><input id="wiz-queues" name="queues" value="${a.queues}" autofocus>`;
   if (step === 'verbs')
-    return `<fieldset><legend>Verb families</legend>${FAMILIES.map(
+    return html`<fieldset><legend>Verb families</legend>${FAMILIES.map(
       (
         f,
-      ) => `<label class="check"><input type="checkbox" name="verbs" value="${f}" id="wiz-verbs-${f}"${a.verbs.includes(f) ? ' checked' : ''}>
-<span><strong>${f}</strong> <span class="note">${VERB_FAMILIES[f].join(', ')}${FAMILY_NOTES[f] ? ` — ${escape(FAMILY_NOTES[f])}` : ''}</span></span></label>`,
-    ).join('')}</fieldset>`;
+      ) => html`<label class="check"><input type="checkbox" name="verbs" value="${f}" id="wiz-verbs-${f}"${a.verbs.includes(f) ? ' checked' : ''}>
+<span><strong>${f}</strong> <span class="note">${joinHtml(VERB_FAMILIES[f], ', ')}${FAMILY_NOTES[f] ? ` — ${FAMILY_NOTES[f]}` : ''}</span></span></label>`,
+    )}</fieldset>`;
   if (step === 'lifetime')
-    return `<fieldset><legend>Lifetime</legend>${Object.entries(LIFETIMES)
-      .map(
-        ([key, l]) =>
-          `<label class="check"><input type="radio" name="lifetime" value="${key}" id="wiz-life-${key}"${a.lifetime === key ? ' checked' : ''}> ${l.label}</label>`,
-      )
-      .join('')}</fieldset>`;
-  return `<dl><dt>Name</dt><dd>${escape(a.name)}</dd><dt>Queues</dt><dd>${queueList(a.queues).map(escape).join(', ')}</dd>
+    return html`<fieldset><legend>Lifetime</legend>${Object.entries(LIFETIMES).map(
+      ([key, l]) =>
+        html`<label class="check"><input type="radio" name="lifetime" value="${key}" id="wiz-life-${key}"${a.lifetime === key ? ' checked' : ''}> ${l.label}</label>`,
+    )}</fieldset>`;
+  return html`<dl><dt>Name</dt><dd>${a.name}</dd><dt>Queues</dt><dd>${joinHtml(queueList(a.queues).map(escape), ', ')}</dd>
 <dt>Verb families</dt><dd>${a.verbs.join(', ') || 'none'}</dd><dt>Lifetime</dt><dd>${LIFETIMES[a.lifetime]?.label ?? ''}</dd></dl>`;
 }
 
-function stepPage(session: BoardSession, step: Step, a: Answers, error?: string | null): string {
+function stepPage(session: BoardSession, step: Step, a: Answers, error?: string | null): SafeHtml {
   const n = STEPS.indexOf(step);
   const last = step === 'confirm';
-  const form = `<form method="post" action="${last ? '/endpoints' : '/endpoints/new'}">${csrfField(session.csrf)}
+  const form = html`<form method="post" action="${last ? '/endpoints' : '/endpoints/new'}">${csrfField(session.csrf)}
 <input type="hidden" name="step" value="${step}">${hidden(a, step)}${stepFields(step, a)}
-<div class="actions">${n > 0 ? '<button type="submit" name="go" value="back" formnovalidate>Back</button>' : ''}
+<div class="actions">${n > 0 ? html`<button type="submit" name="go" value="back" formnovalidate>Back</button>` : ''}
 <button type="submit" class="primary" name="go" value="next">${last ? 'Vend endpoint' : 'Next'}</button></div></form>`;
-  const body = `<p class="note">Step ${n + 1} of ${STEPS.length}: ${step}</p>${withError(form, error ?? undefined)}`;
+  const body = html`<p class="note">Step ${n + 1} of ${STEPS.length}: ${step}</p>${withError(form, error ?? undefined)}`;
   return page('Vend an endpoint', body, chromeOf(session, 'endpoints'));
 }
 
 /** How to hear the doorbell, under the name the blocks above registered (src/domain/guidance.ts). */
-function guidanceSection(g: ConnectGuidance): string {
-  const name = `<code>${escape(g.server_name)}</code>`;
-  return `<section id="guidance" aria-labelledby="guidance-heading" data-server-name="${escape(g.server_name)}"><h2 id="guidance-heading">Hearing the doorbell</h2>
+function guidanceSection(g: ConnectGuidance): SafeHtml {
+  const name = html`<code>${g.server_name}</code>`;
+  return html`<section id="guidance" aria-labelledby="guidance-heading" data-server-name="${g.server_name}"><h2 id="guidance-heading">Hearing the doorbell</h2>
 <p>The blocks above register this endpoint as the MCP server ${name}. Claude Code hears its doorbell only when started
-with the channel flag for that server, <code id="channel-flag">${escape(g.claude_code.channel_flag)}</code>, and a woken
-session needs the server's tools allowed (<code>${escape(g.claude_code.allowed_tools)}</code>), or it stops at a permission prompt:</p>
+with the channel flag for that server, <code id="channel-flag">${g.claude_code.channel_flag}</code>, and a woken
+session needs the server's tools allowed (<code>${g.claude_code.allowed_tools}</code>), or it stops at a permission prompt:</p>
 ${copyBlock('claude-code-command', g.claude_code.command, 'the Claude Code command')}
 <p>For a client that only speaks stdio or does not take channel notifications, run the stdio bridge as the MCP
-server ${name} (${escape(CREDENTIAL_FILE_PLACEHOLDER)}: a file with the credential on its first line):</p>
+server ${name} (${CREDENTIAL_FILE_PLACEHOLDER}: a file with the credential on its first line):</p>
 ${copyBlock('bridge-command', g.bridge.command, 'the bridge command')}
 <p>Without channels at all, wait for work with <code>claim_next {wait_seconds}</code>.
-<a id="troubleshooting" href="${escape(g.troubleshooting_url)}">Troubleshooting the doorbell</a></p></section>`;
+<a id="troubleshooting" href="${href(g.troubleshooting_url)}">Troubleshooting the doorbell</a></p></section>`;
 }
 
 /** How a client without a lasting session finishes its work, and the Inspector recipe with this credential. */
-function sessionlessSection(g: ConnectGuidance, credential: string): string {
+function sessionlessSection(g: ConnectGuidance, credential: string): SafeHtml {
   const recipe = [g.inspector.list_tools, g.inspector.claim_next, g.inspector.complete]
     .map((command) => withCredential(command, credential))
     .join('\n');
-  return `<section id="without-session" aria-labelledby="without-session-heading"><h2 id="without-session-heading">Without a lasting session</h2>
-<p id="lease-token-sentence">${escape(g.without_session)}</p>
+  return html`<section id="without-session" aria-labelledby="without-session-heading"><h2 id="without-session-heading">Without a lasting session</h2>
+<p id="lease-token-sentence">${g.without_session}</p>
 <p>Try the endpoint from a shell with the MCP Inspector CLI; each command is a session of its own, so the last one
 finishes the claim with the lease token that claim_next answered:</p>
 ${copyBlock('inspector-recipe', recipe, 'the MCP Inspector commands')}</section>`;
@@ -156,11 +154,11 @@ export function reveal(
   session: BoardSession,
   vended: Issued,
   publicUrl: string,
-  status = `<strong>${escape(vended.endpoint.slug)}</strong> is ready.`,
+  status = html`<strong>${vended.endpoint.slug}</strong> is ready.`,
   title = 'Endpoint vended',
-): string {
+): SafeHtml {
   const oauthJson = JSON.stringify(oauthClientConfig(publicUrl, vended.endpoint.slug), null, 2);
-  const body = `<p role="status">${status} The credential is shown <strong>only this once</strong>: copy it now.</p>
+  const body = html`<p role="status">${status} The credential is shown <strong>only this once</strong>: copy it now.</p>
 <h2>Credential</h2>${copyBlock('credential', vended.credential, 'the credential')}
 <h2><code>.mcp.json</code></h2>${copyBlock('mcp-json', JSON.stringify(vended.mcp_json, null, 2), 'the .mcp.json block')}
 <h2><code>.mcp.json</code> for a client that signs in with OAuth</h2>
@@ -169,14 +167,14 @@ ${copyBlock('mcp-json-oauth', oauthJson, 'the OAuth .mcp.json block')}
 <h2>Claude Code</h2>${copyBlock('claude-mcp-add', vended.claude_mcp_add, 'the claude mcp add line')}
 ${guidanceSection(vended.guidance)}
 ${sessionlessSection(vended.guidance, vended.credential)}
-<p><a href="/endpoints/${escape(vended.endpoint.slug)}">Go to the endpoint</a> · <a href="/">Queues</a></p>`;
+<p><a href="/endpoints/${vended.endpoint.slug}">Go to the endpoint</a> · <a href="/">Queues</a></p>`;
   return page(title, body, chromeOf(session, 'endpoints'));
 }
 
 export function wizardPages(app: FastifyInstance, deps: BoardDeps): void {
   app.get('/endpoints/new', async (request, reply) => {
     const session = await signedIn(deps.identity, request, reply);
-    return session ? html(reply, 200, stepPage(session, 'name', answersOf(undefined))) : reply;
+    return session ? sendHtml(reply, 200, stepPage(session, 'name', answersOf(undefined))) : reply;
   });
 
   app.post<{ Body: Form }>('/endpoints/new', async (request, reply) => {
@@ -187,19 +185,19 @@ export function wizardPages(app: FastifyInstance, deps: BoardDeps): void {
     const answers = answersOf(form);
     const back = field(form, 'go') === 'back';
     const at = STEPS.indexOf(from);
-    if (back) return html(reply, 200, stepPage(session, STEPS[Math.max(0, at - 1)] ?? 'name', answers));
+    if (back) return sendHtml(reply, 200, stepPage(session, STEPS[Math.max(0, at - 1)] ?? 'name', answers));
     const error = problem(from, answers);
-    if (error) return html(reply, 400, stepPage(session, from, answers, error));
-    return html(reply, 200, stepPage(session, STEPS[Math.min(at + 1, STEPS.length - 1)] ?? 'confirm', answers));
+    if (error) return sendHtml(reply, 400, stepPage(session, from, answers, error));
+    return sendHtml(reply, 200, stepPage(session, STEPS[Math.min(at + 1, STEPS.length - 1)] ?? 'confirm', answers));
   });
 
   app.post<{ Body: Form }>('/endpoints', async (request, reply) => {
     const session = await signedInForm(deps.identity, request, reply);
     if (!session) return reply;
     const answers = answersOf(request.body);
-    if (field(request.body, 'go') === 'back') return html(reply, 200, stepPage(session, 'lifetime', answers));
+    if (field(request.body, 'go') === 'back') return sendHtml(reply, 200, stepPage(session, 'lifetime', answers));
     const error = problem('confirm', answers);
-    if (error) return html(reply, 400, stepPage(session, 'confirm', answers, error));
+    if (error) return sendHtml(reply, 400, stepPage(session, 'confirm', answers, error));
     const now = deps.now();
     const days = LIFETIMES[answers.lifetime]?.days ?? 0;
     const input = {
@@ -210,10 +208,10 @@ export function wizardPages(app: FastifyInstance, deps: BoardDeps): void {
     };
     try {
       const vended = await vendEndpoint(deps.operator, session.principal.human.id, input, now);
-      return html(reply, 201, reveal(session, vended, deps.operator.publicUrl));
+      return sendHtml(reply, 201, reveal(session, vended, deps.operator.publicUrl));
     } catch (err) {
       if (!isAppError(err, 'invalid_argument') && !isAppError(err, 'conflict')) throw err;
-      return html(reply, 400, stepPage(session, 'confirm', answers, err.message));
+      return sendHtml(reply, 400, stepPage(session, 'confirm', answers, err.message));
     }
   });
 }

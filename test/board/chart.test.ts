@@ -4,7 +4,18 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { chartLegend, describe, lineChart, pointsOf, timeLabel, valueTicks } from '../../src/board/chart.js';
+import {
+  chartLegend as chartLegendHtml,
+  describe,
+  lineChart as lineChartHtml,
+  pointsOf,
+  timeLabel,
+  valueTicks,
+} from '../../src/board/chart.js';
+import { htmlText } from '../../src/board/safe-html.js';
+
+const lineChart = (...args: Parameters<typeof lineChartHtml>) => htmlText(lineChartHtml(...args));
+const chartLegend = (...args: Parameters<typeof chartLegendHtml>) => htmlText(chartLegendHtml(...args));
 
 test('points are spread across the width and scaled with the peak at the top and zero on the axis', () => {
   // 100 wide, 22 high, 2 of padding: x from 2 to 98, y from 20 (zero) to 2 (the peak).

@@ -3,7 +3,16 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { fieldOf, placeError, withError } from '../../src/board/field-errors.js';
+import * as fieldErrors from '../../src/board/field-errors.js';
+import { htmlText, raw } from '../../src/board/safe-html.js';
+
+const { fieldOf } = fieldErrors;
+// The form below is a fixed, trusted fixture; the results are read back as text.
+const placeError = (form: string, message: string | undefined, onlyId?: string) => {
+  const placed = fieldErrors.placeError(raw(form), message, onlyId);
+  return { form: htmlText(placed.form), placed: placed.placed };
+};
+const withError = (form: string, message: string | undefined) => htmlText(fieldErrors.withError(raw(form), message));
 
 const FORM =
   '<form><input type="hidden" name="name" value="a"><label for="n">Name</label><input id="n" name="name">' +
