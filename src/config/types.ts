@@ -15,6 +15,11 @@ export interface Config {
   publicUrl: string;
   database: {
     url: string | null;
+    /**
+     * SWITCHBOARD_BUS_DATABASE_URL: where the LISTEN connection and migrations connect
+     * (each needs a session of its own); null: the main URL.
+     */
+    busUrl: string | null;
     dataDir: string;
     poolSize: number;
     /** statement_timeout of every pooled connection, in ms; 0: none. */
