@@ -166,6 +166,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
       statementTimeoutMs: config.database.statementTimeoutMs,
       idleInTransactionTimeoutMs: config.database.idleInTransactionTimeoutMs,
       lockTimeoutMs: config.database.lockTimeoutMs,
+      transactionPooler: config.database.transactionPooler,
       queries: tracing.queries,
     });
     closers.push(['database pool', () => pool.end()]);

@@ -42,6 +42,10 @@ const SCHEMA = z.object({
   // Unset: the main URL. LISTEN and the migrations' advisory lock need a session of their
   // own, so behind PgBouncer in transaction mode this names the database directly.
   SWITCHBOARD_BUS_DATABASE_URL: databaseUrl,
+  // `none`: Switchboard's pool talks to PostgreSQL (or a session-mode pooler) directly and
+  // uses named prepared statements and per-connection timeouts. `transaction`: the main URL
+  // is PgBouncer in transaction mode, which (before 1.21) cannot carry either.
+  SWITCHBOARD_DB_POOLER: z.enum(['none', 'transaction']).default('none'),
   // Next to where `serve` was started, like a project-local .git: easy to find and delete.
   SWITCHBOARD_DATA_DIR: z.string().min(1).default('./.switchboard'),
   SWITCHBOARD_LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
@@ -406,6 +410,15 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
   }
   if (
     parsed.success &&
+    parsed.data.SWITCHBOARD_DB_POOLER === 'transaction' &&
+    parsed.data.SWITCHBOARD_BUS_DATABASE_URL === undefined
+  ) {
+    problems.push(
+      'SWITCHBOARD_BUS_DATABASE_URL: required with SWITCHBOARD_DB_POOLER=transaction: LISTEN and the migrations need a session, so name the database directly',
+    );
+  }
+  if (
+    parsed.success &&
     parsed.data.SWITCHBOARD_BUS_DATABASE_URL !== undefined &&
     parsed.data.SWITCHBOARD_DATABASE_URL === undefined
   ) {
@@ -432,6 +445,7 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
       database: {
         url: e.SWITCHBOARD_DATABASE_URL ?? null,
         busUrl: e.SWITCHBOARD_BUS_DATABASE_URL ?? null,
+        transactionPooler: e.SWITCHBOARD_DB_POOLER === 'transaction',
         dataDir: e.SWITCHBOARD_DATA_DIR,
         poolSize: e.SWITCHBOARD_DB_POOL_SIZE,
         statementTimeoutMs: e.SWITCHBOARD_STATEMENT_TIMEOUT,

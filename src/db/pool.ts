@@ -35,6 +35,14 @@ export interface PoolOptions {
    */
   lockTimeoutMs?: number;
   /**
+   * The URL is a transaction pooler (PgBouncer pool_mode=transaction): consecutive
+   * statements may run on different server connections. So no named prepared statements
+   * (a name is dropped: the statement is prepared unnamed, each time) and no timeouts in
+   * the startup packet (PgBouncer refuses unknown startup parameters); the operator sets
+   * those on the role instead (docs/deploy.md, "High availability and poolers").
+   */
+  transactionPooler?: boolean;
+  /**
    * Tracing on: a span per statement run while a span is active (docs/design/tracing.md,
    * "SQL"). Absent: the pool and its clients are left exactly as pg made them.
    */
@@ -64,10 +72,15 @@ export function createPool(options: PoolOptions): pg.Pool {
     // Sent in the startup packet, so the server applies them before the first statement
     // with no extra round trip; 0 sends nothing and the database's own default holds.
     // (Not `options: '-c …'`: an `options` in the database URL would replace it.)
-    statement_timeout: options.statementTimeoutMs || undefined,
-    idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs || undefined,
-    lock_timeout: options.lockTimeoutMs || undefined,
+    ...(options.transactionPooler
+      ? {}
+      : {
+          statement_timeout: options.statementTimeoutMs || undefined,
+          idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs || undefined,
+          lock_timeout: options.lockTimeoutMs || undefined,
+        }),
   });
+  if (options.transactionPooler) unnameStatements(pool);
   // An idle client losing its connection (PostgreSQL restart) must not crash the
   // process; the pool discards it and the next checkout connects afresh.
   pool.on('error', () => undefined);
@@ -197,6 +210,26 @@ function observeQueries(pool: pg.Pool, observer: QueryObserver): void {
           throw err;
         },
       );
+    };
+  });
+}
+
+/**
+ * Drops the `name` of every statement config on each new client: node-postgres prepares a
+ * named statement once per connection and then only binds it, which behind a transaction
+ * pooler reaches a server connection that never saw it ("prepared statement does not
+ * exist"). The texts are unchanged, so behaviour is too; each statement is parsed anew.
+ */
+function unnameStatements(pool: pg.Pool): void {
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as QueryFn;
+    (client as { query: QueryFn }).query = (...args: unknown[]) => {
+      const first = args[0];
+      if (typeof first === 'object' && first !== null && 'name' in first && !('submit' in first)) {
+        const { name: _name, ...unnamed } = first as { name?: unknown };
+        args[0] = unnamed;
+      }
+      return query(...args);
     };
   });
 }

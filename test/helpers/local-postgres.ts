@@ -49,15 +49,22 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** The postgres user's uid and gid when we are root (spawn a server as it); null otherwise. */
+export async function postgresIds(): Promise<{ uid: number; gid: number } | null> {
+  if (!asRoot) return null;
+  const [{ stdout: uid }, { stdout: gid }] = await Promise.all([
+    run('id', ['-u', 'postgres']),
+    run('id', ['-g', 'postgres']),
+  ]);
+  return { uid: Number(uid.trim()), gid: Number(gid.trim()) };
+}
+
 /** A directory the postgres user owns, under a world-enterable temp dir. */
 export async function makeScratch(prefix: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   await chmod(dir, 0o755);
-  if (asRoot) {
-    const { stdout } = await run('id', ['-u', 'postgres']);
-    const uid = Number(stdout.trim());
-    await chown(dir, uid, uid);
-  }
+  const ids = await postgresIds();
+  if (ids) await chown(dir, ids.uid, ids.gid);
   return dir;
 }
 
