@@ -18,6 +18,7 @@ import { loadKeyring } from './secrets/keyring.js';
 import { checkAndReseal } from './secrets/reseal.js';
 import { loadMigrations, migrate, type MigrateResult } from './db/migrate.js';
 import { createPool } from './db/pool.js';
+import { parseDatabaseUrl } from './domain/database-url.js';
 import { retryUnavailable } from './db/wait.js';
 import { createHost, operatorRoutes } from './http/app.js';
 import { createAuth } from './http/auth.js';
@@ -32,6 +33,8 @@ import { versionInfo } from './version.js';
 
 export interface Database {
   url: string;
+  /** Where the LISTEN connection and migrations connect: a session of their own (the main URL unless set). */
+  busUrl: string;
   /** Where the data lives, for the start line: a data dir or a host. */
   where: string;
   embedded: EmbeddedPostgres | null;
@@ -39,12 +42,15 @@ export interface Database {
 
 export async function openDatabase(config: Config, log: Logger): Promise<Database> {
   if (config.database.url) {
-    const u = new URL(config.database.url);
-    return { url: config.database.url, where: `PostgreSQL at ${u.host}${u.pathname}`, embedded: null };
+    const parsed = parseDatabaseUrl(config.database.url);
+    const where = parsed.ok ? parsed.target.where : 'the configured database';
+    const busUrl = config.database.busUrl ?? config.database.url;
+    return { url: config.database.url, busUrl, where: `PostgreSQL at ${where}`, embedded: null };
   }
   const embedded = await startEmbedded({ dataDir: config.database.dataDir, log: (m) => log.info(m) });
   return {
     url: embedded.url,
+    busUrl: embedded.url,
     where: `embedded PostgreSQL in ${embedded.dataDir} (127.0.0.1:${embedded.port})`,
     embedded,
   };
@@ -54,7 +60,7 @@ export async function openDatabase(config: Config, log: Logger): Promise<Databas
 export async function migrateDatabase(config: Config, log: Logger): Promise<MigrateResult> {
   const database = await openDatabase(config, log);
   try {
-    return await migrate(database.url);
+    return await migrate(database.busUrl);
   } finally {
     await database.embedded?.stop();
   }
@@ -139,7 +145,8 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     // The database: embedded or external, migrated, pooled, and its LISTEN connection.
     const database = await openDatabase(config, log);
     if (database.embedded) closers.push(['embedded PostgreSQL', () => database.embedded!.stop()]);
-    const dbHost = new URL(database.url).host;
+    const parsedUrl = parseDatabaseUrl(database.url);
+    const dbHost = parsedUrl.ok ? parsedUrl.target.servers : 'the database';
     const retry = <T>(step: () => Promise<T>) =>
       retryUnavailable(step, {
         notReady: (problem, detail) => readiness.markNotReady(problem, detail),
@@ -150,7 +157,8 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
       });
     const migrations = await loadMigrations();
     readiness.markNotReady('migrations_pending');
-    const migrated = await retry(() => migrate(database.url, migrations));
+    // Migrations hold an advisory lock across statements: over the bus's session URL.
+    const migrated = await retry(() => migrate(database.busUrl, migrations));
     if (migrated.applied.length > 0) log.info({ applied: migrated.applied }, 'migrations applied');
     const pool = createPool({
       url: database.url,
@@ -158,10 +166,11 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
       statementTimeoutMs: config.database.statementTimeoutMs,
       idleInTransactionTimeoutMs: config.database.idleInTransactionTimeoutMs,
       lockTimeoutMs: config.database.lockTimeoutMs,
+      transactionPooler: config.database.transactionPooler,
       queries: tracing.queries,
     });
     closers.push(['database pool', () => pool.end()]);
-    const bus = new NotifyBus({ url: database.url, log: (level, m) => log[level](m) });
+    const bus = new NotifyBus({ url: database.busUrl, log: (level, m) => log[level](m) });
     await retry(() => bus.start());
     closers.push(['LISTEN connection', () => bus.stop()]);
 

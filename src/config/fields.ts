@@ -5,6 +5,9 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseDuration } from './duration.js';
+import { parseDatabaseUrl, type SessionAttrs } from '../domain/database-url.js';
+
+const WRITABLE_ATTRS: readonly SessionAttrs[] = ['any', 'read-write', 'primary'];
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 /** `auto`: one readable line per event on a terminal, JSON lines otherwise. */
@@ -122,13 +125,29 @@ export const domainList = commaList(
 /** A comma-separated list of e-mail addresses, lower-cased. */
 export const emailList = commaList(/^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/, 'an e-mail address');
 
+/**
+ * A postgres:// URL with one host or several (`h1:5432,h2:5433`, libpq's form). Switchboard
+ * writes on every path and LISTENs for the bus, so a target_session_attrs that asks for a
+ * standby or a read-only session is refused here rather than failing every write later.
+ */
 export const databaseUrl = z
   .string()
   .optional()
-  .refine(
-    (text) => text === undefined || /^postgres(ql)?:\/\//.test(text),
-    'must start with postgres:// or postgresql://',
-  );
+  .superRefine((text, ctx) => {
+    if (text === undefined) return;
+    if (!/^postgres(ql)?:\/\//.test(text)) {
+      ctx.addIssue({ code: 'custom', message: 'must start with postgres:// or postgresql://' });
+      return;
+    }
+    const parsed = parseDatabaseUrl(text);
+    if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.problem });
+    else if (!WRITABLE_ATTRS.includes(parsed.target.attrs)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `target_session_attrs=${parsed.target.attrs} cannot work: Switchboard writes, so use read-write, primary or any`,
+      });
+    }
+  });
 
 export const cidrList = z
   .string()

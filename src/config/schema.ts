@@ -39,6 +39,13 @@ const SCHEMA = z.object({
   SWITCHBOARD_LISTEN: listen,
   // Unset means the embedded PostgreSQL in SWITCHBOARD_DATA_DIR: zero setup for one box.
   SWITCHBOARD_DATABASE_URL: databaseUrl,
+  // Unset: the main URL. LISTEN and the migrations' advisory lock need a session of their
+  // own, so behind PgBouncer in transaction mode this names the database directly.
+  SWITCHBOARD_BUS_DATABASE_URL: databaseUrl,
+  // `none`: Switchboard's pool talks to PostgreSQL (or a session-mode pooler) directly and
+  // uses named prepared statements and per-connection timeouts. `transaction`: the main URL
+  // is PgBouncer in transaction mode, which (before 1.21) cannot carry either.
+  SWITCHBOARD_DB_POOLER: z.enum(['none', 'transaction']).default('none'),
   // Next to where `serve` was started, like a project-local .git: easy to find and delete.
   SWITCHBOARD_DATA_DIR: z.string().min(1).default('./.switchboard'),
   SWITCHBOARD_LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
@@ -415,6 +422,24 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
   if (parsed.success && parsed.data.SWITCHBOARD_HEADERS_TIMEOUT > parsed.data.SWITCHBOARD_REQUEST_TIMEOUT) {
     problems.push('SWITCHBOARD_HEADERS_TIMEOUT: must not be longer than SWITCHBOARD_REQUEST_TIMEOUT');
   }
+  if (
+    parsed.success &&
+    parsed.data.SWITCHBOARD_DB_POOLER === 'transaction' &&
+    parsed.data.SWITCHBOARD_BUS_DATABASE_URL === undefined
+  ) {
+    problems.push(
+      'SWITCHBOARD_BUS_DATABASE_URL: required with SWITCHBOARD_DB_POOLER=transaction: LISTEN and the migrations need a session, so name the database directly',
+    );
+  }
+  if (
+    parsed.success &&
+    parsed.data.SWITCHBOARD_BUS_DATABASE_URL !== undefined &&
+    parsed.data.SWITCHBOARD_DATABASE_URL === undefined
+  ) {
+    problems.push(
+      'SWITCHBOARD_BUS_DATABASE_URL: set only together with SWITCHBOARD_DATABASE_URL (the embedded PostgreSQL needs no second URL)',
+    );
+  }
   if (parsed.success) problems.push(...oidcProblems(parsed.data));
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
   const e = parsed.data;
@@ -433,6 +458,8 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
       publicUrl,
       database: {
         url: e.SWITCHBOARD_DATABASE_URL ?? null,
+        busUrl: e.SWITCHBOARD_BUS_DATABASE_URL ?? null,
+        transactionPooler: e.SWITCHBOARD_DB_POOLER === 'transaction',
         dataDir: e.SWITCHBOARD_DATA_DIR,
         poolSize: e.SWITCHBOARD_DB_POOL_SIZE,
         statementTimeoutMs: e.SWITCHBOARD_STATEMENT_TIMEOUT,

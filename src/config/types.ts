@@ -15,6 +15,16 @@ export interface Config {
   publicUrl: string;
   database: {
     url: string | null;
+    /**
+     * SWITCHBOARD_BUS_DATABASE_URL: where the LISTEN connection and migrations connect
+     * (each needs a session of its own); null: the main URL.
+     */
+    busUrl: string | null;
+    /**
+     * SWITCHBOARD_DB_POOLER=transaction: the main URL is a transaction pooler, so the pool
+     * sends no named prepared statements and no per-connection timeouts (docs/deploy.md).
+     */
+    transactionPooler: boolean;
     dataDir: string;
     poolSize: number;
     /** statement_timeout of every pooled connection, in ms; 0: none. */

@@ -5,7 +5,8 @@
 // Publishing happens in store/ (pg_notify inside the writing transaction, so it fires
 // only on commit); this module only listens.
 
-import pg from 'pg';
+import type pg from 'pg';
+import { Hosts, connectClient } from './connect.js';
 import type { Bus, BusEvent, BusEvents, BusEventType } from '../domain/events.js';
 
 export const CHANNEL = 'switchboard';
@@ -78,6 +79,7 @@ export class NotifyBus implements Bus {
   private delayMs: number;
   private readonly backoff: { initialMs: number; maxMs: number };
   private readonly log: NonNullable<BusOptions['log']>;
+  private readonly hosts: Hosts;
   /** Completed connections, for tests and readiness: 1 after start, +1 per reconnect. */
   connections = 0;
 
@@ -85,6 +87,7 @@ export class NotifyBus implements Bus {
     this.backoff = options.backoff ?? { initialMs: 100, maxMs: 5_000 };
     this.delayMs = this.backoff.initialMs;
     this.log = options.log ?? (() => undefined);
+    this.hosts = Hosts.forWriting(options.url);
   }
 
   /** Resolves once LISTEN is in place; rejects if the first connection fails. */
@@ -119,12 +122,18 @@ export class NotifyBus implements Bus {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.options.url, application_name: 'switchboard-listen' });
+    // Several hosts: the first that gives a read-write session (notifications are only
+    // delivered on the server that committed them, and a standby refuses LISTEN).
+    const client = await connectClient(this.hosts, { application_name: 'switchboard-listen' });
     client.on('error', () => this.lost(client));
     client.on('end', () => this.lost(client));
     client.on('notification', (msg) => this.dispatch(msg.payload));
-    await client.connect();
-    await client.query(`LISTEN ${CHANNEL}`);
+    try {
+      await client.query(`LISTEN ${CHANNEL}`);
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      throw err;
+    }
     if (this.stopped) {
       await client.end();
       return;

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
+import { Hosts, connectClient } from './connect.js';
 import type { Queryable } from './pool.js';
 
 // The package's migrations/: two folders up from src/db/ and from the compiled dist/db/ alike.
@@ -84,11 +84,12 @@ export interface MigrateResult {
 /** Brings the database to the latest schema. Safe to call from many processes at once. */
 export async function migrate(url: string, migrations?: Migration[]): Promise<MigrateResult> {
   const known = migrations ?? (await loadMigrations());
-  const client = new pg.Client({ connectionString: url, application_name: 'switchboard-migrate' });
+  // A multi-host URL lands on the writable primary (./connect.ts). The advisory lock and
+  // the SETs below are session-level: behind a transaction pooler each statement may run
+  // on another server connection, so `serve` migrates over the bus's direct URL.
   // A connection lost mid-run (pg_terminate_backend, a restart) fails the pending query,
-  // which rejects migrate(); unheard, the client's 'error' event would kill the process.
-  client.on('error', () => undefined);
-  await client.connect();
+  // which rejects migrate(); connectClient leaves a listener on 'error' so it cannot kill the process.
+  const client = await connectClient(Hosts.forWriting(url), { application_name: 'switchboard-migrate' });
   try {
     // A migration may rewrite a large table: no statement_timeout a role or database
     // default (or an operator's PGOPTIONS) sets may cancel it halfway. Nor a lock_timeout:

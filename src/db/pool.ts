@@ -1,6 +1,10 @@
 // The connection pool and the transaction helper. Only db/ and store/ import pg.
+// A URL with several hosts (or a target_session_attrs) gets a pool whose new connections
+// pick their host through ./connect.ts; a plain one-host URL gets node-postgres's pool as is.
 
 import pg from 'pg';
+import { Hosts, NoFittingHostError } from './connect.js';
+import { databaseProblem } from './unavailable.js';
 
 export type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 export type Pool = pg.Pool;
@@ -31,6 +35,14 @@ export interface PoolOptions {
    */
   lockTimeoutMs?: number;
   /**
+   * The URL is a transaction pooler (PgBouncer pool_mode=transaction): consecutive
+   * statements may run on different server connections. So no named prepared statements
+   * (a name is dropped: the statement is prepared unnamed, each time) and no timeouts in
+   * the startup packet (PgBouncer refuses unknown startup parameters); the operator sets
+   * those on the role instead (docs/deploy.md, "High availability and poolers").
+   */
+  transactionPooler?: boolean;
+  /**
    * Tracing on: a span per statement run while a span is active (docs/design/tracing.md,
    * "SQL"). Absent: the pool and its clients are left exactly as pg made them.
    */
@@ -46,8 +58,11 @@ export interface QueryObserver {
 }
 
 export function createPool(options: PoolOptions): pg.Pool {
-  const pool = new pg.Pool({
-    connectionString: options.url,
+  const hosts = Hosts.fromUrl(options.url);
+  const selecting = hosts.count > 1 || hosts.target.attrs !== 'any';
+  const Pool = selecting ? selectingPool(hosts) : pg.Pool;
+  const pool = new Pool({
+    ...(selecting ? {} : { connectionString: options.url }),
     max: options.max,
     application_name: options.applicationName ?? 'switchboard',
     // A connection that cannot be had in 10 s means the database is down or saturated;
@@ -57,10 +72,15 @@ export function createPool(options: PoolOptions): pg.Pool {
     // Sent in the startup packet, so the server applies them before the first statement
     // with no extra round trip; 0 sends nothing and the database's own default holds.
     // (Not `options: '-c …'`: an `options` in the database URL would replace it.)
-    statement_timeout: options.statementTimeoutMs || undefined,
-    idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs || undefined,
-    lock_timeout: options.lockTimeoutMs || undefined,
+    ...(options.transactionPooler
+      ? {}
+      : {
+          statement_timeout: options.statementTimeoutMs || undefined,
+          idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs || undefined,
+          lock_timeout: options.lockTimeoutMs || undefined,
+        }),
   });
+  if (options.transactionPooler) unnameStatements(pool);
   // An idle client losing its connection (PostgreSQL restart) must not crash the
   // process; the pool discards it and the next checkout connects afresh.
   pool.on('error', () => undefined);
@@ -69,6 +89,82 @@ export function createPool(options: PoolOptions): pg.Pool {
 }
 
 type QueryFn = (...args: unknown[]) => unknown;
+type ConnectCallback = (
+  err: Error | undefined,
+  client: pg.PoolClient | undefined,
+  done: (release?: unknown) => void,
+) => void;
+
+/**
+ * A pool whose clients each connect to one host of `hosts` (the last good one first) and
+ * are checked by role before use (pg-pool's onConnect hook); a checkout whose connection
+ * failed or landed on the wrong kind of server is retried on the next host, once per host.
+ * Connections that error later are discarded by the pool as always, so after a failover
+ * the next checkouts re-run the selection and find the new primary.
+ */
+function selectingPool(hosts: Hosts): typeof pg.Pool {
+  /** Errors of establishing a connection (so: try another host), told from pool-level ones. */
+  const hostFailures = new WeakSet<object>();
+  const note = (err: unknown, index: number) => {
+    hosts.failed(index);
+    if (typeof err === 'object' && err !== null) hostFailures.add(err);
+  };
+  class SelectingClient extends pg.Client {
+    readonly hostIndex: number;
+    constructor(config?: pg.ClientConfig) {
+      const index = hosts.order()[0] ?? 0;
+      super({ ...config, connectionString: hosts.target.urls[index] });
+      this.hostIndex = index;
+    }
+    override connect(): Promise<pg.Client>;
+    override connect(callback: (err: Error) => void): void;
+    override connect(callback?: (err: Error) => void): Promise<pg.Client> | void {
+      if (!callback) return super.connect();
+      super.connect((err: Error) => {
+        if (err) note(err, this.hostIndex);
+        callback(err);
+      });
+    }
+  }
+  const onConnect = async (client: SelectingClient) => {
+    try {
+      await hosts.check(client, client.hostIndex);
+      hosts.worked(client.hostIndex);
+    } catch (err) {
+      note(err, client.hostIndex);
+      throw err;
+    }
+  };
+  return class SelectingPool extends pg.Pool {
+    constructor(config: pg.PoolConfig) {
+      super({ ...config, Client: SelectingClient, onConnect } as unknown as pg.PoolConfig);
+    }
+    override connect(): Promise<pg.PoolClient>;
+    override connect(callback: ConnectCallback): void;
+    override connect(callback?: ConnectCallback): Promise<pg.PoolClient> | void {
+      if (!callback) {
+        return new Promise((resolve, reject) => {
+          this.connect((err, client) => (err || !client ? reject(err ?? new Error('no client')) : resolve(client)));
+        });
+      }
+      const reasons: string[] = [];
+      const attempt = () => {
+        super.connect((err, client, done) => {
+          if (err && hostFailures.has(err) && !this.ending) {
+            reasons.push(err.message);
+            if (reasons.length < hosts.count) return attempt();
+            if (hosts.count > 1) {
+              const why = `no host gave a ${hosts.target.attrs} session (${reasons.join('; ')})`;
+              return callback(new NoFittingHostError(why, { cause: err }), undefined, () => undefined);
+            }
+          }
+          callback(err, client, done);
+        });
+      };
+      attempt();
+    }
+  };
+}
 
 /**
  * Wraps each new client's query (pool.query goes through a checked-out client too, so
@@ -119,6 +215,26 @@ function observeQueries(pool: pg.Pool, observer: QueryObserver): void {
 }
 
 /**
+ * Drops the `name` of every statement config on each new client: node-postgres prepares a
+ * named statement once per connection and then only binds it, which behind a transaction
+ * pooler reaches a server connection that never saw it ("prepared statement does not
+ * exist"). The texts are unchanged, so behaviour is too; each statement is parsed anew.
+ */
+function unnameStatements(pool: pg.Pool): void {
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as QueryFn;
+    (client as { query: QueryFn }).query = (...args: unknown[]) => {
+      const first = args[0];
+      if (typeof first === 'object' && first !== null && 'name' in first && !('submit' in first)) {
+        const { name: _name, ...unnamed } = first as { name?: unknown };
+        args[0] = unnamed;
+      }
+      return query(...args);
+    };
+  });
+}
+
+/**
  * Checks a client out with an error listener attached in the checkout callback itself.
  * pg-pool can hand a released client straight to a waiting checkout while it is still
  * parsing that socket's data; if the backend's FATAL (a terminated backend, a restart) is
@@ -144,23 +260,34 @@ function checkout(
   });
 }
 
+/**
+ * Whether a failed statement means this connection should not be handed out again: it
+ * broke, or its server went read-only under it (25006: a primary being demoted, or
+ * default_transaction_read_only turned on) and the next connection should pick a host anew.
+ */
+function discard(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === '25006' || databaseProblem(err) !== null;
+}
+
 /** Runs fn in one transaction; rolls back on any throw and rethrows. */
 export async function withTx<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
   // A connection lost between two statements (a PostgreSQL restart) fails the next
   // statement instead of crashing the process, and the transaction rolls back.
   const { client, broken, done } = await checkout(pool);
+  let failure: Error | undefined;
   try {
     await client.query('BEGIN');
     const result = await fn(client);
     await client.query('COMMIT');
     return result;
   } catch (err) {
+    if (discard(err)) failure = err as Error;
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;
   } finally {
     done();
     // A broken connection is discarded, not handed to the next caller.
-    client.release(broken());
+    client.release(broken() ?? failure);
   }
 }
 
