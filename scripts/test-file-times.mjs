@@ -1,8 +1,9 @@
 // A node:test reporter that scripts/test.mjs adds when SWITCHBOARD_TEST_FILE_TIMES names a
-// file: per test file, the wall time from its first to its last reported event (so not the
-// process start, ~1 s) and its number of top-level tests, slowest first, appended to that
-// file as one JSON line per run with the Node.js version and the load average. It is how
-// the slowest files in .ci/run's comment were found.
+// file: per test file, the wall time from its first reported event after being queued to
+// its last, and its number of top-level tests, slowest first, appended to that file as one
+// JSON line per run with the Node.js version and the load average. Under Node 20 a file's
+// first events can come before it runs, so with concurrency its span is an upper bound;
+// time a suspect file alone (`npm test -- FILE`) before trusting its figure.
 import { appendFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { relative } from 'node:path';
@@ -12,7 +13,8 @@ export default async function* fileTimes(source) {
   const files = new Map();
   for await (const event of source) {
     const file = event.data?.file;
-    if (!file) continue;
+    // Every file is enqueued when the run starts; its span starts when it is dequeued.
+    if (!file || event.type === 'test:enqueue') continue;
     const now = Date.now();
     let f = files.get(file);
     if (!f) files.set(file, (f = { first: now, last: now, tests: 0, failed: 0 }));
