@@ -49,7 +49,14 @@ const child = spawn(
     'tsx',
     '--test',
     '--test-reporter=spec',
-    '--test-concurrency=2',
+    '--test-reporter-destination=stdout',
+    // SWITCHBOARD_TEST_FILE_TIMES=path appends each file's wall time to path (a JSON line).
+    ...(env.SWITCHBOARD_TEST_FILE_TIMES
+      ? [`--test-reporter=${join(root, 'scripts', 'test-file-times.mjs')}`, '--test-reporter-destination=stdout']
+      : []),
+    // Files run two at a time: the tests mostly wait on PostgreSQL and on spawned servers,
+    // but a 2-core machine runs those too. SWITCHBOARD_TEST_CONCURRENCY overrides it.
+    `--test-concurrency=${env.SWITCHBOARD_TEST_CONCURRENCY ?? '2'}`,
     // Per test file and per test: a guard against a hang, not a speed limit. The board's
     // accessibility crawl takes ~100 s alone and passed 300 s on a loaded 2-core machine,
     // so the guard is 10 minutes; the fuzzers' long form (npm run test:fuzz) sets a longer one.

@@ -10,6 +10,15 @@ import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Hosts, connectClient } from './connect.js';
 import type { Queryable } from './pool.js';
+import { checkServerVersion } from './server-version.js';
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'the database';
+  }
+}
 
 // The package's migrations/: two folders up from src/db/ and from the compiled dist/db/ alike.
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
@@ -91,6 +100,8 @@ export async function migrate(url: string, migrations?: Migration[]): Promise<Mi
   // which rejects migrate(); connectClient leaves a listener on 'error' so it cannot kill the process.
   const client = await connectClient(Hosts.forWriting(url), { application_name: 'switchboard-migrate' });
   try {
+    // Before anything is written: a server older than 15 is refused, naming its version.
+    await checkServerVersion(client, `PostgreSQL at ${hostOf(url)}`);
     // A migration may rewrite a large table: no statement_timeout a role or database
     // default (or an operator's PGOPTIONS) sets may cancel it halfway. Nor a lock_timeout:
     // its ALTERs wait for the running instances' transactions, and the other starting

@@ -208,18 +208,22 @@ test('every instant of a DST year lies in exactly one window, and the windows ti
       let previous: WindowBounds | undefined;
       for (let i = at('2026-01-01T00:00Z'); Temporal.Instant.compare(i, end) < 0; i = i.add({ minutes: 97 })) {
         const bounds = windowBounds(spec, i);
-        const label = `${spec.period} ${spec.start} ${tz} at ${i.toString()}`;
-        assert.ok(Temporal.Instant.compare(bounds.start, i) <= 0, `${label}: start <= i`);
-        assert.ok(Temporal.Instant.compare(i, bounds.next) < 0, `${label}: i < next`);
+        // The label is only formatted when a check fails: formatting it for each of the
+        // ~146,000 steps took a fifth of the test's time.
+        const check = (ok: boolean, what: () => string) => {
+          if (!ok) assert.fail(`${spec.period} ${spec.start} ${tz} at ${i.toString()}: ${what()}`);
+        };
+        check(Temporal.Instant.compare(bounds.start, i) <= 0, () => 'start <= i');
+        check(Temporal.Instant.compare(i, bounds.next) < 0, () => 'i < next');
         if (previous && !previous.start.equals(bounds.start)) {
           // Walk any windows shorter than the step (a gap can leave one of 15 minutes).
           let boundary = previous.next;
           for (let n = 0; !boundary.equals(bounds.start); n++) {
-            assert.ok(n < 3 && Temporal.Instant.compare(boundary, bounds.start) < 0, `${label}: windows tile`);
-            assert.ok(declaredOrGap(spec, boundary), `${label}: ${boundary.toString()} is declared or a gap's end`);
+            check(n < 3 && Temporal.Instant.compare(boundary, bounds.start) < 0, () => 'windows tile');
+            check(declaredOrGap(spec, boundary), () => `${boundary.toString()} is declared or a gap's end`);
             boundary = nextBoundary(spec, boundary);
           }
-          assert.ok(declaredOrGap(spec, bounds.start), `${label}: start is declared or a gap's end`);
+          check(declaredOrGap(spec, bounds.start), () => "start is declared or a gap's end");
         }
         previous = bounds;
       }

@@ -72,8 +72,12 @@ async function targets(page: Page): Promise<string[]> {
   return [...links, ...forms];
 }
 
-/** Every board page reachable from `/` by links and GET forms, breadth first, a few of each shape. */
-export async function crawl(page: Page, url: string): Promise<string[]> {
+/**
+ * Every board page reachable from `/` by links and GET forms, breadth first, a few of each
+ * shape. `visit`, when given, runs on each page as the crawl loaded it, after its links
+ * were read, so a check needs no second load of every page.
+ */
+export async function crawl(page: Page, url: string, visit?: (path: string) => Promise<void>): Promise<string[]> {
   const origin = new URL(url).origin;
   const queue = ['/'];
   const seen = new Set(queue);
@@ -97,6 +101,7 @@ export async function crawl(page: Page, url: string): Promise<string[]> {
       seen.add(next);
       queue.push(next);
     }
+    await visit?.(path);
   }
   assert.ok(pages.length < MAX_PAGES, `the crawl stopped at its bound of ${MAX_PAGES} pages`);
   return pages;
