@@ -16,7 +16,7 @@ import {
   MAX_HOOKS,
   type HookDeps,
 } from '../../hooks/manage.js';
-import { time } from './shapes.js';
+import { time } from '../../contract/shapes.js';
 import type { Verb, VerbContext } from './types.js';
 import { DESTROYS, READS, WRITES } from './types.js';
 

@@ -17,7 +17,8 @@ import {
   setWebhookSecret,
   webhookSecretInput,
 } from '../../webhooks/manage.js';
-import { time } from './shapes.js';
+import { eventOut, eventSummaryOut, webhookOut } from '../../contract/webhooks.js';
+import { time } from '../../contract/shapes.js';
 import type { Verb, VerbContext } from './types.js';
 import { DESTROYS, READS, WRITES } from './types.js';
 
@@ -44,39 +45,6 @@ const noArgs = z.strictObject({});
 const webhookIdInput = z.strictObject({ webhook_id: webhookId });
 const eventIdInput = z.strictObject({ event_id: eventId });
 const setSecretInput = webhookSecretInput.extend({ webhook_id: webhookId });
-
-const webhookOut = z.object({
-  id: z.string(),
-  endpoint_id: z.string(),
-  name: z.string(),
-  queue: z.string(),
-  provider: z.string(),
-  created_at: time,
-  rotated_at: time.nullable(),
-  last_delivery_at: time.nullable(),
-});
-
-const eventSummaryOut = z.object({
-  id: z.string(),
-  provider: z.string(),
-  type: z.string().nullable().describe('The provider’s event type, the todo’s kind.'),
-  actor: z.string().nullable(),
-  delivery_id: z.string().nullable(),
-  verified: z.boolean().describe('Its provider signature verified (false for a token webhook).'),
-  disposition: z.string(),
-  todo_ids: z.array(z.string()),
-  received_at: time,
-  webhook_id: z.string().nullable(),
-  queue: z.string(),
-  replay_of: z.string().nullable(),
-});
-
-const eventOut = eventSummaryOut.extend({
-  content_type: z.string().nullable(),
-  headers: z.record(z.string(), z.string()),
-  payload: z.unknown(),
-  trace: z.unknown(),
-});
 
 export const webhookVerbs: Verb[] = [
   {
