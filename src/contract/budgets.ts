@@ -44,3 +44,17 @@ export const queueStatusOut = z.object({
   usage: usageOut.nullable(),
   pending: z.number().int(),
 });
+
+/** A budget as the REST API lists it: which endpoint's queue it holds (`endpoint:<slug>`). */
+export const budgetOut = queueStatusOut.extend({ scope: z.string(), endpoint_id: z.string() });
+export const budgetListOut = z.object({ policies: z.array(budgetOut) });
+export const budgetDetailOut = queueStatusOut.extend({
+  scope: z.string(),
+  windows: z.array(z.looseObject({})).describe('The last windows’ claim counts, newest first.'),
+  audit: z.array(z.looseObject({})).describe('The latest changes to the policy, newest first.'),
+});
+export const budgetSetOut = queueStatusOut.extend({
+  scope: z.string(),
+  created: z.boolean().describe('true (201): the queue had no budget before.'),
+});
+export const budgetClearedOut = z.object({ scope: z.string(), queue: z.string(), deleted: z.literal(true) });

@@ -39,3 +39,22 @@ export const eventOut = eventSummaryOut.extend({
   payload: z.unknown(),
   trace: z.unknown(),
 });
+
+/** A new webhook: its ingest URL (the credential of a `token` webhook) and a generated secret, shown once. */
+export const webhookCreatedOut = z.object({ webhook: webhookOut, url: z.string(), secret: z.string().optional() });
+export const webhookListOut = z.object({ webhooks: z.array(webhookOut) });
+/** A new ingest URL; the old one stops at once. */
+export const webhookRotatedOut = z.object({ webhook: webhookOut, url: z.string() });
+export const webhookSecretOut = z.object({
+  webhook: webhookOut,
+  secret: z.string().optional().describe('Present when generated: shown once.'),
+  previous_valid_until: time.nullable().describe('Until when the old secret still verifies.'),
+});
+export const eventListOut = z.object({ events: z.array(eventSummaryOut) });
+export const eventShowOut = z.object({ event: eventOut });
+/** A replay: a new event linked to the original, and the todos it made. */
+export const eventReplayOut = z.object({
+  event: eventOut,
+  todos: z.array(z.object({ id: z.string(), queue: z.string(), created: z.boolean() })),
+  replay_of: z.string(),
+});

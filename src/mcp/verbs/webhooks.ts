@@ -17,8 +17,15 @@ import {
   setWebhookSecret,
   webhookSecretInput,
 } from '../../webhooks/manage.js';
-import { eventOut, eventSummaryOut, webhookOut } from '../../contract/webhooks.js';
-import { time } from '../../contract/shapes.js';
+import {
+  eventListOut,
+  eventReplayOut,
+  eventShowOut,
+  webhookCreatedOut,
+  webhookListOut,
+  webhookRotatedOut,
+  webhookSecretOut,
+} from '../../contract/webhooks.js';
 import type { Verb, VerbContext } from './types.js';
 import { DESTROYS, READS, WRITES } from './types.js';
 
@@ -55,7 +62,7 @@ export const webhookVerbs: Verb[] = [
       'the credential), github, gitlab, gitea, stripe, slack or standard (the delivery must carry that ' +
       "provider's signature). Answers the URL, and for a signed provider a generated signing secret, once.",
     input: createWebhookInput,
-    output: z.object({ webhook: webhookOut, url: z.string(), secret: z.string().optional() }),
+    output: webhookCreatedOut,
     run: (ctx, args) => {
       const data = parseInput(createWebhookInput, args);
       return createWebhookOn(deps(ctx), ctx.endpoint, data);
@@ -66,7 +73,7 @@ export const webhookVerbs: Verb[] = [
     annotations: READS,
     description: 'List your webhooks (never their URLs or secrets).',
     input: noArgs,
-    output: z.object({ webhooks: z.array(webhookOut) }),
+    output: webhookListOut,
     run: async (ctx, args) => {
       parseInput(noArgs, args);
       return { webhooks: await listWebhooksOf(deps(ctx), ctx.endpoint.id) };
@@ -77,7 +84,7 @@ export const webhookVerbs: Verb[] = [
     annotations: { ...DESTROYS, idempotentHint: false },
     description: 'Give a webhook a new URL (answered once); the old URL stops working at once.',
     input: webhookIdInput,
-    output: z.object({ webhook: webhookOut, url: z.string() }),
+    output: webhookRotatedOut,
     run: (ctx, args) => rotateWebhook(deps(ctx), owner(ctx), parseInput(webhookIdInput, args).webhook_id),
   },
   {
@@ -88,7 +95,7 @@ export const webhookVerbs: Verb[] = [
       "Set a signed webhook's secret to the one its provider issued (Stripe, Slack), or without secret generate " +
       'one (answered once). The replaced secret keeps verifying until previous_valid_until.',
     input: setSecretInput,
-    output: z.object({ webhook: webhookOut, secret: z.string().optional(), previous_valid_until: time.nullable() }),
+    output: webhookSecretOut,
     run: (ctx, args) => {
       const { webhook_id: id, ...rest } = parseInput(setSecretInput, args);
       return setWebhookSecret(deps(ctx), owner(ctx), id, rest);
@@ -112,7 +119,7 @@ export const eventVerbs: Verb[] = [
       'What your webhooks received, newest first: provider, event type, actor, whether it verified, and the ' +
       'todos it made.',
     input: listEventsInput,
-    output: z.object({ events: z.array(eventSummaryOut) }),
+    output: eventListOut,
     run: (ctx, args) => listEventsOf(deps(ctx), ctx.endpoint.id, parseInput(listEventsInput, args)),
   },
   {
@@ -120,7 +127,7 @@ export const eventVerbs: Verb[] = [
     annotations: READS,
     description: 'One event with the headers (no signatures) and payload its delivery carried.',
     input: eventIdInput,
-    output: z.object({ event: eventOut }),
+    output: eventShowOut,
     run: (ctx, args) => showEvent(deps(ctx), owner(ctx), parseInput(eventIdInput, args).event_id),
   },
   {
@@ -130,11 +137,7 @@ export const eventVerbs: Verb[] = [
       "Make an event's todo again from its stored delivery, as a new event linked to it (replay_of): for work " +
       'to be done again after a fix.',
     input: eventIdInput,
-    output: z.object({
-      event: eventOut,
-      todos: z.array(z.object({ id: z.string(), queue: z.string(), created: z.boolean() })),
-      replay_of: z.string(),
-    }),
+    output: eventReplayOut,
     run: (ctx, args) => replayEvent(deps(ctx), owner(ctx), parseInput(eventIdInput, args).event_id),
   },
 ];
