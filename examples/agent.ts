@@ -4,7 +4,7 @@
 // Run it with an endpoint's credential (`switchboard endpoint vend my-agent --queue inbox`
 // prints it once):
 //
-//   SWITCHBOARD_URL=http://127.0.0.1:8080 SWITCHBOARD_CREDENTIAL=sbe_… npx tsx examples/agent.ts 3
+//   SWITCHBOARD_URL=http://127.0.0.1:8080 SWITCHBOARD_CREDENTIAL=sbk_… npx tsx examples/agent.ts 3
 //
 // The argument is how many todos to finish before it exits (default: run forever). A
 // claim that waited `wait_seconds` and found nothing simply loops.
@@ -14,7 +14,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 
 const url = process.env.SWITCHBOARD_URL ?? 'http://127.0.0.1:8080';
 const credential = process.env.SWITCHBOARD_CREDENTIAL;
-if (!credential) throw new Error('set SWITCHBOARD_CREDENTIAL (an endpoint credential, sbe_…)');
+if (!credential) throw new Error('set SWITCHBOARD_CREDENTIAL (an endpoint credential, sbk_…)');
 const limit = process.argv[2] === undefined ? Infinity : Number(process.argv[2]);
 
 const client = new Client({ name: 'switchboard-example-agent', version: '0.1.0' });

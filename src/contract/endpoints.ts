@@ -43,7 +43,7 @@ const guidance = z.record(z.string(), z.unknown()).describe('Ready-made commands
 /** vend's and rotate's: the credential, shown this once, with client configuration built from it. */
 export const credentialOut = z.object({
   endpoint: endpointOut,
-  credential: z.string().describe('`sbe_…`: shown once, never stored in clear.'),
+  credential: z.string().describe('`sbk_…`: shown once, never stored in clear.'),
   mcp_json: z.record(z.string(), z.unknown()).describe('An `.mcp.json` that connects with the credential.'),
   claude_mcp_add: z.string(),
   guidance,
