@@ -1,6 +1,7 @@
-// `npm run build`: compiles src/ into dist/ with tsc (tsconfig.build.json, ESM, NodeNext)
-// and copies the board's static files beside the compiled board module, so dist/ runs with
-// no loader. Runs on `npm ci` (the `prepare` script) and before every `npm test`, bench and
+// `npm run build`: compiles src/ into dist/ with tsc (tsconfig.build.json, ESM, NodeNext),
+// with declarations beside the JavaScript (the typed client, `switchboard/client`, ships
+// its types from them), and copies the board's static files beside the compiled board
+// module, so dist/ runs with no loader. Runs on `npm ci` (the `prepare` script) and before every `npm test`, bench and
 // chaos run; incremental (dist/.tsbuildinfo), so a build with nothing changed costs a few
 // seconds. Compiled files whose source is gone are deleted, so dist/ never runs code that
 // src/ no longer has.
@@ -42,7 +43,7 @@ function prune(dir) {
       if (relative(dist, path) === join('board', 'static')) continue;
       prune(path);
       if (readdirSync(path).length === 0) rmSync(path, { recursive: true });
-    } else if (entry.name.endsWith('.js') && !existsSync(source.replace(/\.js$/, '.ts'))) {
+    } else if (/\.(d\.ts|js)$/.test(entry.name) && !existsSync(source.replace(/\.(d\.ts|js)$/, '.ts'))) {
       rmSync(path);
     }
   }

@@ -23,6 +23,7 @@ import { retryUnavailable } from './db/wait.js';
 import { createHost, operatorRoutes } from './http/app.js';
 import { createAuth } from './http/auth.js';
 import { listenEarly } from './http/early.js';
+import { collectRoutes, openApiRoute } from './http/openapi.js';
 import { Readiness } from './http/readiness.js';
 import { ensureSetupLink, localAdmin } from './identity/setup.js';
 import { mcpRoutes } from './mcp/server.js';
@@ -85,8 +86,11 @@ export function registerSurfaces(app: FastifyInstance, services: Services, readi
     allowedOrigins: services.config.allowedOrigins,
   });
   const { pool, migrations, version, metrics } = services;
+  // Before any route, so the OpenAPI document sees them all (docs/design/api-contract.md).
+  const declared = collectRoutes(app);
   operatorRoutes(app, { pool, migrations, version, readiness, metrics, metricsToken: services.config.metricsToken });
   apiRoutes(app, services, auth);
+  openApiRoute(app, declared, version.version);
   boardRoutes(app, services, auth);
   mcpRoutes(app, services);
 }

@@ -1,7 +1,19 @@
-// /api/v1 routes for endpoints, their todos and their webhooks, plus the public ingest
-// route POST /webhooks/{token}.
+// /api/v1 routes for endpoints (vend, list, show, edit, rotate, revoke, delete), plus the
+// public ingest route POST /webhooks/{token}. Their todos are in todo-routes.ts, their
+// webhooks in event-routes.ts.
 
 import type { FastifyInstance } from 'fastify';
+import {
+  credentialOut,
+  endpointListOut,
+  endpointOneOut,
+  endpointRevokedOut,
+  endpointShowOut,
+  rotatedOut,
+} from '../contract/endpoints.js';
+import { endpointSettingsInput, rotateInput, vendInput } from '../domain/endpoint.js';
+import { route } from '../http/contract.js';
+import { deletedAnswer, refParams } from './contract-common.js';
 import {
   deleteEndpoint,
   listEndpoints,
@@ -11,96 +23,120 @@ import {
   updateEndpoint,
   vendEndpoint,
 } from '../endpoints/manage.js';
-import { isBulkBody, pushTodos } from '../endpoints/todos-bulk.js';
-import { BODY_LIMIT, BULK_BODY_LIMIT } from '../http/app.js';
+import { BODY_LIMIT } from '../http/app.js';
 import { AppError } from '../domain/errors.js';
-import { cancelTodo, listEndpointTodos, pushTodo, retryTodo, showTodo, type OperatorDeps } from '../endpoints/todos.js';
+import type { OperatorDeps } from '../endpoints/todos.js';
 import { ingestDelivery, type IngestDeps } from '../webhooks/ingest.js';
-import { createWebhook, deleteWebhook, listWebhooks, rotateWebhook } from '../webhooks/manage.js';
 import type { Auth } from '../http/auth.js';
 
-type RefParams = { Params: { ref: string } };
-type IdParams = { Params: { id: string } };
-
-/** Query strings arrive as text; numeric fields are turned into numbers for validation. */
-function listQuery(query: unknown): Record<string, unknown> {
-  const q = { ...(query as Record<string, string>) } as Record<string, unknown>;
-  if (typeof q.limit === 'string' && /^\d+$/.test(q.limit)) q.limit = Number(q.limit);
-  return q;
-}
-
 export function endpointRoutes(app: FastifyInstance, deps: OperatorDeps, auth: Auth, now: () => Date): void {
-  app.post('/api/v1/endpoints', async (request, reply) => {
-    const { human } = await auth.authenticate(request, reply, 'human');
-    return reply.status(201).send(await vendEndpoint(deps, human.id, request.body, now()));
-  });
-  app.get('/api/v1/endpoints', async (request, reply) => {
-    const { human } = await auth.authenticate(request, reply, 'human');
-    return { endpoints: await listEndpoints(deps, human.id, now()) };
-  });
-  app.get<RefParams>('/api/v1/endpoints/:ref', async (request, reply) => {
-    const { human } = await auth.authenticate(request, reply, 'human');
-    return showEndpoint(deps, human.id, request.params.ref, now());
-  });
-  app.patch<RefParams>('/api/v1/endpoints/:ref', async (request, reply) => {
-    const { human } = await auth.authenticate(request, reply, 'human');
-    return updateEndpoint(deps, human.id, request.params.ref, request.body, now());
-  });
-  app.post<RefParams>('/api/v1/endpoints/:ref/rotate', async (request, reply) => {
-    const { human } = await auth.authenticate(request, reply, 'human');
-    return rotateEndpointCredential(deps, human.id, request.params.ref, request.body, now());
-  });
-  app.post<RefParams>('/api/v1/endpoints/:ref/revoke', async (request, reply) => {
-    const { human } = await auth.authenticate(request, reply, 'human');
-    return revokeEndpoint(deps, human.id, request.params.ref, now());
-  });
-  app.delete<RefParams>('/api/v1/endpoints/:ref', async (request, reply) => {
-    const { human } = await auth.authenticate(request, reply, 'human');
-    return deleteEndpoint(deps, human.id, request.params.ref);
-  });
-
-  // One todo, or `{todos: [...]}` (a bulk create, counted once by the rate limit).
-  app.post<RefParams>('/api/v1/endpoints/:ref/todos', { bodyLimit: BULK_BODY_LIMIT }, async (request, reply) => {
-    const { human } = await auth.authenticate(request, reply, 'workflow');
-    if (isBulkBody(request.body)) {
-      return reply.status(201).send(await pushTodos(deps, human.id, request.params.ref, request.body, now()));
-    }
-    const result = await pushTodo(deps, human.id, request.params.ref, request.body, now());
-    return reply.status(result.created ? 201 : 200).send(result);
-  });
-  app.get<RefParams>('/api/v1/endpoints/:ref/todos', async (request, reply) => {
-    const { human } = await auth.authenticate(request, reply, 'human');
-    return listEndpointTodos(deps, human.id, request.params.ref, listQuery(request.query));
-  });
-  app.get<IdParams>('/api/v1/todos/:id', async (request, reply) => {
-    const { human } = await auth.authenticate(request, reply, 'human');
-    return showTodo(deps, human.id, request.params.id);
-  });
-  app.post<IdParams>('/api/v1/todos/:id/retry', async (request, reply) => {
-    const { human } = await auth.authenticate(request, reply, 'human');
-    return retryTodo(deps, human.id, request.params.id);
-  });
-  app.post<IdParams>('/api/v1/todos/:id/cancel', async (request, reply) => {
-    const { human } = await auth.authenticate(request, reply, 'human');
-    return cancelTodo(deps, human.id, request.params.id);
-  });
-
-  app.post<RefParams>('/api/v1/endpoints/:ref/webhooks', async (request, reply) => {
-    const { human } = await auth.authenticate(request, reply, 'human');
-    return reply.status(201).send(await createWebhook(deps, human.id, request.params.ref, request.body));
-  });
-  app.get<RefParams>('/api/v1/endpoints/:ref/webhooks', async (request, reply) => {
-    const { human } = await auth.authenticate(request, reply, 'human');
-    return { webhooks: await listWebhooks(deps, human.id, request.params.ref) };
-  });
-  app.post<IdParams>('/api/v1/webhooks/:id/rotate', async (request, reply) => {
-    const { human } = await auth.authenticate(request, reply, 'human');
-    return rotateWebhook(deps, { humanId: human.id }, request.params.id);
-  });
-  app.delete<IdParams>('/api/v1/webhooks/:id', async (request, reply) => {
-    const { human } = await auth.authenticate(request, reply, 'human');
-    return deleteWebhook(deps, { humanId: human.id }, request.params.id);
-  });
+  const endpoints = { tag: 'endpoints', access: 'human' } as const;
+  route(
+    app,
+    {
+      ...endpoints,
+      method: 'POST',
+      url: '/api/v1/endpoints',
+      summary: 'Vend an endpoint: its credential, shown once.',
+      body: vendInput,
+      answers: { 201: credentialOut },
+    },
+    async (request, reply) => {
+      const { human } = await auth.authenticate(request, reply, 'human');
+      return reply.status(201).send(await vendEndpoint(deps, human.id, request.body, now()));
+    },
+  );
+  route(
+    app,
+    {
+      ...endpoints,
+      method: 'GET',
+      url: '/api/v1/endpoints',
+      summary: 'List your endpoints.',
+      answers: { 200: endpointListOut },
+    },
+    async (request, reply) => {
+      const { human } = await auth.authenticate(request, reply, 'human');
+      return { endpoints: await listEndpoints(deps, human.id, now()) };
+    },
+  );
+  route(
+    app,
+    {
+      ...endpoints,
+      method: 'GET',
+      url: '/api/v1/endpoints/:ref',
+      summary: 'Show an endpoint, its live sessions and how to connect.',
+      params: refParams,
+      answers: { 200: endpointShowOut },
+    },
+    async (request, reply) => {
+      const { human } = await auth.authenticate(request, reply, 'human');
+      return showEndpoint(deps, human.id, request.params.ref, now());
+    },
+  );
+  route(
+    app,
+    {
+      ...endpoints,
+      method: 'PATCH',
+      url: '/api/v1/endpoints/:ref',
+      summary: 'Change an endpoint’s settings.',
+      params: refParams,
+      body: endpointSettingsInput,
+      answers: { 200: endpointOneOut },
+    },
+    async (request, reply) => {
+      const { human } = await auth.authenticate(request, reply, 'human');
+      return updateEndpoint(deps, human.id, request.params.ref, request.body, now());
+    },
+  );
+  route(
+    app,
+    {
+      ...endpoints,
+      method: 'POST',
+      url: '/api/v1/endpoints/:ref/rotate',
+      summary: 'A new credential; the old one works for a grace period.',
+      params: refParams,
+      body: rotateInput,
+      answers: { 200: rotatedOut },
+    },
+    async (request, reply) => {
+      const { human } = await auth.authenticate(request, reply, 'human');
+      return rotateEndpointCredential(deps, human.id, request.params.ref, request.body, now());
+    },
+  );
+  route(
+    app,
+    {
+      ...endpoints,
+      method: 'POST',
+      url: '/api/v1/endpoints/:ref/revoke',
+      summary: 'Revoke an endpoint: its credential stops, its live todos fail.',
+      params: refParams,
+      answers: { 200: endpointRevokedOut },
+    },
+    async (request, reply) => {
+      const { human } = await auth.authenticate(request, reply, 'human');
+      return revokeEndpoint(deps, human.id, request.params.ref, now());
+    },
+  );
+  route(
+    app,
+    {
+      ...endpoints,
+      method: 'DELETE',
+      url: '/api/v1/endpoints/:ref',
+      summary: 'Delete an endpoint and everything on it.',
+      params: refParams,
+      answers: { 200: deletedAnswer },
+    },
+    async (request, reply) => {
+      const { human } = await auth.authenticate(request, reply, 'human');
+      return deleteEndpoint(deps, human.id, request.params.ref);
+    },
+  );
 }
 
 /** The header wins over the query parameter; either is named in an error as the sender wrote it. */

@@ -4,8 +4,11 @@
 // signed-in human reads it, an admin writes it.
 
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import type { Principal } from '../identity/principal.js';
-import type { Capacity } from '../domain/messages.js';
+import { addInput, capacityInput, editInput, reorderInput, type Capacity } from '../domain/messages.js';
+import { route } from '../http/contract.js';
+import { objectAnswer } from './contract-common.js';
 import type { Actor, MessageDeps } from '../messages/context.js';
 import {
   addMessage,
@@ -16,9 +19,6 @@ import {
   reorderMessages,
 } from '../messages/queue.js';
 import type { Auth } from '../http/auth.js';
-
-type SessionParams = { Params: { id: string } };
-type EntryParams = { Params: { id: string; entry: string } };
 
 export function actorOf(principal: Principal): Actor {
   return principal.token?.kind === 'workflow'
@@ -42,42 +42,127 @@ export function capacityView(c: Capacity) {
   };
 }
 
+const sessionParams = z.object({ id: z.string().min(1).max(100).describe('The MCP session id.') });
+const entryParams = sessionParams.extend({ entry: z.string().min(1).max(100).describe('The message’s entry id.') });
+
 export function messageRoutes(app: FastifyInstance, deps: MessageDeps, auth: Auth): void {
   const base = '/api/v1/sessions/:id/queue';
-  app.get<SessionParams>(base, async (request, reply) => {
-    const principal = await auth.authenticate(request, reply, 'human');
-    return queueStatus(deps, actorOf(principal), request.params.id);
-  });
-  app.post<SessionParams>(base, async (request, reply) => {
-    const principal = await auth.authenticate(request, reply, 'workflow');
-    const { entry } = await addMessage(deps, actorOf(principal), request.params.id, request.body);
-    return reply.status(201).send(entry);
-  });
-  app.delete<SessionParams>(base, async (request, reply) => {
-    const principal = await auth.authenticate(request, reply, 'human');
-    const { removed } = await clearMessages(deps, actorOf(principal), request.params.id);
-    return { removed };
-  });
-  app.post<SessionParams>(`${base}/reorder`, async (request, reply) => {
-    const principal = await auth.authenticate(request, reply, 'human');
-    return reorderMessages(deps, actorOf(principal), request.params.id, request.body);
-  });
-  app.patch<EntryParams>(`${base}/:entry`, async (request, reply) => {
-    const principal = await auth.authenticate(request, reply, 'human');
-    const body = withEntry(request.body, request.params.entry);
-    return (await editMessage(deps, actorOf(principal), request.params.id, body)).entry;
-  });
-  app.delete<EntryParams>(`${base}/:entry`, async (request, reply) => {
-    const principal = await auth.authenticate(request, reply, 'human');
-    return removeMessage(deps, actorOf(principal), request.params.id, { entry_id: request.params.entry });
-  });
+  const tagged = { tag: 'messages', access: 'human', answers: { 200: objectAnswer } } as const;
+  route(
+    app,
+    { ...tagged, method: 'GET', url: base, summary: 'A session’s message queue.', params: sessionParams },
+    async (request, reply) => {
+      const principal = await auth.authenticate(request, reply, 'human');
+      return queueStatus(deps, actorOf(principal), request.params.id);
+    },
+  );
+  route(
+    app,
+    {
+      ...tagged,
+      access: 'workflow',
+      method: 'POST',
+      url: base,
+      summary: 'Queue a message into a session.',
+      params: sessionParams,
+      body: addInput,
+      answers: { 201: objectAnswer },
+    },
+    async (request, reply) => {
+      const principal = await auth.authenticate(request, reply, 'workflow');
+      const { entry } = await addMessage(deps, actorOf(principal), request.params.id, request.body);
+      return reply.status(201).send(entry);
+    },
+  );
+  route(
+    app,
+    {
+      ...tagged,
+      method: 'DELETE',
+      url: base,
+      summary: 'Remove every pending message of a session.',
+      params: sessionParams,
+      answers: { 200: z.object({ removed: z.number().int() }) },
+    },
+    async (request, reply) => {
+      const principal = await auth.authenticate(request, reply, 'human');
+      const { removed } = await clearMessages(deps, actorOf(principal), request.params.id);
+      return { removed };
+    },
+  );
+  route(
+    app,
+    {
+      ...tagged,
+      method: 'POST',
+      url: `${base}/reorder`,
+      summary: 'Reorder a session’s pending messages.',
+      params: sessionParams,
+      body: reorderInput,
+    },
+    async (request, reply) => {
+      const principal = await auth.authenticate(request, reply, 'human');
+      return reorderMessages(deps, actorOf(principal), request.params.id, request.body);
+    },
+  );
+  route(
+    app,
+    {
+      ...tagged,
+      method: 'PATCH',
+      url: `${base}/:entry`,
+      summary: 'Edit a pending message.',
+      params: entryParams,
+      body: editInput.omit({ entry_id: true }),
+    },
+    async (request, reply) => {
+      const principal = await auth.authenticate(request, reply, 'human');
+      const body = withEntry(request.body, request.params.entry);
+      return (await editMessage(deps, actorOf(principal), request.params.id, body)).entry;
+    },
+  );
+  route(
+    app,
+    { ...tagged, method: 'DELETE', url: `${base}/:entry`, summary: 'Remove a pending message.', params: entryParams },
+    async (request, reply) => {
+      const principal = await auth.authenticate(request, reply, 'human');
+      return removeMessage(deps, actorOf(principal), request.params.id, { entry_id: request.params.entry });
+    },
+  );
 
-  app.get('/api/v1/settings/message-queue', async (request, reply) => {
-    await auth.authenticate(request, reply, 'human');
-    return capacityView(await deps.capacity.snapshot());
+  const capacity = z.object({
+    settings: z.object({ max_per_session: z.number().int().nullable() }),
+    effective: z.object({ max_per_session: z.number().int(), source: z.string(), locked: z.boolean() }),
   });
-  app.patch('/api/v1/settings/message-queue', async (request, reply) => {
-    await auth.authenticate(request, reply, 'admin');
-    return capacityView(await deps.capacity.save(request.body ?? {}));
-  });
+  route(
+    app,
+    {
+      tag: 'settings',
+      access: 'human',
+      method: 'GET',
+      url: '/api/v1/settings/message-queue',
+      summary: 'The message queue’s capacity: saved and in force.',
+      answers: { 200: capacity },
+    },
+    async (request, reply) => {
+      await auth.authenticate(request, reply, 'human');
+      return capacityView(await deps.capacity.snapshot());
+    },
+  );
+  route(
+    app,
+    {
+      tag: 'settings',
+      access: 'admin',
+      method: 'PATCH',
+      url: '/api/v1/settings/message-queue',
+      summary: 'Save the message queue’s capacity.',
+      body: capacityInput,
+      answers: { 200: capacity },
+    },
+    async (request, reply) => {
+      await auth.authenticate(request, reply, 'admin');
+      return capacityView(await deps.capacity.save(request.body ?? {}));
+    },
+  );
 }

@@ -5,10 +5,10 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../domain/errors.js';
 import { resolveEndpoint, type EndpointDeps } from '../endpoints/manage.js';
-import { clearPresence, presenceOf, setPresence, setShift } from '../presence/manage.js';
+import { clearPresence, operatorInput, presenceOf, setPresence, setShift, shiftInput } from '../presence/manage.js';
+import { route } from '../http/contract.js';
+import { objectAnswer, refParams } from './contract-common.js';
 import type { Auth } from '../http/auth.js';
-
-type RefParams = { Params: { ref: string } };
 
 export function presenceRoutes(app: FastifyInstance, deps: EndpointDeps, auth: Auth): void {
   const presence = { db: deps.db };
@@ -21,21 +21,50 @@ export function presenceRoutes(app: FastifyInstance, deps: EndpointDeps, auth: A
     return endpoint.id;
   }
 
-  app.get<RefParams>('/api/v1/endpoints/:ref/presence', async (request, reply) => {
-    const { human } = await auth.authenticate(request, reply, 'human');
-    return presenceOf(presence, await endpointId(human.id, request.params.ref, false));
-  });
-  app.put<RefParams>('/api/v1/endpoints/:ref/presence', async (request, reply) => {
-    const { human } = await auth.authenticate(request, reply, 'human');
-    const id = await endpointId(human.id, request.params.ref, true);
-    return setPresence(presence, id, human.id, request.body);
-  });
-  app.delete<RefParams>('/api/v1/endpoints/:ref/presence', async (request, reply) => {
-    const { human } = await auth.authenticate(request, reply, 'human');
-    return clearPresence(presence, await endpointId(human.id, request.params.ref, true));
-  });
-  app.put<RefParams>('/api/v1/endpoints/:ref/shift', async (request, reply) => {
-    const { human } = await auth.authenticate(request, reply, 'human');
-    return setShift(presence, await endpointId(human.id, request.params.ref, true), request.body);
-  });
+  const tagged = { tag: 'presence', access: 'human', params: refParams, answers: { 200: objectAnswer } } as const;
+  route(
+    app,
+    { ...tagged, method: 'GET', url: '/api/v1/endpoints/:ref/presence', summary: 'Read an endpoint’s presence.' },
+    async (request, reply) => {
+      const { human } = await auth.authenticate(request, reply, 'human');
+      return presenceOf(presence, await endpointId(human.id, request.params.ref, false));
+    },
+  );
+  route(
+    app,
+    {
+      ...tagged,
+      method: 'PUT',
+      url: '/api/v1/endpoints/:ref/presence',
+      summary: 'Set a presence override.',
+      body: operatorInput,
+    },
+    async (request, reply) => {
+      const { human } = await auth.authenticate(request, reply, 'human');
+      const id = await endpointId(human.id, request.params.ref, true);
+      return setPresence(presence, id, human.id, request.body);
+    },
+  );
+  route(
+    app,
+    { ...tagged, method: 'DELETE', url: '/api/v1/endpoints/:ref/presence', summary: 'Clear the presence override.' },
+    async (request, reply) => {
+      const { human } = await auth.authenticate(request, reply, 'human');
+      return clearPresence(presence, await endpointId(human.id, request.params.ref, true));
+    },
+  );
+  route(
+    app,
+    {
+      ...tagged,
+      method: 'PUT',
+      url: '/api/v1/endpoints/:ref/shift',
+      summary: 'Set or clear the shift.',
+      body: shiftInput,
+    },
+    async (request, reply) => {
+      const { human } = await auth.authenticate(request, reply, 'human');
+      return setShift(presence, await endpointId(human.id, request.params.ref, true), request.body);
+    },
+  );
 }

@@ -18,6 +18,7 @@ import { messageRoutes } from './message-routes.js';
 import { oauthRoutes } from './oauth-routes.js';
 import { presenceRoutes } from './presence-routes.js';
 import { scheduleRoutes } from './schedule-routes.js';
+import { todoRoutes } from './todo-routes.js';
 import { wsRoutes } from './ws.js';
 
 export function apiRoutes(app: FastifyInstance, services: Services, auth: Auth): void {
@@ -34,6 +35,7 @@ export function apiRoutes(app: FastifyInstance, services: Services, auth: Auth):
     keyring: services.keyring,
   };
   endpointRoutes(app, operator, auth, now);
+  todoRoutes(app, operator, auth, now);
   bulkRoutes(app, operator, auth);
   const intake = {
     pool: services.pool,

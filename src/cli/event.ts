@@ -5,30 +5,10 @@
 
 import type { Command } from 'commander';
 import { signedInClient } from './client.js';
+import type { Event as EventDetail, EventSummary } from '../client/index.js';
 import { endpointPath } from './endpoint.js';
 import { apiCommand, integer, oneLineErrors, run, type CommonOptions } from './flags.js';
 import { emit, keyValues, section, table, text } from './output.js';
-
-interface EventSummary {
-  id: string;
-  provider: string;
-  type: string | null;
-  actor: string | null;
-  delivery_id: string | null;
-  verified: boolean;
-  disposition: string;
-  todo_ids: string[];
-  received_at: string;
-  queue: string;
-  replay_of: string | null;
-}
-
-interface EventDetail extends EventSummary {
-  content_type: string | null;
-  headers: Record<string, string>;
-  payload: unknown;
-  trace: unknown;
-}
 
 interface ListOptions extends CommonOptions {
   limit?: string;

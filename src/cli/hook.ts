@@ -3,25 +3,11 @@
 // with no live session: cron jobs, `claude -p`). The signing secret is printed once.
 
 import type { Command } from 'commander';
+import type { Hook } from '../client/index.js';
 import { signedInClient } from './client.js';
 import { endpointPath } from './endpoint.js';
 import { apiCommand, collect, oneLineErrors, queueName, run, textFlag, type CommonOptions } from './flags.js';
 import { emit, keyValues, section, table } from './output.js';
-
-interface Hook {
-  hook_id: string;
-  url: string;
-  queues: string[];
-  ignore_presence: boolean;
-  enabled: boolean;
-  disabled_reason: string | null;
-  health: {
-    consecutive_failures: number;
-    last_attempt_at: string | null;
-    last_status: number | null;
-    last_error: string | null;
-  };
-}
 
 export interface HookCreateOptions extends CommonOptions {
   queue?: string[];

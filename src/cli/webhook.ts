@@ -8,20 +8,11 @@
 import type { Command } from 'commander';
 import { signedInClient } from './client.js';
 import { endpointPath } from './endpoint.js';
+import type { Webhook, WebhookCreated as CreateAnswer } from '../client/index.js';
 import { CliError, EXIT } from './exit.js';
 import { apiCommand, oneLineErrors, oneOf, queueName, run, textFlag, type CommonOptions } from './flags.js';
 import { emit, keyValues, section, table } from './output.js';
 import { registerRoutingCommands } from './webhook-rules.js';
-
-interface Webhook {
-  id: string;
-  name: string | null;
-  queue: string;
-  provider: string;
-  created_at: string;
-  rotated_at: string | null;
-  last_delivery_at: string | null;
-}
 
 interface CreateOptions extends CommonOptions {
   queue: string;
@@ -35,8 +26,6 @@ interface SecretOptions extends CommonOptions {
 
 /** The providers the server knows (docs/design/intake.md); `token` is the default. */
 export const PROVIDERS = ['token', 'github', 'gitlab', 'gitea', 'stripe', 'slack', 'standard'] as const;
-
-type CreateAnswer = { webhook: Webhook; url: string; secret?: string };
 
 const webhookPath = (id: string) => `/api/v1/webhooks/${encodeURIComponent(id)}`;
 

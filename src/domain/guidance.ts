@@ -8,6 +8,15 @@
 // name a hint tells you to pass is the name the configuration registered. Pure.
 
 /** The MCP server name an endpoint is registered under in a client: its slug. */
+/**
+ * `{[name]: entry}` typed as a record: a computed key's inferred type is emitted into the
+ * declarations (dist/*.d.ts) as `[name]`, which a client of `switchboard/client` checking
+ * its libraries (skipLibCheck off) would reject.
+ */
+function named<T>(name: string, entry: T): Record<string, T> {
+  return { [name]: entry };
+}
+
 export function mcpServerName(slug: string): string {
   return slug;
 }
@@ -66,7 +75,7 @@ export function clientConfig(publicUrl: string, slug: string, credential: string
   const name = mcpServerName(slug);
   const url = `${publicUrl}/mcp`;
   return {
-    mcp_json: { mcpServers: { [name]: { type: 'http', url, headers: { Authorization: `Bearer ${credential}` } } } },
+    mcp_json: { mcpServers: named(name, { type: 'http', url, headers: { Authorization: `Bearer ${credential}` } }) },
     claude_mcp_add: `claude mcp add --transport http ${name} ${url} --header "Authorization: Bearer ${credential}"`,
   };
 }
@@ -77,7 +86,7 @@ export function clientConfig(publicUrl: string, slug: string, credential: string
  * 401 and the person picks this endpoint on the consent page.
  */
 export function oauthClientConfig(publicUrl: string, slug: string) {
-  return { mcpServers: { [mcpServerName(slug)]: { type: 'http', url: `${publicUrl}/mcp` } } };
+  return { mcpServers: named(mcpServerName(slug), { type: 'http', url: `${publicUrl}/mcp` }) };
 }
 
 /** Doorbell guidance for an endpoint: the same in vend, connect, the hints and /docs/doorbell. */
@@ -93,7 +102,7 @@ export function connectGuidance(publicUrl: string, slug: string) {
     },
     bridge: {
       command: `switchboard ${bridgeArgs.join(' ')}`,
-      mcp_json: { mcpServers: { [name]: { type: 'stdio', command: 'switchboard', args: bridgeArgs } } },
+      mcp_json: { mcpServers: named(name, { type: 'stdio', command: 'switchboard', args: bridgeArgs }) },
       note:
         'For clients that only speak stdio or do not take channel notifications over HTTP: the bridge is a ' +
         `stdio MCP server that forwards to ${publicUrl}/mcp, doorbells included. Put the credential on the ` +

@@ -110,7 +110,7 @@ export function denyCliLogin(request: CliLoginRequest): string {
   return back(request, { error: 'access_denied' });
 }
 
-const exchangeInput = z.strictObject({
+export const exchangeInput = z.strictObject({
   code: z.string().check(maxLength(200)),
   code_verifier: z.string().check(maxLength(200)),
   redirect_uri: z.string().check(maxLength(2000)),

@@ -15,7 +15,7 @@ import type { IdentityDeps, Principal } from './principal.js';
 import { hashPassword } from './secrets.js';
 import { email, inviteLink, password } from './setup.js';
 
-const createInput = z.strictObject({
+export const createInput = z.strictObject({
   email,
   display_name: z.string().trim().check(maxLength(100)).optional(),
   role: z.enum(['admin', 'member']).optional(),

@@ -40,22 +40,22 @@ import { password, resetLink } from './setup.js';
 
 const humanId = z.string().min(1).check(maxLength(100));
 
-const updateInput = z
+export const updateInput = z
   .strictObject({ state: z.enum(['active', 'disabled']).optional(), role: z.enum(['admin', 'member']).optional() })
   .refine((v) => v.state !== undefined || v.role !== undefined, {
     message: 'give state, role or both',
     path: ['state'],
   });
 
-const deleteInput = z.strictObject({ transfer_endpoints_to: humanId.optional() });
+export const deleteInput = z.strictObject({ transfer_endpoints_to: humanId.optional() });
 
 /** What else a reset ends at once, when the admin suspects the account is compromised. */
-const resetInput = z.strictObject({
+export const resetInput = z.strictObject({
   revoke_oauth_grants: z.boolean().optional(),
   rotate_endpoint_credentials: z.boolean().optional(),
 });
 
-const passwordInput = z.strictObject({
+export const passwordInput = z.strictObject({
   current: z.string().min(1).check(maxLength(200)),
   new: password,
   keep_sessions: z.boolean().optional(),
@@ -222,7 +222,7 @@ export async function listHumanTokens(deps: IdentityDeps, id: string): Promise<A
   return listApiTokens(deps.db, id);
 }
 
-const auditQuery = z.strictObject({
+export const auditQuery = z.strictObject({
   limit: z
     .string()
     .regex(/^\d+$/, 'must be a whole number')

@@ -14,7 +14,7 @@ import type { IdentityDeps, Principal, TokenDeps } from './principal.js';
 import { DECOY_PASSWORD_HASH, newSecret, verifyPassword } from './secrets.js';
 import { revokeToken } from './tokens.js';
 
-const loginInput = z.strictObject({
+export const loginInput = z.strictObject({
   email: z.string().trim().min(1).check(maxLength(254)),
   password: z.string().min(1).check(maxLength(200)),
   token_name: z.string().trim().min(1).check(maxLength(100)).optional(),

@@ -32,7 +32,7 @@ export const email = z
   .regex(z.regexes.email, 'must be an email address')
   .check(maxLength(254));
 
-const setupInput = z.strictObject({
+export const setupInput = z.strictObject({
   token: z.string().min(1).check(maxLength(200)),
   email: email.optional(),
   password,

@@ -11,7 +11,7 @@ import type { IdentityDeps, Principal } from './principal.js';
 import { newSecret } from './secrets.js';
 import { withQuota, type QuotaDeps } from '../quotas/check.js';
 
-const mintInput = z.strictObject({
+export const mintInput = z.strictObject({
   name: z.string().trim().min(1, 'must not be empty').check(maxLength(100)),
   kind: z.literal('workflow').optional(),
   expires_at: dateTime('must be an RFC 3339 time').optional(),

@@ -119,7 +119,10 @@ export async function clockOut(deps: PresenceDeps, endpointId: string, input: un
   );
 }
 
-const operatorInput = z.strictObject({ presence: z.enum(['in', 'out']), until: dateTime().nullable().optional() });
+export const operatorInput = z.strictObject({
+  presence: z.enum(['in', 'out']),
+  until: dateTime().nullable().optional(),
+});
 
 /** The owner sets an override (no 8 h cap); `until` null or absent: until cleared. */
 export async function setPresence(
@@ -142,7 +145,7 @@ export async function clearPresence(deps: PresenceDeps, endpointId: string): Pro
   );
 }
 
-const shiftInput = z.strictObject({ shift: z.string().nullable() });
+export const shiftInput = z.strictObject({ shift: z.string().nullable() });
 
 export async function setShift(deps: PresenceDeps, endpointId: string, input: unknown): Promise<PresenceView> {
   const data = parseInput(shiftInput, input);

@@ -192,6 +192,7 @@ test('the route table covers every /api/v1 route the server registers', async ()
     'POST /api/v1/setup',
     'POST /api/v1/auth/login',
     'POST /api/v1/auth/cli-token',
+    'GET /api/v1/openapi.json',
     ...ROUTES.map((r) => `${r.method} ${normalise(r.url)}`),
   ].sort();
   assert.deepEqual(apiRoutes, table, tree);

@@ -7,28 +7,11 @@ import { z } from 'zod';
 import { AppError } from '../../domain/errors.js';
 import { parseInput, QUEUE_DESCRIPTION } from '../../domain/todo.js';
 import { clearPolicy, setPolicy, statuses } from '../../budgets/service.js';
-import { admissionStateOut, time, usageOut } from './shapes.js';
+import { policyShape, queueStatusOut } from '../../contract/budgets.js';
 import type { Verb, VerbContext } from './types.js';
 import { DESTROYS, READS, SETTLES } from './types.js';
 
 const queue = z.string().describe(QUEUE_DESCRIPTION);
-
-/** A policy as tools/list shows it; the operator API takes the same body. */
-const policyShape = z
-  .object({
-    max_in_flight: z.number().int().min(0).max(10_000).nullable().describe('Claims in flight at once; 0 pauses.'),
-    max_claims_per_window: z.number().int().min(0).max(1_000_000).nullable().describe('Claims per window.'),
-    window: z
-      .object({
-        period: z.enum(['hour', 'day', 'week']),
-        tz: z.string().describe('IANA zone, e.g. Europe/London.'),
-        start: z.string().describe('Local HH:MM the window starts at.'),
-        weekday: z.enum(['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun']).optional(),
-      })
-      .nullable()
-      .describe('Required with max_claims_per_window.'),
-  })
-  .describe('A full replace of the queue’s budget.');
 
 /**
  * `policy` takes any value: the admission service checks it (parsePolicy), with the
@@ -44,29 +27,6 @@ const policy = z.preprocess((value) => value, z.unknown()).meta(policyJson);
 export const admissionStatusInput = z.strictObject({ queue: queue.optional() });
 export const setAdmissionPolicyInput = z.strictObject({ queue, policy });
 export const clearAdmissionPolicyInput = z.strictObject({ queue });
-
-const windowOut = z.object({
-  period: z.enum(['hour', 'day', 'week']),
-  tz: z.string(),
-  start: z.string(),
-  weekday: z.enum(['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun']).optional(),
-});
-
-/** A budgeted queue's status (src/admission/status.ts, QueueStatus). */
-const queueStatusOut = z.object({
-  queue: z.string(),
-  policy: z.object({
-    queue: z.string(),
-    max_in_flight: z.number().int().nullable(),
-    max_claims_per_window: z.number().int().nullable(),
-    window: windowOut.nullable(),
-    created_at: time,
-    updated_at: time,
-  }),
-  status: admissionStateOut,
-  usage: usageOut.nullable(),
-  pending: z.number().int(),
-});
 
 function granted(ctx: VerbContext, name: string): string {
   if (!ctx.agent.queues.includes(name)) {

@@ -2,7 +2,7 @@
 
 import { z } from 'zod';
 import { agentCreateTodoInput, createTodo } from '../../todos/index.js';
-import { todoListedOut, todoOut } from './shapes.js';
+import { todoListedOut, todoOut } from '../../contract/shapes.js';
 import type { Verb } from './types.js';
 import { WRITES } from './types.js';
 

@@ -12,7 +12,7 @@ import {
   startDoorbellTest,
   startDoorbellTestInput,
 } from '../../doorbell/self-test.js';
-import { time } from './shapes.js';
+import { time } from '../../contract/shapes.js';
 import type { Verb } from './types.js';
 import { READS, SETTLES, WRITES } from './types.js';
 

@@ -4,7 +4,16 @@
 import { z } from 'zod';
 import { LIMITS } from '../../domain/todo.js';
 import * as todos from '../../todos/index.js';
-import { attemptOut, claimedOut, deferReason, leaseOut, routeOut, time, todoListedOut, todoOut } from './shapes.js';
+import {
+  attemptOut,
+  claimedOut,
+  deferReason,
+  leaseOut,
+  routeOut,
+  time,
+  todoListedOut,
+  todoOut,
+} from '../../contract/shapes.js';
 import type { Verb } from './types.js';
 import { READS, SETTLES, WRITES } from './types.js';
 

@@ -2,7 +2,6 @@
 // ready, for consumers with no live session such as cron jobs or `claude -p`). Never
 // granted by default. The signing secret is shown once, on create and rotate.
 
-import { z } from 'zod';
 import { HookGuard } from '../../hooks/guard.js';
 import {
   createHook,
@@ -16,7 +15,7 @@ import {
   MAX_HOOKS,
   type HookDeps,
 } from '../../hooks/manage.js';
-import { time } from './shapes.js';
+import { hookDeletedOut, hookListOut, hookWithSecret } from '../../contract/hooks.js';
 import type { Verb, VerbContext } from './types.js';
 import { DESTROYS, READS, WRITES } from './types.js';
 
@@ -35,28 +34,6 @@ function deps(ctx: VerbContext): HookDeps {
 
 const owner = (ctx: VerbContext) => ({ id: ctx.endpoint.id, queues: ctx.endpoint.queues });
 
-/** A hook as its endpoint sees it (src/hooks/manage.ts, HookView): never its secret. */
-const hookOut = z.object({
-  hook_id: z.string(),
-  url: z.string(),
-  queues: z.array(z.string()).describe('The queues it notifies for; empty: all granted.'),
-  ignore_presence: z.boolean(),
-  enabled: z.boolean(),
-  disabled_reason: z.string().nullable(),
-  health: z.object({
-    consecutive_failures: z.number().int(),
-    last_attempt_at: time.nullable(),
-    last_status: z.number().int().nullable(),
-    last_error: z.string().nullable(),
-  }),
-  created_at: time,
-});
-
-/** create and rotate answer the secret, once. */
-const hookWithSecret = hookOut.extend({
-  signing_secret: z.string().describe('Shown only now: verifies webhook-signature (Standard Webhooks).'),
-});
-
 export const hookVerbs: Verb[] = [
   {
     name: 'create_notify_hook',
@@ -74,7 +51,7 @@ export const hookVerbs: Verb[] = [
     annotations: READS,
     description: "List this endpoint's notify hooks with their health (no secrets), and how many more it may add.",
     input: listHooksInput,
-    output: z.object({ hooks: z.array(hookOut), max: z.number().int(), used: z.number().int() }),
+    output: hookListOut,
     run: (ctx, args) => listHooks(deps(ctx), owner(ctx), args),
   },
   {
@@ -92,7 +69,7 @@ export const hookVerbs: Verb[] = [
     annotations: DESTROYS,
     description: 'Delete one of this endpoint’s notify hooks.',
     input: hookIdInput,
-    output: z.object({ hook_id: z.string(), deleted: z.literal(true) }),
+    output: hookDeletedOut,
     run: (ctx, args) => deleteHook(deps(ctx), owner(ctx), args),
   },
 ];

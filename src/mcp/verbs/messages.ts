@@ -11,7 +11,7 @@ import { ackInput, QUEUED_BY, sendInput } from '../../domain/messages.js';
 import { ackMessage, nextMessage, nextMessageInput } from '../../messages/delivery.js';
 import { addMessage } from '../../messages/queue.js';
 import { listSessions } from '../../sessions/index.js';
-import { noArguments, time } from './shapes.js';
+import { noArguments, time } from '../../contract/shapes.js';
 import type { Verb } from './types.js';
 import { READS, SETTLES, WRITES } from './types.js';
 

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { clockIn, clockInInput, clockOut, clockOutInput, presenceOf } from '../../presence/manage.js';
 import { parseInput } from '../../domain/todo.js';
-import { noArguments, time } from './shapes.js';
+import { noArguments, time } from '../../contract/shapes.js';
 import type { Verb } from './types.js';
 import { READS, SETTLES, WRITES } from './types.js';
 

@@ -3,7 +3,7 @@
 
 import { z } from 'zod';
 import { parseInput } from '../../domain/todo.js';
-import { noArguments } from './shapes.js';
+import { noArguments } from '../../contract/shapes.js';
 import type { Verb } from './types.js';
 import { READS } from './types.js';
 

@@ -17,7 +17,7 @@ import {
   setWebhookSecret,
   webhookSecretInput,
 } from '../../webhooks/manage.js';
-import { RULE_DEFAULTS, setRulesInput } from '../../domain/routing.js';
+import { setRulesInput } from '../../domain/routing.js';
 import {
   clearTrust,
   getRules,
@@ -35,7 +35,25 @@ import {
   releaseQuarantine,
   showQuarantine,
 } from '../../routing/quarantine.js';
-import { time } from './shapes.js';
+import {
+  quarantineDiscardOut,
+  quarantineListOut,
+  quarantineReleaseOut,
+  quarantineShowOut,
+  rulesOut,
+  rulesShowOut,
+  rulesTestOut,
+  trustSetOut,
+} from '../../contract/routing.js';
+import {
+  eventListOut,
+  eventReplayOut,
+  eventShowOut,
+  webhookCreatedOut,
+  webhookListOut,
+  webhookRotatedOut,
+  webhookSecretOut,
+} from '../../contract/webhooks.js';
 import type { Verb, VerbContext } from './types.js';
 import { DESTROYS, READS, SETTLES, WRITES } from './types.js';
 
@@ -64,39 +82,6 @@ const webhookIdInput = z.strictObject({ webhook_id: webhookId });
 const eventIdInput = z.strictObject({ event_id: eventId });
 const setSecretInput = webhookSecretInput.extend({ webhook_id: webhookId });
 
-const webhookOut = z.object({
-  id: z.string(),
-  endpoint_id: z.string(),
-  name: z.string(),
-  queue: z.string(),
-  provider: z.string(),
-  created_at: time,
-  rotated_at: time.nullable(),
-  last_delivery_at: time.nullable(),
-});
-
-const eventSummaryOut = z.object({
-  id: z.string(),
-  provider: z.string(),
-  type: z.string().nullable().describe('The provider’s event type, the todo’s kind.'),
-  actor: z.string().nullable(),
-  delivery_id: z.string().nullable(),
-  verified: z.boolean().describe('Its provider signature verified (false for a token webhook).'),
-  disposition: z.string(),
-  todo_ids: z.array(z.string()),
-  received_at: time,
-  webhook_id: z.string().nullable(),
-  queue: z.string(),
-  replay_of: z.string().nullable(),
-});
-
-const eventOut = eventSummaryOut.extend({
-  content_type: z.string().nullable(),
-  headers: z.record(z.string(), z.string()),
-  payload: z.unknown(),
-  trace: z.unknown(),
-});
-
 export const webhookVerbs: Verb[] = [
   {
     name: 'create_webhook',
@@ -106,7 +91,7 @@ export const webhookVerbs: Verb[] = [
       'the credential), github, gitlab, gitea, stripe, slack or standard (the delivery must carry that ' +
       "provider's signature). Answers the URL, and for a signed provider a generated signing secret, once.",
     input: createWebhookInput,
-    output: z.object({ webhook: webhookOut, url: z.string(), secret: z.string().optional() }),
+    output: webhookCreatedOut,
     run: (ctx, args) => {
       const data = parseInput(createWebhookInput, args);
       return createWebhookOn(deps(ctx), ctx.endpoint, data);
@@ -117,7 +102,7 @@ export const webhookVerbs: Verb[] = [
     annotations: READS,
     description: 'List your webhooks (never their URLs or secrets).',
     input: noArgs,
-    output: z.object({ webhooks: z.array(webhookOut) }),
+    output: webhookListOut,
     run: async (ctx, args) => {
       parseInput(noArgs, args);
       return { webhooks: await listWebhooksOf(deps(ctx), ctx.endpoint.id) };
@@ -128,7 +113,7 @@ export const webhookVerbs: Verb[] = [
     annotations: { ...DESTROYS, idempotentHint: false },
     description: 'Give a webhook a new URL (answered once); the old URL stops working at once.',
     input: webhookIdInput,
-    output: z.object({ webhook: webhookOut, url: z.string() }),
+    output: webhookRotatedOut,
     run: (ctx, args) => rotateWebhook(deps(ctx), owner(ctx), parseInput(webhookIdInput, args).webhook_id),
   },
   {
@@ -139,7 +124,7 @@ export const webhookVerbs: Verb[] = [
       "Set a signed webhook's secret to the one its provider issued (Stripe, Slack), or without secret generate " +
       'one (answered once). The replaced secret keeps verifying until previous_valid_until.',
     input: setSecretInput,
-    output: z.object({ webhook: webhookOut, secret: z.string().optional(), previous_valid_until: time.nullable() }),
+    output: webhookSecretOut,
     run: (ctx, args) => {
       const { webhook_id: id, ...rest } = parseInput(setSecretInput, args);
       return setWebhookSecret(deps(ctx), owner(ctx), id, rest);
@@ -163,7 +148,7 @@ export const eventVerbs: Verb[] = [
       'What your webhooks received, newest first: provider, event type, actor, whether it verified, and the ' +
       'todos it made.',
     input: listEventsInput,
-    output: z.object({ events: z.array(eventSummaryOut) }),
+    output: eventListOut,
     run: (ctx, args) => listEventsOf(deps(ctx), ctx.endpoint.id, parseInput(listEventsInput, args)),
   },
   {
@@ -171,7 +156,7 @@ export const eventVerbs: Verb[] = [
     annotations: READS,
     description: 'One event with the headers (no signatures) and payload its delivery carried.',
     input: eventIdInput,
-    output: z.object({ event: eventOut }),
+    output: eventShowOut,
     run: (ctx, args) => showEvent(deps(ctx), owner(ctx), parseInput(eventIdInput, args).event_id),
   },
   {
@@ -181,32 +166,11 @@ export const eventVerbs: Verb[] = [
       "Make an event's todo again from its stored delivery, as a new event linked to it (replay_of): for work " +
       'to be done again after a fix.',
     input: eventIdInput,
-    output: z.object({
-      event: eventOut,
-      todos: z.array(
-        z.object({ id: z.string(), queue: z.string(), created: z.boolean(), endpoint: z.string().optional() }),
-      ),
-      replay_of: z.string(),
-      disposition: z
-        .string()
-        .describe("What the webhook's rules, as they are now, did with it: routed, dropped, quarantined, faulted…"),
-    }),
+    output: eventReplayOut,
     run: (ctx, args) => replayEvent(deps(ctx), owner(ctx), parseInput(eventIdInput, args).event_id),
   },
 ];
 
-const ruleOut = z.object({
-  id: z.string(),
-  name: z.string(),
-  when: z.string(),
-  then: z.record(z.string(), z.unknown()),
-});
-const rulesOut = z.object({ rules: z.array(ruleOut), default: z.enum(RULE_DEFAULTS) });
-const trustOut = z.object({
-  actors: z.array(z.string()).nullable(),
-  when: z.string().nullable(),
-  enforced: z.boolean(),
-});
 const setRulesArgs = setRulesInput.extend({ webhook_id: webhookId });
 const testRulesArgs = testRulesInput.extend({ webhook_id: webhookId });
 const setTrustArgs = setTrustInput.extend({
@@ -223,7 +187,7 @@ export const ruleVerbs: Verb[] = [
     annotations: READS,
     description: "A webhook's routing rules (first match wins), its default action and its trusted actors.",
     input: webhookIdInput,
-    output: rulesOut.extend({ trusted_actors: trustOut }),
+    output: rulesShowOut,
     run: (ctx, args) => getRules(deps(ctx), owner(ctx), parseInput(webhookIdInput, args).webhook_id),
   },
   {
@@ -247,7 +211,7 @@ export const ruleVerbs: Verb[] = [
       "Dry-run the rules (saved, or a draft in `rules`) on a payload, or on the webhook's last deliveries: per " +
       'delivery the rule that matched, the action and the todos it would make. Nothing is written.',
     input: testRulesArgs,
-    output: z.object({ results: z.array(z.record(z.string(), z.unknown())) }),
+    output: rulesTestOut,
     run: (ctx, args) => {
       const { webhook_id: id, ...rest } = parseInput(testRulesArgs, args);
       return testRules(deps(ctx), owner(ctx), id, rest);
@@ -260,7 +224,7 @@ export const ruleVerbs: Verb[] = [
       'Set who may wake agents through a webhook: events a rule would route, from anyone else, are quarantined ' +
       'for a human. actors: null turns the gate off.',
     input: setTrustArgs,
-    output: z.object({ trusted_actors: trustOut }),
+    output: trustSetOut,
     run: (ctx, args) => {
       const { webhook_id: id, actors, when } = parseInput(setTrustArgs, args);
       if (actors === null) return clearTrust(deps(ctx), owner(ctx), id);
@@ -272,7 +236,6 @@ export const ruleVerbs: Verb[] = [
 const quarantineId = z.string().min(1).check(maxLength(64)).describe('The quarantine item id, `qi_…`.');
 const quarantineIdInput = z.strictObject({ id: quarantineId });
 const discardArgs = discardInput.extend({ id: quarantineId });
-const itemOut = z.record(z.string(), z.unknown());
 
 /**
  * The quarantine family: a classifier agent reviews its own endpoint's held events. Never
@@ -285,7 +248,7 @@ export const quarantineVerbs: Verb[] = [
     annotations: READS,
     description: "Your webhooks' held events (untrusted actors), newest first, with what each would make.",
     input: listQuarantineInput,
-    output: z.object({ items: z.array(itemOut) }),
+    output: quarantineListOut,
     run: (ctx, args) => listQuarantine(deps(ctx), owner(ctx), args),
   },
   {
@@ -293,7 +256,7 @@ export const quarantineVerbs: Verb[] = [
     annotations: READS,
     description: 'One held event with the payload that would reach an agent if released.',
     input: quarantineIdInput,
-    output: z.object({ item: itemOut }),
+    output: quarantineShowOut,
     run: (ctx, args) => showQuarantine(deps(ctx), owner(ctx), parseInput(quarantineIdInput, args).id),
   },
   {
@@ -301,7 +264,7 @@ export const quarantineVerbs: Verb[] = [
     annotations: { ...WRITES, idempotentHint: false },
     description: 'Route a held event as if its actor were trusted: its todos are made and rung.',
     input: quarantineIdInput,
-    output: z.object({ todos: z.array(itemOut), outcome: z.string(), item: itemOut.optional() }),
+    output: quarantineReleaseOut,
     run: (ctx, args) => releaseQuarantine(deps(ctx), owner(ctx), parseInput(quarantineIdInput, args).id, owner(ctx)),
   },
   {
@@ -310,7 +273,7 @@ export const quarantineVerbs: Verb[] = [
     annotations: WRITES,
     description: 'Discard a held event with a reason; nothing is made, nothing rings.',
     input: discardArgs,
-    output: z.object({ item: itemOut.nullable() }),
+    output: quarantineDiscardOut,
     run: (ctx, args) => {
       const { id, reason } = parseInput(discardArgs, args);
       return discardQuarantine(deps(ctx), owner(ctx), id, owner(ctx), { reason });

@@ -1,12 +1,13 @@
-// Todo shapes on the MCP wire (docs/design/mcp-surface.md, "Wire shapes"): `body` and
-// `payload` travel only on claims, so listing and reading stay small and an agent reads
-// the content of work it holds. The zod schemas here describe those shapes as JSON (times
-// are RFC 3339 strings) for the verbs' output schemas; the todo use cases build the
-// values, these only say what an agent gets.
+// Todo shapes on the wire, for the MCP verbs' output schemas and the REST contract alike
+// (docs/design/mcp-surface.md, "Wire shapes"; docs/design/api-contract.md). Over MCP
+// `body` and `payload` travel only on claims, so listing and reading stay small and an
+// agent reads the content of work it holds; the REST API answers whole todos (todoOut
+// below is MCP's cut). The zod schemas here describe those shapes as JSON (times are RFC
+// 3339 strings); the todo use cases build the values, these only say what a client gets.
 
 import { z } from 'zod';
-import { ATTEMPT_OUTCOMES, TODO_STATES, type Todo, type TodoSummary } from '../../domain/todo.js';
-import { AHEAD_OVER } from '../../domain/waiting.js';
+import { ATTEMPT_OUTCOMES, TODO_STATES, type Todo, type TodoSummary } from '../domain/todo.js';
+import { AHEAD_OVER } from '../domain/waiting.js';
 
 export function todoOut(todo: Todo | TodoSummary): Record<string, unknown> {
   const { body: _body, payload: _payload, ...rest } = todo as Partial<Todo> & TodoSummary;
@@ -112,6 +113,9 @@ export const todoListedOut = z.object({
     .describe('On a pending todo of a budgeted queue: whether the budget admits it now.'),
   waiting: waitingOut.optional().describe('On a pending todo, or a failed one whose retry is coming.'),
 });
+
+/** A todo as the REST API answers it: every column, its content, and why it waits. */
+export const todoFullOut = todoListedOut.extend({ body: z.string(), payload: z.unknown() });
 
 /** A claimed todo: everything, its content included. */
 export const todoClaimedOut = z.object({

@@ -1,0 +1,127 @@
+// The typed client's types, inferred from the schemas the server's routes are declared with
+// (src/contract/ for answers, the use cases' input schemas for bodies), so a change to
+// the server's contract changes these or fails to compile: they cannot drift. Type-only
+// imports: the client loads none of the server's code at run time.
+
+import type { z } from 'zod';
+import type {
+  budgetClearedOut,
+  budgetDetailOut,
+  budgetListOut,
+  budgetSetOut,
+  policyShape,
+} from '../contract/budgets.js';
+import type {
+  credentialOut,
+  endpointListOut,
+  endpointOneOut,
+  endpointOut,
+  endpointRevokedOut,
+  endpointShowOut,
+  rotatedOut,
+} from '../contract/endpoints.js';
+import type { hookDeletedOut, hookListOut, hookOut, hookWithSecret } from '../contract/hooks.js';
+import type {
+  scheduleAuditListOut,
+  scheduleAuditOut,
+  scheduleDeletedOut,
+  scheduleListOut,
+  scheduleOneOut,
+  scheduleOut,
+  scheduleShowOut,
+} from '../contract/schedules.js';
+import type { attemptOut, todoFullOut } from '../contract/shapes.js';
+import type {
+  bulkActionOut,
+  todoListOut,
+  todoOneOut,
+  todoPushedOut,
+  todoShowOut,
+  todosPushedOut,
+} from '../contract/todos.js';
+import type {
+  eventListOut,
+  eventOut,
+  eventReplayOut,
+  eventShowOut,
+  eventSummaryOut,
+  webhookCreatedOut,
+  webhookListOut,
+  webhookOut,
+  webhookRotatedOut,
+  webhookSecretOut,
+} from '../contract/webhooks.js';
+import type { endpointSettingsInput, rotateInput, vendInput } from '../domain/endpoint.js';
+import type { createTodoInput, listTodosInput } from '../domain/todo.js';
+import type { createHookInput } from '../hooks/manage.js';
+import type { createScheduleInput, patchScheduleInput } from '../schedules/input.js';
+import type { bulkActionInput } from '../todos/bulk-actions.js';
+import type { listEventsInput } from '../webhooks/events.js';
+import type { createWebhookInput, webhookSecretInput } from '../webhooks/manage.js';
+
+type Out<T extends z.ZodType> = z.output<T>;
+type In<T extends z.ZodType> = z.input<T>;
+
+export type Todo = Out<typeof todoFullOut>;
+export type TodoAttempt = Out<typeof attemptOut>;
+export type NewTodo = In<typeof createTodoInput>;
+export type TodoListQuery = In<typeof listTodosInput>;
+export type TodoPushed = Out<typeof todoPushedOut>;
+export type TodosPushed = Out<typeof todosPushedOut>;
+export type TodoList = Out<typeof todoListOut>;
+export type TodoShown = Out<typeof todoShowOut>;
+export type TodoOne = Out<typeof todoOneOut>;
+export type BulkAction = In<typeof bulkActionInput>;
+export type BulkActionResult = Out<typeof bulkActionOut>;
+
+export type Endpoint = Out<typeof endpointOut>;
+export type NewEndpoint = In<typeof vendInput>;
+export type EndpointSettings = In<typeof endpointSettingsInput>;
+export type RotateCredential = In<typeof rotateInput>;
+export type EndpointVended = Out<typeof credentialOut>;
+export type EndpointRotated = Out<typeof rotatedOut>;
+export type EndpointList = Out<typeof endpointListOut>;
+export type EndpointShown = Out<typeof endpointShowOut>;
+export type EndpointOne = Out<typeof endpointOneOut>;
+export type EndpointRevoked = Out<typeof endpointRevokedOut>;
+
+export type Webhook = Out<typeof webhookOut>;
+export type NewWebhook = In<typeof createWebhookInput>;
+export type WebhookSecret = In<typeof webhookSecretInput>;
+export type WebhookCreated = Out<typeof webhookCreatedOut>;
+export type WebhookList = Out<typeof webhookListOut>;
+export type WebhookRotated = Out<typeof webhookRotatedOut>;
+export type WebhookSecretSet = Out<typeof webhookSecretOut>;
+
+export type EventSummary = Out<typeof eventSummaryOut>;
+export type Event = Out<typeof eventOut>;
+export type EventListQuery = In<typeof listEventsInput>;
+export type EventList = Out<typeof eventListOut>;
+export type EventShown = Out<typeof eventShowOut>;
+export type EventReplayed = Out<typeof eventReplayOut>;
+
+export type Schedule = Out<typeof scheduleOut>;
+export type ScheduleAudit = Out<typeof scheduleAuditOut>;
+export type NewSchedule = In<typeof createScheduleInput>;
+export type SchedulePatch = In<typeof patchScheduleInput>;
+export type ScheduleOne = Out<typeof scheduleOneOut>;
+export type ScheduleList = Out<typeof scheduleListOut>;
+export type ScheduleShown = Out<typeof scheduleShowOut>;
+export type ScheduleAuditList = Out<typeof scheduleAuditListOut>;
+export type ScheduleDeleted = Out<typeof scheduleDeletedOut>;
+
+export type BudgetPolicy = In<typeof policyShape>;
+export type BudgetList = Out<typeof budgetListOut>;
+export type BudgetDetail = Out<typeof budgetDetailOut>;
+export type BudgetSet = Out<typeof budgetSetOut>;
+export type BudgetCleared = Out<typeof budgetClearedOut>;
+
+export type Hook = Out<typeof hookOut>;
+export type NewHook = In<typeof createHookInput>;
+export type HookWithSecret = Out<typeof hookWithSecret>;
+export type HookList = Out<typeof hookListOut>;
+export type HookDeleted = Out<typeof hookDeletedOut>;
+
+export interface Deleted {
+  deleted: true;
+}
