@@ -106,6 +106,15 @@ const ROUTES: Route[] = [
   { method: 'GET', url: `/api/v1/endpoints/${ep.endpoint.slug}/webhooks` },
   { method: 'POST', url: `/api/v1/webhooks/${webhookId}/rotate` },
   { method: 'POST', url: `/api/v1/webhooks/${webhookId}/secret`, body: {} },
+  { method: 'GET', url: `/api/v1/webhooks/${webhookId}/rules` },
+  { method: 'PUT', url: `/api/v1/webhooks/${webhookId}/rules`, body: { rules: [] } },
+  { method: 'POST', url: `/api/v1/webhooks/${webhookId}/rules/test`, body: { payload: {} } },
+  { method: 'PUT', url: `/api/v1/webhooks/${webhookId}/trusted-actors`, body: { actors: ['alice'] } },
+  { method: 'DELETE', url: `/api/v1/webhooks/${webhookId}/trusted-actors` },
+  { method: 'GET', url: '/api/v1/quarantine' },
+  { method: 'GET', url: '/api/v1/quarantine/qi_01M8NK6R97BHCY3TA06992VD2A' },
+  { method: 'POST', url: '/api/v1/quarantine/qi_01M8NK6R97BHCY3TA06992VD2A/release' },
+  { method: 'POST', url: '/api/v1/quarantine/qi_01M8NK6R97BHCY3TA06992VD2A/discard', body: { reason: 'x' } },
   { method: 'DELETE', url: `/api/v1/webhooks/${webhookId}` },
   { method: 'GET', url: `/api/v1/endpoints/${ep.endpoint.slug}/events` },
   { method: 'GET', url: `/api/v1/events/${eventId}` },
@@ -183,7 +192,7 @@ test('the route table covers every /api/v1 route the server registers', async ()
   const normalise = (url: string) =>
     url
       .replace(ep.endpoint.slug, ':ref')
-      .replace(/\/(tokens|humans|todos|webhooks|events|sessions)\/[a-z]{2}_[0-9A-Z]{26}/, '/$1/:id')
+      .replace(/\/(tokens|humans|todos|webhooks|events|sessions|quarantine)\/[a-z]{2}_[0-9A-Z]{26}/, '/$1/:id')
       .replace(/(\/humans\/:id\/tokens\/)tk_[0-9A-Z]{26}/, '$1:tokenId')
       .replace(/\/queue\/[0-9a-f-]{36}$/, '/queue/:entry')
       .replace(/\/doorbell-tests\/dt_[0-9A-Z]{26}/, '/doorbell-tests/:test_id')

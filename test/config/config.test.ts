@@ -110,6 +110,7 @@ test('retention: 7d for sessions, sign-ins and doorbell records, 30d for tokens 
     rollupsMs: 2 * day,
     oauthMs: 7 * day,
     oauthTokenLifeMs: 30 * day,
+    quarantineMs: 30 * day,
   });
   const set = parseConfig({ SWITCHBOARD_RETENTION: '90d', SWITCHBOARD_WEBHOOK_DEDUP_RETENTION: '4d' });
   assert.ok(set.ok);
