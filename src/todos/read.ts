@@ -36,7 +36,10 @@ export interface TodoRoute {
  * own route step, not the event's other targets (another endpoint's todos). Undefined for
  * a todo no event made.
  */
-export async function routeOf(db: Queryable, todo: { id: string; event_id: string | null }): Promise<TodoRoute | undefined> {
+export async function routeOf(
+  db: Queryable,
+  todo: { id: string; event_id: string | null },
+): Promise<TodoRoute | undefined> {
   if (todo.event_id === null) return undefined;
   return (await routeOfTodo(db, { eventId: todo.event_id, todoId: todo.id })) ?? undefined;
 }
