@@ -41,6 +41,7 @@ async function todo(id: string) {
 /** A redelivery's answer: the first delivery's todo and event, marked duplicate. */
 function assertDuplicateOf(replay: Reply, first: Reply): void {
   assert.deepEqual(replay.body, {
+    disposition: 'duplicate',
     todo_id: first.body.todo_id,
     todos: [{ id: first.body.todo_id, queue: first.body.todos[0].queue, created: false }],
     created: false,
