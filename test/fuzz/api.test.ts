@@ -329,6 +329,27 @@ function seedBody(method: string, path: string): unknown {
       };
     case 'POST /api/v1/webhooks/:id/secret':
       return rng.chance(0.5) ? {} : { secret: rng.pick(['whsec_c2VjcmV0c2VjcmV0c2VjcmV0', 'xoxb-not-secret', '']) };
+    case 'PUT /api/v1/webhooks/:id/rules':
+      return {
+        rules: rng.pick([
+          [],
+          [{ name: 'bots', when: 'event.actor.endsWith("[bot]")', then: { action: 'drop' } }],
+          [{ name: 'all', when: 'true', then: { action: 'route', title: 'x {{ payload.n }}', priority: 'int(1)' } }],
+          [{ name: 'bad', when: 'event.type ==', then: { action: 'quarantine' } }],
+        ]),
+        ...(rng.chance(0.5) ? { default: rng.pick(['route', 'drop', 'bogus']) } : {}),
+      };
+    case 'POST /api/v1/webhooks/:id/rules/test':
+      return rng.chance(0.5)
+        ? { last: rng.pick([1, 5, 50, 51]) }
+        : { payload: { n: 1, title: 'x' }, event: { type: 'push' } };
+    case 'PUT /api/v1/webhooks/:id/trusted-actors':
+      return {
+        actors: rng.pick([[], ['alice'], ['a', '']]),
+        ...(rng.chance(0.3) ? { when: 'event.actor == "x"' } : {}),
+      };
+    case 'POST /api/v1/quarantine/:id/discard':
+      return { reason: rng.pick(['spam', '', 'x'.repeat(600)]) };
     case 'PUT /api/v1/admission/:scope/:queue':
       return {
         max_in_flight: rng.pick([null, 0, 1, 5, 10_000]),
@@ -421,6 +442,7 @@ const BODYLESS = new Set([
   'POST /api/v1/todos/:id/cancel',
   'POST /api/v1/webhooks/:id/rotate',
   'POST /api/v1/events/:id/replay',
+  'POST /api/v1/quarantine/:id/release',
 ]);
 
 function body(method: string, path: string): Body {
