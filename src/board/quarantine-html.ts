@@ -127,9 +127,13 @@ ${forms}
 }
 
 /** The rules as saved, one row each. */
-export function rulesTable(rules: Array<{ id: string; name?: string | undefined; when: string; then: unknown }>, def: string): SafeHtml {
+export function rulesTable(
+  rules: Array<{ id: string; name?: string | undefined; when: string; then: unknown }>,
+  def: string,
+): SafeHtml {
   const footer = html`<p class="note">When no rule matches: <code>${def}</code>.</p>`;
-  if (rules.length === 0) return html`<p class="note">No rules: every delivery routes to the webhook's queue.</p>${footer}`;
+  if (rules.length === 0)
+    return html`<p class="note">No rules: every delivery routes to the webhook's queue.</p>${footer}`;
   const head = joinHtml(['#', 'Id', 'Name', 'When', 'Then'].map((h) => html`<th scope="col">${h}</th>`));
   const rows = rules.map(
     (r, i) =>

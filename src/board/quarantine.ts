@@ -11,12 +11,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { isAppError } from '../domain/errors.js';
 import type { BoardSession } from '../identity/board-sessions.js';
 import { getRules, setRules, testRules } from '../routing/manage.js';
-import {
-  discardQuarantine,
-  listQuarantine,
-  releaseQuarantine,
-  showQuarantine,
-} from '../routing/quarantine.js';
+import { discardQuarantine, listQuarantine, releaseQuarantine, showQuarantine } from '../routing/quarantine.js';
 import { QUARANTINE_STATES } from '../store/quarantine.js';
 import { chromeOf, field, notFoundPage, sendHtml, signedIn, signedInForm, type Form } from './guard.js';
 import type { BoardDeps } from './guard.js';
@@ -116,7 +111,8 @@ ${stateLinks(state)}${quarantineTable(items, state)}`;
     } catch (err) {
       if (isAppError(err, 'not_found')) return notFoundPage(reply, session, 'quarantine item');
       if (isAppError(err, 'conflict')) return conflictPage(reply, session, id, err.message);
-      if (isAppError(err, 'invalid_argument')) return showItem(deps, session, reply, id, 400, { reason, error: err.message });
+      if (isAppError(err, 'invalid_argument'))
+        return showItem(deps, session, reply, id, 400, { reason, error: err.message });
       throw err;
     }
   });
@@ -132,7 +128,7 @@ function draftOf(text: string): { rules?: unknown; default?: unknown } {
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
     throw new DraftError('rules: the box holds an object {"rules": [...], "default": "route"}');
-  return parsed as { rules?: unknown; default?: unknown };
+  return parsed;
 }
 
 class DraftError extends Error {}
@@ -140,7 +136,14 @@ class DraftError extends Error {}
 function rulesPages(app: FastifyInstance, deps: Deps): void {
   const routingDeps = () => deps.intake;
 
-  async function render(session: BoardSession, reply: FastifyReply, id: string, status: number, form?: Partial<RulesForm>, results?: SafeResults) {
+  async function render(
+    session: BoardSession,
+    reply: FastifyReply,
+    id: string,
+    status: number,
+    form?: Partial<RulesForm>,
+    results?: SafeResults,
+  ) {
     let saved;
     try {
       saved = await getRules(routingDeps(), ownerOf(session), id);
@@ -177,7 +180,11 @@ ${results ? html`<section aria-labelledby="r-results"><h2 id="r-results">Dry run
     const session = await signedInForm(deps.identity, request, reply);
     if (!session) return reply;
     const { id } = request.params;
-    const typed = { rules: field(request.body, 'rules'), payload: field(request.body, 'payload'), type: field(request.body, 'type') };
+    const typed = {
+      rules: field(request.body, 'rules'),
+      payload: field(request.body, 'payload'),
+      type: field(request.body, 'type'),
+    };
     try {
       await setRules(routingDeps(), ownerOf(session), id, draftOf(typed.rules));
       // The box shows the rules as saved now (each with its id); the dry-run fields are kept.
@@ -194,7 +201,11 @@ ${results ? html`<section aria-labelledby="r-results"><h2 id="r-results">Dry run
     const session = await signedInForm(deps.identity, request, reply);
     if (!session) return reply;
     const { id } = request.params;
-    const typed = { rules: field(request.body, 'rules'), payload: field(request.body, 'payload'), type: field(request.body, 'type') };
+    const typed = {
+      rules: field(request.body, 'rules'),
+      payload: field(request.body, 'payload'),
+      type: field(request.body, 'type'),
+    };
     const last = field(request.body, 'last');
     try {
       const input: Record<string, unknown> = {};
@@ -209,9 +220,16 @@ ${results ? html`<section aria-labelledby="r-results"><h2 id="r-results">Dry run
         try {
           input.payload = JSON.parse(typed.payload || 'null');
         } catch (e) {
-          return await render(session, reply, id, 400, { ...typed, testError: `payload: not JSON (${(e as Error).message})` });
+          return await render(session, reply, id, 400, {
+            ...typed,
+            testError: `payload: not JSON (${(e as Error).message})`,
+          });
         }
-        if (input.payload === null) return await render(session, reply, id, 400, { ...typed, testError: 'payload: paste a payload, or run on the last 50 deliveries' });
+        if (input.payload === null)
+          return await render(session, reply, id, 400, {
+            ...typed,
+            testError: 'payload: paste a payload, or run on the last 50 deliveries',
+          });
         if (typed.type.trim()) input.event = { type: typed.type.trim() };
       }
       const { results } = await testRules(routingDeps(), ownerOf(session), id, input);
@@ -220,7 +238,8 @@ ${results ? html`<section aria-labelledby="r-results"><h2 id="r-results">Dry run
       if (isAppError(err, 'not_found')) return notFoundPage(reply, session, 'webhook');
       if (err instanceof DraftError || (isAppError(err, 'invalid_argument') && err.message.startsWith('rules')))
         return render(session, reply, id, 400, { ...typed, saveError: err.message });
-      if (isAppError(err, 'invalid_argument')) return render(session, reply, id, 400, { ...typed, testError: err.message });
+      if (isAppError(err, 'invalid_argument'))
+        return render(session, reply, id, 400, { ...typed, testError: err.message });
       throw err;
     }
   });

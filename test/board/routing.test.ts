@@ -188,8 +188,11 @@ test('the rules page saves valid rules, names rules[0].when on a compile error k
   assert.match(refused.text, /data-error-for="rules">rules\[0\]\.when/);
   assert.match(refused.text, /<textarea id="r-json" name="rules"[^>]*aria-invalid="true"[^>]*>[^<]*event\.typo/);
   assert.equal(
-    (await db.pool.query<{ n: number }>('SELECT jsonb_array_length(rules)::int AS n FROM webhooks WHERE id = $1', [hook.id]))
-      .rows[0]?.n,
+    (
+      await db.pool.query<{ n: number }>('SELECT jsonb_array_length(rules)::int AS n FROM webhooks WHERE id = $1', [
+        hook.id,
+      ])
+    ).rows[0]?.n,
     1,
     'nothing saved',
   );
@@ -198,7 +201,13 @@ test('the rules page saves valid rules, names rules[0].when on a compile error k
   assert.match(notJson.text, /rules: not JSON/);
 
   const draft = JSON.stringify({
-    rules: [{ name: 'builds <to> ops', when: 'event.type == "build"', then: { action: 'route', queue: 'ops', title: 'Build {{ payload.n }}' } }],
+    rules: [
+      {
+        name: 'builds <to> ops',
+        when: 'event.type == "build"',
+        then: { action: 'route', queue: 'ops', title: 'Build {{ payload.n }}' },
+      },
+    ],
   });
   const run = await post(me, `${base}/test`, { rules: draft, payload: '{"n": 42}', type: 'build' });
   assert.equal(run.status, 200, run.text);
@@ -209,7 +218,8 @@ test('the rules page saves valid rules, names rules[0].when on a compile error k
   assert.ok(result.includes('<code>ops</code>'), 'the queue');
   assert.match(run.text, /<textarea id="r-json"[^>]*>[^<]*builds &lt;to&gt; ops/, 'the draft is kept in the box');
   assert.equal(
-    (await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM todos WHERE endpoint_id = $1', [me.id])).rows[0]?.n,
+    (await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM todos WHERE endpoint_id = $1', [me.id])).rows[0]
+      ?.n,
     0,
     'a dry run makes nothing',
   );
