@@ -12,10 +12,11 @@ import { vendEndpoint } from '../../src/endpoints/manage.js';
 import { signIn } from '../../src/identity/board-sessions.js';
 import { setTrust } from '../../src/routing/manage.js';
 import { testDatabase } from '../helpers/db.js';
-import { PASSWORD, boardRequest, human, startBoard } from './harness.js';
+import { PASSWORD, boardRequest, human, launchBrowser, signedInPage, startBoard } from './harness.js';
 
 const db = await testDatabase('board_routing');
 const { url } = await startBoard(db);
+const browser = await launchBrowser();
 const deps = { db: db.pool, publicUrl: 'http://switchboard.test' };
 
 async function person(name: string) {
@@ -228,4 +229,18 @@ test('the rules page saves valid rules, names rules[0].when on a compile error k
   const last = await post(me, `${base}/test`, { rules: valid, last: '50' });
   assert.equal(last.status, 200);
   assert.match(last.text, /No deliveries to run the rules on/);
+});
+
+test('with JavaScript, the Dry run button (a formaction of the rules form) answers the results in place', async () => {
+  const me = await person('Live router');
+  const hook = await tokenWebhook(me);
+  const { page, errors } = await signedInPage(browser, url, me.who);
+  await page.goto(`/endpoints/${me.slug}/webhooks`);
+  await page.getByRole('link', { name: 'Rules of hook' }).click();
+  await page.getByRole('heading', { name: `Rules of webhook ${hook.id}`, level: 1 }).waitFor();
+  await page.getByLabel('Payload JSON').fill('{"title": "hello"}');
+  await page.getByRole('button', { name: 'Dry run', exact: true }).click();
+  await page.locator('tr[data-result="routed"]').waitFor();
+  assert.ok(new URL(page.url()).pathname.endsWith(`/webhooks/${hook.id}/rules`), page.url());
+  assert.deepEqual(errors, []);
 });
