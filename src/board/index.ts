@@ -22,6 +22,7 @@ import { eventRoutes, type EventDeps } from './events.js';
 import { queueChartPages } from './queue-charts.js';
 import { peoplePages } from './people.js';
 import { queuePages } from './queues.js';
+import { routingPages } from './quarantine.js';
 import { receivedPages } from './received.js';
 import { schedulePages } from './schedules.js';
 import { sessionPages } from './session.js';
@@ -59,6 +60,9 @@ export function boardRoutes(app: FastifyInstance, services: Services, auth: Auth
         ...operator,
         keyring: services.keyring,
         secretGraceSeconds: services.config.webhooks.secretGraceSeconds,
+        // The quarantine's release and the rules pages decide as ingest does.
+        routing: services.config.routing,
+        workOrderSeconds: services.config.routing.workOrderSeconds,
       },
       now: services.clock,
       pollMs: services.config.board.pollMs,
@@ -95,6 +99,7 @@ function boardPages(
   schedulePages(app, deps);
   webhookPages(app, deps);
   receivedPages(app, deps);
+  routingPages(app, deps);
   endpointActions(app, deps);
   endpointEditPages(app, deps);
   wizardPages(app, deps);

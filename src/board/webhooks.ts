@@ -68,7 +68,7 @@ async function render(deps: Deps, session: BoardSession, reply: FastifyReply, en
   const base = `/endpoints/${slug}/webhooks`;
   const webhooks = await listWebhooksOf(deps.operator, endpoint.id);
   const values = shown.create?.values ?? { provider: 'token', queue: endpoint.queues[0] ?? '' };
-  const body = html`<p><a href="/endpoints/${slug}">${endpoint.name}</a> · <a href="/endpoints/${slug}/events">Received</a></p>
+  const body = html`<p><a href="/endpoints/${slug}">${endpoint.name}</a> · <a href="/endpoints/${slug}/events">Received</a> · <a href="/quarantine">Quarantine</a></p>
 ${shown.reveal ? revealSection(shown.reveal) : ''}
 <section aria-labelledby="w-list"><h2 id="w-list">Current webhooks</h2>${webhookTable(webhooks, base, session.csrf, shown.rowError)}</section>
 <section aria-labelledby="w-add"><h2 id="w-add">Add a webhook</h2>${formError(shown.create?.error, CREATE_FIELDS)}${createForm(endpoint.queues, base, session.csrf, values, shown.create?.error)}</section>`;

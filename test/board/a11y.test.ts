@@ -110,6 +110,8 @@ test('every page the navigation reaches has no serious or critical axe violation
     '/endpoints/:id/webhooks',
     '/endpoints/:id/events',
     '/endpoints/:id/events/:id',
+    '/quarantine',
+    '/webhooks/:id/rules',
   ]) {
     assert.ok(shapes.has(expected), `the crawl reached ${expected} (reached: ${[...shapes].join(', ')})`);
   }
