@@ -5,7 +5,7 @@
 
 import type { testRules } from '../routing/manage.js';
 import type { listQuarantine, showQuarantine } from '../routing/quarantine.js';
-import { QUARANTINE_STATES } from '../store/quarantine.js';
+import { QUARANTINE_STATES } from '../domain/routing.js';
 import { fieldOf } from './field-errors.js';
 import { csrfField, errorLine, html, isoTime, joinHtml, type SafeHtml } from './html.js';
 

@@ -74,7 +74,7 @@ function actions(w: Webhook, base: string, csrf: string, error: string | undefin
   const signed = w.provider !== 'token';
   return joinHtml(
     [
-      html`<a href="/webhooks/${w.id}/rules">${named('Rules')}</a>`,
+      html`<a href="${action}/rules">${named('Rules')}</a>`,
       post(
         `${action}/rotate`,
         csrf,

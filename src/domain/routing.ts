@@ -61,3 +61,7 @@ export interface Rule {
   when: string;
   then: RuleThen;
 }
+
+/** A quarantined event's states (docs/design/routing.md "Trust and quarantine"). */
+export const QUARANTINE_STATES = ['held', 'released', 'discarded', 'expired'] as const;
+export type QuarantineState = (typeof QUARANTINE_STATES)[number];

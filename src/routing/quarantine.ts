@@ -10,10 +10,10 @@ import { z } from 'zod';
 import { inTransaction } from '../db/tx.js';
 import { AppError, notFound } from '../domain/errors.js';
 import { maxLength } from '../domain/issues.js';
+import { QUARANTINE_STATES } from '../domain/routing.js';
 import { parseInput } from '../domain/todo.js';
 import {
   listQuarantine as listRows,
-  QUARANTINE_STATES,
   quarantineOf,
   resolveQuarantine,
   type QuarantineItem,

@@ -5,11 +5,9 @@
 // server, like every sweep.
 
 import type { Queryable } from '../db/pool.js';
+import type { QuarantineState } from '../domain/routing.js';
 import { deleted, type PruneArgs } from './retention.js';
 import { ownerOf, type WebhookOwner } from './webhooks.js';
-
-export const QUARANTINE_STATES = ['held', 'released', 'discarded', 'expired'] as const;
-export type QuarantineState = (typeof QUARANTINE_STATES)[number];
 
 export interface QuarantineItem {
   id: string;

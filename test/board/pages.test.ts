@@ -278,7 +278,7 @@ test('signed-out pages send the browser to /login', async () => {
     '/endpoints/somebody/events/ev_01ARZ3NDEKTSV4RRFFQ69G5FAV',
     '/quarantine',
     '/quarantine/qi_01ARZ3NDEKTSV4RRFFQ69G5FAV',
-    '/webhooks/wh_01ARZ3NDEKTSV4RRFFQ69G5FAV/rules',
+    '/endpoints/somebody/webhooks/wh_01ARZ3NDEKTSV4RRFFQ69G5FAV/rules',
   ]) {
     const res = await get(path, 'sb_session=sbx_nope');
     assert.equal(res.status, 303, path);

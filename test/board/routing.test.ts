@@ -74,7 +74,7 @@ test('a held delivery is listed with its reason and what it would make; release 
 
   const webhooks = await get(me, `/endpoints/${me.slug}/webhooks`);
   assert.match(webhooks.text, /href="\/quarantine"/, 'the webhooks page leads to the quarantine');
-  assert.match(webhooks.text, new RegExp(`href="/webhooks/${hook.id}/rules"`), 'and to each webhook’s rules');
+  assert.match(webhooks.text, new RegExp(`href="/endpoints/${me.slug}/webhooks/${hook.id}/rules"`), 'and to each webhook’s rules');
 
   const list = await get(me, '/quarantine');
   assert.equal(list.status, 200);
@@ -153,14 +153,16 @@ test('discard needs a reason, keeps it, and makes nothing; hostile payload and a
   assert.equal((await get(other, `/quarantine/${id}`)).status, 404);
   assert.equal((await post(other, `/quarantine/${id}/release`)).status, 404);
   assert.ok(!(await get(other, '/quarantine')).text.includes(id));
-  assert.equal((await get(other, `/webhooks/${hook.id}/rules`)).status, 404);
+  // Another human reaches neither my endpoint's rules page nor my webhook through their own endpoint.
+  assert.equal((await get(other, `/endpoints/${me.slug}/webhooks/${hook.id}/rules`)).status, 404);
+  assert.equal((await get(other, `/endpoints/${other.slug}/webhooks/${hook.id}/rules`)).status, 404);
   assert.equal((await boardRequest(url, 'POST', `/quarantine/${id}/release`, me.cookie, {})).status, 403);
 });
 
 test('the rules page saves valid rules, names rules[0].when on a compile error keeping the text, and dry-runs a draft', async () => {
   const me = await person('Router');
   const hook = await tokenWebhook(me);
-  const base = `/webhooks/${hook.id}/rules`;
+  const base = `/endpoints/${me.slug}/webhooks/${hook.id}/rules`;
   const empty = await get(me, base);
   assert.equal(empty.status, 200);
   assert.match(empty.text, /No rules/);
@@ -241,6 +243,6 @@ test('with JavaScript, the Dry run button (a formaction of the rules form) answe
   await page.getByLabel('Payload JSON').fill('{"title": "hello"}');
   await page.getByRole('button', { name: 'Dry run', exact: true }).click();
   await page.locator('tr[data-result="routed"]').waitFor();
-  assert.ok(new URL(page.url()).pathname.endsWith(`/webhooks/${hook.id}/rules`), page.url());
+  assert.ok(new URL(page.url()).pathname.endsWith(`/endpoints/${me.slug}/webhooks/${hook.id}/rules`), page.url());
   assert.deepEqual(errors, []);
 });
