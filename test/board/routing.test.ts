@@ -74,7 +74,11 @@ test('a held delivery is listed with its reason and what it would make; release 
 
   const webhooks = await get(me, `/endpoints/${me.slug}/webhooks`);
   assert.match(webhooks.text, /href="\/quarantine"/, 'the webhooks page leads to the quarantine');
-  assert.match(webhooks.text, new RegExp(`href="/endpoints/${me.slug}/webhooks/${hook.id}/rules"`), 'and to each webhook’s rules');
+  assert.match(
+    webhooks.text,
+    new RegExp(`href="/endpoints/${me.slug}/webhooks/${hook.id}/rules"`),
+    'and to each webhook’s rules',
+  );
 
   const list = await get(me, '/quarantine');
   assert.equal(list.status, 200);
