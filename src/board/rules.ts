@@ -212,4 +212,3 @@ ${results ? html`<section aria-labelledby="r-results"><h2 id="r-results">Dry run
     }
   });
 }
-
