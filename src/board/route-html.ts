@@ -4,6 +4,7 @@
 // get_todo use case answers them (src/todos/read.ts routeOf). Every step value came from a
 // provider's payload or a rule's expression, so all of it goes through the `html` tag.
 
+import { stepFields } from '../domain/routing.js';
 import type { eventOfRoute } from '../webhooks/events.js';
 import type { TodoRoute } from '../todos/read.js';
 import { html, isoTime, joinHtml, type SafeHtml } from './html.js';
@@ -36,9 +37,9 @@ function ruleOf(steps: Step[]): SafeHtml {
 /** One step: its kind, then each field as `name: value` (objects and lists as JSON). */
 function stepItem(s: Step): SafeHtml {
   const kind = str(s.step) ?? '?';
-  const fields = Object.entries(s)
-    .filter(([k]) => k !== 'step')
-    .map(([k, v]) => html`<span class="step-field">${k}: <code>${valueText(v)}</code></span>`);
+  const fields = stepFields(s).map(
+    ([k, v]) => html`<span class="step-field">${k}: <code>${valueText(v)}</code></span>`,
+  );
   return html`<li data-step="${kind}"><strong>${kind}</strong> ${joinHtml(fields, ' · ')}</li>`;
 }
 

@@ -3,6 +3,7 @@
 // name and position) and the trace steps that concern this todo, as GET /api/v1/todos/{id}
 // answers them. --json prints the answer's `route` as it is.
 
+import { stepFields } from '../domain/routing.js';
 import { keyValues, section, table } from './output.js';
 
 /** A todo's `route` as the API answers it. */
@@ -28,8 +29,7 @@ function ruleText(steps: Record<string, unknown>[]): string | null {
 
 /** One step's fields after its kind: `name: value` (objects and lists as JSON), " · " between them. */
 function detail(s: Record<string, unknown>): string {
-  return Object.entries(s)
-    .filter(([k]) => k !== 'step')
+  return stepFields(s)
     .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`)
     .join(' · ');
 }
