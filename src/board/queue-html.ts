@@ -2,7 +2,7 @@
 // the push form, and the todo detail shown as a drawer (htmx) or a full page (no JS).
 // Slots marked data-slot="…" are where later parts land: the budget strip in each queue
 // header (docs/design/admission.md), the deferred reason chip on a card, the rings of a
-// todo (docs/design/doorbell-acknowledgement.md).
+// todo (docs/design/doorbell-acknowledgement.md), its route (docs/design/routing.md).
 
 import type { EndpointLanes, LaneCard, QueueLanes } from '../endpoints/board.js';
 import type { Todo, TodoAttempt } from '../domain/todo.js';
@@ -13,6 +13,8 @@ import type { RingView } from '../doorbell/todo-rings.js';
 import { budgetStrip, deferredChip } from './budget-html.js';
 import { bulkButtons } from './bulk-html.js';
 import { chartStrip } from './queue-charts.js';
+import { routeSection, type RouteEvent } from './route-html.js';
+import type { TodoRoute } from '../todos/read.js';
 import { csrfField, html, htmlText, isoTime, joinHtml, raw, roughDuration, stateChip, type SafeHtml } from './html.js';
 
 const LIVE_STATES = new Set(['pending', 'claimed', 'failed']);
@@ -182,6 +184,9 @@ type TodoView = {
   rings?: RingView[];
   /** The human's live sessions: the ones a link can open. */
   liveSessions?: ReadonlySet<string>;
+  /** How a webhook event's rules made it, and that event (null when gone). */
+  route?: TodoRoute;
+  event?: RouteEvent | null;
 };
 
 /**
@@ -218,7 +223,7 @@ ${actions(todo, csrf, back)}
 <h3>Body</h3>${todo.body ? html`<pre>${todo.body}</pre>` : html`<p class="note">none</p>`}
 <h3>Payload</h3>${json(todo.payload)}<h3>Result</h3>${json(todo.result)}
 <h3>Attempts</h3>${attemptsTable(attempts, live)}
-${ringsSection(rings)}`;
+${ringsSection(rings)}${routeSection(view.route, view.event ?? null)}`;
 }
 
 export function drawer(view: TodoView, csrf: string, now: Date): SafeHtml {

@@ -9,6 +9,7 @@ import { endpointCards, queueLanes } from '../endpoints/board.js';
 import { cancelTodo, pushTodo, retryTodo, showTodo } from '../endpoints/todos.js';
 import { isAppError } from '../domain/errors.js';
 import { todoRings } from '../doorbell/todo-rings.js';
+import { eventOfRoute } from '../webhooks/events.js';
 import type { BoardSession } from '../identity/board-sessions.js';
 import { withError } from './field-errors.js';
 import {
@@ -101,12 +102,14 @@ export function queuePages(app: FastifyInstance, deps: BoardDeps): void {
     let view;
     try {
       const shown = await showTodo(deps.operator, session.principal.human.id, request.params.id);
-      const [rings, cards] = await Promise.all([
+      const humanId = session.principal.human.id;
+      const [rings, cards, event] = await Promise.all([
         todoRings(deps.operator.db, shown.todo.endpoint_id, shown.todo.id),
-        endpointCards(deps.operator, session.principal.human.id, deps.now()),
+        endpointCards(deps.operator, humanId, deps.now()),
+        shown.route ? eventOfRoute(deps.operator, humanId, shown.route.event_id) : null,
       ]);
       const liveSessions = new Set(cards.flatMap((c) => c.sessions.map((s) => s.id)));
-      view = { ...shown, rings, liveSessions };
+      view = { ...shown, rings, liveSessions, event };
     } catch (err) {
       if (isAppError(err, 'not_found')) return notFoundPage(reply, session, 'todo');
       throw err;

@@ -29,6 +29,7 @@ import {
 import { emit, keyValues, section, table, text } from './output.js';
 import { bulk, FILTER_KEYS, type BulkOptions } from './todo-bulk.js';
 import { pushFile } from './todo-push.js';
+import { routeText, type TodoRoute } from './todo-route.js';
 
 export interface Todo {
   id: string;
@@ -229,8 +230,12 @@ async function list(endpoint: string, opts: ListOptions): Promise<void> {
 
 async function show(id: string, opts: CommonOptions): Promise<void> {
   const client = await signedInClient(opts.url);
-  const answer = await client.request<{ todo: Todo; attempts: Attempt[] }>('GET', todoPath(id));
-  emit(opts.json, answer, (a) => describeTodo(a.todo) + section('Attempts:', attemptsTable(a.attempts)));
+  const answer = await client.request<{ todo: Todo; attempts: Attempt[]; route?: TodoRoute }>('GET', todoPath(id));
+  emit(
+    opts.json,
+    answer,
+    (a) => describeTodo(a.todo) + section('Attempts:', attemptsTable(a.attempts)) + routeText(a.route),
+  );
 }
 
 async function retry(id: string, opts: BulkOptions): Promise<void> {

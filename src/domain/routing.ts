@@ -65,3 +65,35 @@ export interface Rule {
 /** A quarantined event's states (docs/design/routing.md "Trust and quarantine"). */
 export const QUARANTINE_STATES = ['held', 'released', 'discarded', 'expired'] as const;
 export type QuarantineState = (typeof QUARANTINE_STATES)[number];
+
+/**
+ * The order a trace step's fields are shown in (the stored trace is jsonb, which keeps no
+ * key order): what identifies the step first, then what it decided, then the rest as stored.
+ */
+const STEP_FIELD_ORDER = [
+  'rule_id',
+  'name',
+  'position',
+  'matched',
+  'rule',
+  'action',
+  'reason',
+  'values',
+  'actor',
+  'trusted',
+  'key',
+  'endpoint',
+  'queue',
+  'todo_id',
+];
+
+/** A trace step's fields but its kind, in STEP_FIELD_ORDER (the CLI's `todo show`, the board's drawer). */
+export function stepFields(step: Record<string, unknown>): [string, unknown][] {
+  const rank = (k: string) => {
+    const i = STEP_FIELD_ORDER.indexOf(k);
+    return i < 0 ? STEP_FIELD_ORDER.length : i;
+  };
+  return Object.entries(step)
+    .filter(([k]) => k !== 'step')
+    .sort(([a], [b]) => rank(a) - rank(b));
+}

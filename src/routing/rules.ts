@@ -307,7 +307,7 @@ export function decide(
       if (clock() - started > limits.evalBudgetMs) {
         throw new Fault(field, `rules took more than the ${limits.evalBudgetMs} ms budget`);
       }
-      trace.push({ step: 'rule', rule_id: r.id, name: r.name, matched: value });
+      trace.push({ step: 'rule', rule_id: r.id, name: r.name, position: i, matched: value });
       if (value) {
         matched = r;
         break;

@@ -160,15 +160,20 @@ export async function appendToEvent(
   );
 }
 
-/** The trace steps of the event a todo came from that concern that todo (its rule's decision and its route). */
+/**
+ * The trace steps of the event a todo came from that concern that todo, in order: the
+ * rule that matched (its name and position), its decision, the trust and work-order
+ * steps, a release, and this todo's own route step (not the other targets').
+ */
 export async function routeOfTodo(
   db: Queryable,
   a: { eventId: string; todoId: string },
 ): Promise<{ event_id: string; disposition: string; steps: unknown[] } | null> {
   const res = await db.query<{ event_id: string; disposition: string; steps: unknown[] | null }>(
     `SELECT v.id AS event_id, v.disposition,
-            (SELECT jsonb_agg(s) FROM jsonb_array_elements(v.trace) s
-              WHERE s->>'step' IN ('decide', 'trust', 'once', 'release') OR s->>'todo_id' = $2) AS steps
+            (SELECT jsonb_agg(t.s ORDER BY t.n) FROM jsonb_array_elements(v.trace) WITH ORDINALITY AS t(s, n)
+              WHERE t.s->>'step' IN ('decide', 'trust', 'once', 'release') OR t.s->>'todo_id' = $2
+                 OR (t.s->>'step' = 'rule' AND t.s->'matched' = 'true'::jsonb)) AS steps
        FROM webhook_events v WHERE v.id = $1 AND $2 = ANY(v.todo_ids)`,
     [a.eventId, a.todoId],
   );
@@ -176,7 +181,7 @@ export async function routeOfTodo(
   return row ? { event_id: row.event_id, disposition: row.disposition, steps: row.steps ?? [] } : null;
 }
 
-/** A webhook's latest events with what was stored of them, newest first: the dry run's deliveries. */
+/** A webhook's latest events with what was stored of them, newest first: the dry run's deliveries (webhook_events_webhook_idx). */
 export async function recentWebhookEvents(
   db: Queryable,
   a: { endpointId: string; webhookId: string; limit: number },

@@ -68,6 +68,16 @@ export async function showEvent(deps: EndpointDeps, owner: WebhookOwner, id: str
   return { event: detailView(event) };
 }
 
+/**
+ * The event a todo's route names, as the board links it: what arrived, and the endpoint
+ * whose history holds it (the webhook's, which a fan-out todo's endpoint may not be).
+ * Null when it is not the human's or is gone (past retention).
+ */
+export async function eventOfRoute(deps: EndpointDeps, humanId: string, id: string) {
+  const event = await eventOf(deps.db, { humanId }, id);
+  return event ? { ...summaryView(event), endpoint_id: event.endpoint_id } : null;
+}
+
 export async function replayEvent(deps: EndpointDeps & RecordDeps, owner: WebhookOwner, id: string) {
   const original = await eventOf(deps.db, owner, id);
   if (!original) throw notFound('event', id);

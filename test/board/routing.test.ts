@@ -4,13 +4,16 @@
 // second release is a 409 that says so; discard needs a reason and makes nothing; hostile
 // payload and actor text is escaped. The rules page saves valid rules, names rules[0].when
 // next to the box on a compile error (keeping what was typed), and the dry run shows a
-// routed result with its would-be todo. Another human's item and webhook answer 404.
+// routed result with its would-be todo. The trusted-actors form sets the gate, names a bad
+// `when` next to its field and clears it. A todo a rule made shows its route in the drawer
+// (the event, linked; the rule by name and position; the steps). Another human's item,
+// webhook, trust form and todo answer 404.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { vendEndpoint } from '../../src/endpoints/manage.js';
 import { signIn } from '../../src/identity/board-sessions.js';
-import { setTrust } from '../../src/routing/manage.js';
+import { setRules, setTrust } from '../../src/routing/manage.js';
 import { testDatabase } from '../helpers/db.js';
 import { PASSWORD, boardRequest, human, launchBrowser, signedInPage, startBoard } from './harness.js';
 
@@ -249,4 +252,124 @@ test('with JavaScript, the Dry run button (a formaction of the rules form) answe
   await page.locator('tr[data-result="routed"]').waitFor();
   assert.ok(new URL(page.url()).pathname.endsWith(`/endpoints/${me.slug}/webhooks/${hook.id}/rules`), page.url());
   assert.deepEqual(errors, []);
+});
+
+test('the drawer shows the route of a todo a rule made: the event linked, the rule by name and position, the steps', async () => {
+  const me = await person('Fan out');
+  const hook = await tokenWebhook(me);
+  const { endpoint: second } = await vendEndpoint(deps, me.who.id, { name: 'Tester', queues: ['ops'] }, new Date());
+  await setRules({ db: db.pool }, { humanId: me.who.id }, hook.id, {
+    rules: [
+      { name: 'pings', when: 'payload.?kind.orValue("") == "ping"', then: { action: 'drop' } },
+      {
+        name: 'builds <b>to</b> tester',
+        when: 'has(payload.build)',
+        then: { action: 'route', endpoints: [second.slug], queue: 'ops', title: 'Build {{ payload.note }}' },
+      },
+    ],
+  });
+  const sent = await deliver(hook.url, { build: 7, note: '<img src=x onerror=alert(3)>' });
+  assert.equal(sent.body.disposition, 'routed', JSON.stringify(sent.body));
+  const todo = (await db.pool.query<{ id: string }>('SELECT id FROM todos WHERE endpoint_id = $1', [second.id]))
+    .rows[0];
+  const event = (await db.pool.query<{ id: string }>('SELECT id FROM webhook_events WHERE endpoint_id = $1', [me.id]))
+    .rows[0];
+  assert.ok(todo && event);
+
+  const res = await fetch(`${url}/todos/${todo.id}`, { headers: { cookie: me.cookie, 'hx-target': 'drawer' } });
+  assert.equal(res.status, 200);
+  const drawer = await res.text();
+  assert.match(drawer, /aria-labelledby="drawer-title"/, 'the drawer fragment');
+  const route = /<section class="slot" data-slot="route">[\s\S]*?<\/section>/.exec(drawer)?.[0] ?? '';
+  assert.ok(route, 'a route section');
+  // The event lives in the webhook's endpoint's history, not the tester's: the link goes there.
+  assert.ok(route.includes(`href="/endpoints/${me.id}/events/${event.id}"`), route);
+  assert.match(route, /data-disposition="routed"/);
+  assert.match(
+    route,
+    /data-field="rule"><span data-rule="rl_[^"]+">builds &lt;b&gt;to&lt;\/b&gt; tester <span class="note">\(rules\[1\] · /,
+  );
+  for (const step of ['rule', 'decide', 'route']) assert.match(route, new RegExp(`<li data-step="${step}">`), step);
+  assert.ok(route.includes(todo.id), "this todo's route step");
+  assert.doesNotMatch(drawer, /<img src=x|<b>to<\/b>/, 'provider text and rule names are escaped');
+  assert.match(route, /Build &lt;img src=x onerror=alert\(3\)&gt;/, 'the values the expressions produced');
+
+  const linked = await get(me, `/endpoints/${me.id}/events/${event.id}`);
+  assert.equal(linked.status, 200, 'the link opens the event');
+  const page = await get(me, `/todos/${todo.id}`);
+  assert.match(page.text, /data-slot="route"/, 'the todo page shows it too');
+
+  const plain = await post(me, '/todos', { target: `${me.slug}/inbox`, title: 'by hand' });
+  assert.equal(plain.status, 303);
+  const mine = (
+    await db.pool.query<{ id: string }>('SELECT id FROM todos WHERE endpoint_id = $1 AND event_id IS NULL', [me.id])
+  ).rows[0];
+  assert.doesNotMatch((await get(me, `/todos/${mine?.id}`)).text, /data-slot="route"/, 'no route without an event');
+
+  const other = await person('Onlooker');
+  assert.equal((await get(other, `/todos/${todo.id}`)).status, 404);
+});
+
+test('the trusted-actors form turns the gate on, names a bad `when` next to its field, and turns it off', async () => {
+  const me = await person('Gate setter');
+  const hook = await tokenWebhook(me);
+  const base = `/endpoints/${me.slug}/webhooks/${hook.id}/rules`;
+  const gate = async () =>
+    (
+      await db.pool.query<{ trusted_actors: string[] | null; trust_when: string | null }>(
+        'SELECT trusted_actors, trust_when FROM webhooks WHERE id = $1',
+        [hook.id],
+      )
+    ).rows[0];
+  const before = await get(me, base);
+  assert.match(before.text, /data-trust="off"/);
+  assert.match(before.text, new RegExp(`<form method="post" action="${base}/trust">`));
+
+  const set = await post(me, `${base}/trust`, {
+    actors: 'alice, bob\n  carol\n\n<mallory>',
+    when: 'payload.?role.orValue("") == "maintainer"',
+  });
+  assert.equal(set.status, 303, set.text);
+  assert.equal(set.location, `${base}?trust=set`);
+  assert.deepEqual(await gate(), {
+    trusted_actors: ['alice', 'bob', 'carol', '<mallory>'],
+    trust_when: 'payload.?role.orValue("") == "maintainer"',
+  });
+  const shown = await get(me, set.location ?? '');
+  assert.match(shown.text, /data-trust-done="set"/);
+  assert.match(
+    shown.text,
+    /data-trust="on"[^>]*>Trust gate on: routed events are trusted from actors <code>alice<\/code>/,
+  );
+  assert.match(shown.text, /<textarea id="t-actors" name="actors"[^>]*>alice\nbob\ncarol\n&lt;mallory&gt;<\/textarea>/);
+  assert.doesNotMatch(shown.text, /<mallory>/, 'an actor is text');
+  assert.match(shown.text, /value="payload\.\?role\.orValue\(&quot;&quot;\) == &quot;maintainer&quot;"/);
+
+  const bad = await post(me, `${base}/trust`, { actors: 'dave', when: 'event.actor == ' });
+  assert.equal(bad.status, 400);
+  assert.match(bad.text, /<p class="error" role="alert" id="t-when-error" data-error-for="when">when: [^<]*position/);
+  assert.match(bad.text, /<input id="t-when" name="when"[^>]*value="event\.actor == "[^>]*aria-invalid="true"/);
+  assert.match(bad.text, /<textarea id="t-actors" name="actors"[^>]*>dave<\/textarea>/, 'what was typed is kept');
+  assert.deepEqual((await gate())?.trusted_actors, ['alice', 'bob', 'carol', '<mallory>'], 'nothing saved');
+  const long = await post(me, `${base}/trust`, { actors: 'x'.repeat(201) });
+  assert.equal(long.status, 400);
+  assert.match(long.text, /data-error-for="actors">actors\.0: /);
+
+  const other = await person('Gate crasher');
+  assert.equal((await post(other, `${base}/trust/clear`)).status, 404);
+  assert.equal(
+    (await post(other, `/endpoints/${other.slug}/webhooks/${hook.id}/rules/trust`, { actors: 'x' })).status,
+    404,
+  );
+  assert.equal((await boardRequest(url, 'POST', `${base}/trust/clear`, me.cookie, {})).status, 403, 'CSRF');
+  assert.ok((await gate())?.trusted_actors, 'still on');
+
+  const cleared = await post(me, `${base}/trust/clear`);
+  assert.equal(cleared.status, 303);
+  assert.equal(cleared.location, `${base}?trust=cleared`);
+  assert.deepEqual(await gate(), { trusted_actors: null, trust_when: null });
+  const after = await get(me, cleared.location ?? '');
+  assert.match(after.text, /data-trust-done="cleared"/);
+  assert.match(after.text, /data-trust="off"/);
+  assert.doesNotMatch(after.text, /Turn the trust gate off/);
 });

@@ -2,8 +2,9 @@
 // list|show|release|discard` end to end: the compiled CLI against a real server. Rules are
 // set from a file (a bare array, and {rules, default} on stdin); a rule that does not
 // compile exits 2 with the server's field and position and the rule's name; the dry run
-// predicts a payload's todo; the trust gate goes on and off; and a token webhook that
-// trusts nobody quarantines a real delivery, which is shown, released and discarded.
+// predicts a payload's todo; the trust gate goes on and off; a token webhook that trusts
+// nobody quarantines a real delivery, which is shown, released and discarded; and `todo
+// show` prints the route of a todo a rule made (the event, the rule, the steps).
 
 import assert from 'node:assert/strict';
 import { mkdtemp, writeFile } from 'node:fs/promises';
@@ -268,4 +269,39 @@ test('quarantine: a token delivery from nobody trusted is held, shown, released 
   const badState = await sb(['quarantine', 'list', '--state', 'nope']);
   assert.equal(badState.code, 2);
   assert.match(badState.stderr, /--state: must be one of held, released, discarded, expired/);
+});
+
+test('todo show prints the route of a todo a rule made: the event, the rule by name and position, the steps', async () => {
+  await ok(['webhook', 'rules', webhookId, '--set', await file('rules4.json', RULES)]);
+  await ok(['webhook', 'trust', webhookId, '--off']);
+  const sent = await deliver({ title: 'paper jam', ticket: 'T-9', urgent: true });
+  assert.equal(sent.answer.disposition, 'routed', JSON.stringify(sent.answer));
+  const made = await pool.query<{ id: string; event_id: string }>('SELECT id, event_id FROM todos WHERE title = $1', [
+    'Urgent: T-9',
+  ]);
+  const todo = made.rows[0];
+  assert.ok(todo);
+
+  const shown = await ok(['todo', 'show', todo.id]);
+  assert.match(
+    shown,
+    new RegExp(
+      `\\nRoute:\\nevent +${todo.event_id}\\ndisposition +routed\\nrule +urgent tickets \\(rules\\[1\\], rl_\\S+\\)\\n`,
+    ),
+  );
+  assert.match(shown, /^STEP\s+DETAIL$/m);
+  assert.match(shown, /^rule\s+rule_id: rl_\S+ · name: urgent tickets · position: 1 · matched: true$/m);
+  assert.match(shown, /^decide\s+rule: rl_\S+ · action: route · values: \{.*"title":"Urgent: T-9".*\}$/m);
+  assert.match(shown, new RegExp(`^route\\s+rule: rl_\\S+ · endpoint: .* · queue: inbox · todo_id: ${todo.id}$`, 'm'));
+  assert.doesNotMatch(shown, /drop pings/, 'only the rule that matched');
+
+  const asJson = await json(['todo', 'show', todo.id]);
+  assert.equal(asJson.route.event_id, todo.event_id);
+  assert.deepEqual(
+    (asJson.route.steps as { step: string }[]).map((s) => s.step),
+    ['rule', 'decide', 'route'],
+  );
+
+  const plain = await json(['todo', 'push', ep.slug, '--queue', 'inbox', '--title', 'by hand']);
+  assert.doesNotMatch(await ok(['todo', 'show', plain.todo.id]), /Route:/, 'no route without an event');
 });

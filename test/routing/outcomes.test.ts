@@ -1,6 +1,7 @@
 // Pins what routing does when things go wrong or race (docs/design/routing.md): a rule
 // that errors at delivery faults the event with nothing made, and a replay after the fix
-// makes it; 16 racing events with one work-order key make one todo per target; a
+// makes it; 16 racing events with one work-order key make one todo per target, each
+// todo's route naming its rule and its own route step only; a
 // quarantined event is no todo at all (no agent read can reach it), a release makes its
 // todos once, a discard makes nothing, and racing reviewers get one answer each.
 
@@ -91,6 +92,17 @@ test('16 racing events with one work-order key make one todo per target, the res
   assert.equal(dispositions.filter((d) => d === 'duplicate').length, 15);
   const made = await todosOf(own.id, second.id);
   assert.deepEqual(made.map((t) => t.endpoint_id).sort(), [own.id, second.id].sort(), 'one todo per target');
+  // Each todo's route names the rule by position and its own route step, never the other target's.
+  const theirs = made.find((t) => t.endpoint_id === second.id);
+  const shown = await h.get(`/api/v1/todos/${theirs?.id}`, { token: member.token });
+  expectStatus(shown, 200);
+  const steps = shown.body.route.steps as Record<string, unknown>[];
+  assert.deepEqual(
+    steps.map((s) => s.step),
+    ['rule', 'decide', 'once', 'route'],
+  );
+  assert.deepEqual([steps[0]?.name, steps[0]?.position, steps[0]?.matched], ['one per build', 0, true]);
+  assert.equal(steps[3]?.todo_id, theirs?.id);
   // Another key still makes work.
   const other = await deliver(hook.path, { title: 'build 8', build: 'b-8' }, 'd-other');
   assert.equal(other.body.disposition, 'routed');
