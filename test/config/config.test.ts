@@ -72,7 +72,7 @@ test('IPv6 listen addresses and loopback detection', () => {
 
 test('docs/configuration.md documents exactly the variables the schema reads, each once', () => {
   const doc = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
-  const documented = [...doc.matchAll(/^\|\s*`((?:SWITCHBOARD|KANDEV|OTEL)_[A-Z_]+)`\s*\|/gm)].map((m) => m[1]);
+  const documented = [...doc.matchAll(/^\|\s*`((?:SWITCHBOARD|KANDEV|OTEL)_[A-Z_]+)`\s*\|/gm)].map((m) => m[1] ?? '');
   const rows = new Set(documented);
   assert.equal(rows.size, documented.length, 'a variable has two rows');
   const missing = ENV_VARS.filter((name) => !rows.has(name));
