@@ -1,6 +1,6 @@
 // The environment schema: every variable Switchboard reads, its default and why. The
 // sign-in (./oidc.ts) and tracing (./tracing.ts) variables live with the config slices
-// they make; this file composes them with the rest. The README's table of variables is
+// they make; this file composes them with the rest. docs/configuration.md's table of variables is
 // checked against `ENV_VARS` by a test. Pure: `parseConfig` takes the environment as an
 // argument.
 
@@ -327,7 +327,7 @@ const SCHEMA = z.object({
   ...TRACING_VARS,
 });
 
-/** Every variable the schema reads, for the README check and the unknown-variable check. */
+/** Every variable the schema reads, for the docs/configuration.md check and the unknown-variable check. */
 export const ENV_VARS = Object.keys(SCHEMA.shape);
 
 /** SWITCHBOARD_QUEUE_MAX_PER_SESSION if valid, else KANDEV_QUEUE_MAX_PER_SESSION if valid. */
