@@ -81,18 +81,24 @@ export type GrantView = ReturnType<typeof grantView>;
 export async function createGrant(deps: GrantDeps, humanId: string, input: unknown): Promise<{ grant: GrantView }> {
   const data = parseInput(createGrantInput, input);
   const from = await getEndpointByRef(deps.db, humanId, data.from);
-  if (!from || from.revoked_at !== null) throw new AppError('not_found', `from: endpoint ${data.from} not found`, { field: 'from' });
+  if (!from || from.revoked_at !== null)
+    throw new AppError('not_found', `from: endpoint ${data.from} not found`, { field: 'from' });
   const to = await liveEndpointBySlug(deps.db, data.to);
   if (!to) throw new AppError('not_found', `to: endpoint ${data.to} not found`, { field: 'to' });
-  if (to.id === from.id) throw new AppError('invalid_argument', 'to: must be another endpoint than from', { field: 'to' });
+  if (to.id === from.id)
+    throw new AppError('invalid_argument', 'to: must be another endpoint than from', { field: 'to' });
   const sameOwner = to.human_id === humanId;
   // Within one owner the queues are checked now; across owners they are the target owner's to judge.
   if (sameOwner) {
     const unknown = data.queues.find((q) => !to.queues.includes(q));
     if (unknown !== undefined) {
-      throw new AppError('invalid_argument', `queues: "${unknown}" is not one of ${to.slug}'s queues (${to.queues.join(', ')})`, {
-        field: 'queues',
-      });
+      throw new AppError(
+        'invalid_argument',
+        `queues: "${unknown}" is not one of ${to.slug}'s queues (${to.queues.join(', ')})`,
+        {
+          field: 'queues',
+        },
+      );
     }
   }
   const queues = [...new Set(data.queues)];
@@ -107,7 +113,12 @@ export async function createGrant(deps: GrantDeps, humanId: string, input: unkno
       state: sameOwner ? 'active' : 'requested',
       humanId,
     });
-    await auditGrant(tx, { grant: row, actorHumanId: humanId, action: sameOwner ? 'create' : 'request', detail: { queues } });
+    await auditGrant(tx, {
+      grant: row,
+      actorHumanId: humanId,
+      action: sameOwner ? 'create' : 'request',
+      detail: { queues },
+    });
     return row;
   });
   return { grant: grantView(grant) };
