@@ -180,7 +180,7 @@ export const linksOut = z
     children: z.array(
       z.object({
         id: z.string(),
-        endpoint: z.string().describe("The endpoint it was handed to (its slug)."),
+        endpoint: z.string().describe('The endpoint it was handed to (its slug).'),
         queue: z.string().nullable(),
         state: z.string().nullable().describe('null once the child was pruned.'),
         title: z.string().nullable(),

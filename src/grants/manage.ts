@@ -4,7 +4,8 @@
 // change writes its audit row, naming both owners, in the transaction that made it.
 
 import { z } from 'zod';
-import { withTx, type Pool } from '../db/pool.js';
+import type { Queryable } from '../db/pool.js';
+import { inTransaction } from '../db/tx.js';
 import { SLUG } from '../domain/endpoint.js';
 import { AppError, notFound } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
@@ -25,7 +26,7 @@ import {
 
 export interface GrantDeps {
   /** A pool: each change is its own transaction with its audit row. */
-  db: Pool;
+  db: Queryable;
 }
 
 const slug = z.string().regex(SLUG, 'must be an endpoint slug');
@@ -102,7 +103,7 @@ export async function createGrant(deps: GrantDeps, humanId: string, input: unkno
     }
   }
   const queues = [...new Set(data.queues)];
-  const grant = await withTx(deps.db, async (tx) => {
+  const grant = await inTransaction(deps.db, async (tx) => {
     const row = await insertGrant(tx, {
       id: newId('gr'),
       fromEndpointId: from.id,
@@ -154,7 +155,7 @@ async function decide(
   id: string,
   action: 'approve' | 'deny',
 ): Promise<{ grant: GrantView }> {
-  const row = await withTx(deps.db, async (tx) => {
+  const row = await inTransaction(deps.db, async (tx) => {
     const decided = await decideGrant(tx, { id, humanId, to: action === 'approve' ? 'active' : 'denied' });
     if (decided) await auditGrant(tx, { grant: decided, actorHumanId: humanId, action });
     return decided;
@@ -165,7 +166,7 @@ async function decide(
 
 /** DELETE /api/v1/grants/{id}: a requested grant is withdrawn, an active one stops new hand-offs at once. */
 export async function revokeGrant(deps: GrantDeps, humanId: string, id: string): Promise<{ grant: GrantView }> {
-  const row = await withTx(deps.db, async (tx) => {
+  const row = await inTransaction(deps.db, async (tx) => {
     const revoked = await revokeRow(tx, { id, humanId });
     if (revoked) await auditGrant(tx, { grant: revoked, actorHumanId: humanId, action: 'revoke' });
     return revoked;
