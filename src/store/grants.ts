@@ -154,10 +154,14 @@ export interface GrantAuditRow {
   at: Date;
 }
 
-/** One grant's history, oldest first. */
+/**
+ * One grant's history in the order its changes took the grant's row lock: by id, assigned
+ * after the decision's update, not by `at` (a transaction's start, which a decision that
+ * waited for another may predate).
+ */
 export async function grantAudit(db: Queryable, grantId: string): Promise<GrantAuditRow[]> {
   const res = await db.query<GrantAuditRow>(
-    `SELECT grant_id, actor_human_id, action, detail, at FROM grant_audit WHERE grant_id = $1 ORDER BY at, id`,
+    `SELECT grant_id, actor_human_id, action, detail, at FROM grant_audit WHERE grant_id = $1 ORDER BY id`,
     [grantId],
   );
   return res.rows;
