@@ -223,11 +223,12 @@ export async function countHandoff(db: Queryable, grantId: string): Promise<void
 }
 
 /** Retention: audit rows older than the cutoff, at most `batch` per call. */
-export async function pruneGrantAudit(db: Queryable, olderThanSeconds: number, batch: number): Promise<number> {
+export async function pruneGrantAudit(db: Queryable, a: { olderThanSeconds: number; limit: number }): Promise<number> {
   const res = await db.query(
     `DELETE FROM grant_audit WHERE id IN (
-       SELECT id FROM grant_audit WHERE at < now() - make_interval(secs => $1) ORDER BY at LIMIT $2)`,
-    [olderThanSeconds, batch],
+       SELECT id FROM grant_audit WHERE at < now() - make_interval(secs => $1) ORDER BY at LIMIT $2
+       FOR UPDATE SKIP LOCKED)`,
+    [a.olderThanSeconds, a.limit],
   );
   return res.rowCount ?? 0;
 }

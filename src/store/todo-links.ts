@@ -142,12 +142,16 @@ export async function liveSessionOf(db: Queryable, endpointId: string): Promise<
 }
 
 /** Retention: delivered replies older than the cutoff, at most `batch` per call. */
-export async function pruneDeliveredReplies(db: Queryable, olderThanSeconds: number, batch: number): Promise<number> {
+export async function pruneDeliveredReplies(
+  db: Queryable,
+  a: { olderThanSeconds: number; limit: number },
+): Promise<number> {
   const res = await db.query(
     `DELETE FROM handoff_replies WHERE (child_endpoint_id, child_id) IN (
        SELECT child_endpoint_id, child_id FROM handoff_replies
-        WHERE delivered_at < now() - make_interval(secs => $1) ORDER BY delivered_at LIMIT $2)`,
-    [olderThanSeconds, batch],
+        WHERE delivered_at < now() - make_interval(secs => $1) ORDER BY delivered_at LIMIT $2
+          FOR UPDATE SKIP LOCKED)`,
+    [a.olderThanSeconds, a.limit],
   );
   return res.rowCount ?? 0;
 }
