@@ -16,6 +16,7 @@ import { Doorbell } from './doorbell/pump.js';
 import { RingRowWriter } from './doorbell/ring-writer.js';
 import { ringRecorder, SelfTestOutcomes, SelfTestRinger } from './doorbell/self-test-ring.js';
 import { CredentialCache, type Credentialed, type CredentialForgetting } from './endpoints/credentials.js';
+import { ReplyDelivery } from './grants/reply.js';
 import { HookDelivery } from './hooks/delivery.js';
 import { NO_KEYRING, type Keyring } from './secrets/keyring.js';
 import { bearerChallenge } from './oauth/metadata.js';
@@ -39,6 +40,7 @@ import { reringSweep } from './sweeps/doorbell.js';
 import { endpointExpirySweep } from './sweeps/endpoints.js';
 import { hookSweep } from './sweeps/hooks.js';
 import { deadInstanceSweep, InstanceHeartbeat, type Redelivery } from './sweeps/instances.js';
+import { replySweep } from './sweeps/handoff.js';
 import { messageRedeliverySweep } from './sweeps/messages.js';
 import { presenceSweep } from './sweeps/presence.js';
 import { retentionSweeps } from './sweeps/retention.js';
@@ -118,6 +120,8 @@ export interface Services {
     sweeps: Sweep[];
   };
   pump: MessagePump;
+  /** Delivers hand-off replies when announced (docs/design/handoff.md, "Reply"). */
+  replies: ReplyDelivery;
   /** Notify hook delivery and presence of this instance. */
   push: { delivery: HookDelivery; hooks: NotifyHooks; presence: PresenceService; sweeps: Sweep[] };
   heartbeat: InstanceHeartbeat;
@@ -208,6 +212,7 @@ export function buildServices(o: ServiceOptions): Services {
   });
   const ringer = new SelfTestRinger({ db, log, doorbell, outcomes });
   const pump = new MessagePump({ messages, instanceId, log, writer: streams });
+  const replies = new ReplyDelivery({ db, messages, log });
 
   const keyring = o.keyring ?? NO_KEYRING;
   const delivery = new HookDelivery({
@@ -268,6 +273,7 @@ export function buildServices(o: ServiceOptions): Services {
     ...retentionSweeps(pool, config.sweeps.retentionIntervalMs, config.retention),
     ...doorbellSweeps,
     messageRedeliverySweep(messages, config.messages.ackTimeoutMs),
+    replySweep({ db, messages, log }),
     ...pushSweeps,
     deadInstanceSweep(pool, {
       intervalMs: config.instances.heartbeatMs,
@@ -305,6 +311,7 @@ export function buildServices(o: ServiceOptions): Services {
     doorbell,
     doorbellAck: { writer, outcomes, ringer, sweeps: doorbellSweeps },
     pump,
+    replies,
     push: { delivery, hooks, presence, sweeps: pushSweeps },
     heartbeat,
     redelivery,
@@ -317,6 +324,7 @@ export function buildServices(o: ServiceOptions): Services {
         ringer.listen(bus),
         doorbell.listen(bus),
         pump.listen(bus),
+        replies.listen(bus),
         hooks.listen(bus),
         presence.listen(bus),
         waiters.listen(bus),
@@ -342,6 +350,7 @@ export function buildServices(o: ServiceOptions): Services {
       await heartbeat.stop();
       await delivery.stop();
       await pump.settle();
+      await replies.settle();
       await ringer.stop();
       await writer.flush();
     },

@@ -11,6 +11,7 @@ import { endpointRoutes, ingestRoutes } from './endpoint-routes.js';
 import { eventRoutes } from './event-routes.js';
 import { RateLimiter } from '../http/rate-limit.js';
 import { ruleRoutes } from './rule-routes.js';
+import { grantRoutes } from './grant-routes.js';
 import { hookRoutes } from './hook-routes.js';
 import { humanRoutes } from './human-routes.js';
 import { identityRoutes } from './identity-routes.js';
@@ -61,6 +62,7 @@ export function apiRoutes(app: FastifyInstance, services: Services, auth: Auth):
   );
   eventRoutes(app, { ...identity, ...intake, secretGraceSeconds: services.config.webhooks.secretGraceSeconds }, auth);
   ruleRoutes(app, { ...intake, db: services.pool }, auth);
+  grantRoutes(app, { db: services.pool }, auth);
   admissionRoutes(app, identity, auth);
   doorbellRoutes(app, identity, auth, now);
   messageRoutes(app, messages, auth);

@@ -23,7 +23,7 @@ export function endpointPages(app: FastifyInstance, deps: BoardDeps): void {
       deps.operator.db,
       await endpointCards(deps.operator, session.principal.human.id, now),
     );
-    const body = html`<p><a href="/endpoints/new" class="button">Vend an endpoint</a></p>
+    const body = html`<p><a href="/endpoints/new" class="button">Vend an endpoint</a> · <a href="/grants">Hand-off grants</a></p>
 <div data-live="/board/events?view=endpoints">${endpointsFragment(views, session.csrf, now)}</div>`;
     return sendHtml(reply, 200, page('Endpoints', body, chromeOf(session, 'endpoints')));
   });

@@ -18,6 +18,7 @@ import { oauthPages } from './oauth.js';
 import type { MessageDeps } from '../messages/context.js';
 import { endpointPages } from './endpoints.js';
 import { findPages } from './find.js';
+import { grantPages } from './grants.js';
 import { eventRoutes, type EventDeps } from './events.js';
 import { queueChartPages } from './queue-charts.js';
 import { peoplePages } from './people.js';
@@ -98,6 +99,7 @@ function boardPages(
   budgetPages(app, deps);
   schedulePages(app, deps);
   webhookPages(app, deps);
+  grantPages(app, deps);
   receivedPages(app, deps);
   routingPages(app, deps);
   endpointActions(app, deps);

@@ -10,7 +10,9 @@ import { describeWaiting, type Waiting } from '../domain/waiting.js';
 import { budgetKey } from '../budgets/board.js';
 import type { QueueStatus } from '../admission/status.js';
 import type { RingView } from '../doorbell/todo-rings.js';
+import type { TodoLinks } from '../todos/read.js';
 import { budgetStrip, deferredChip } from './budget-html.js';
+import { linksSection } from './links-html.js';
 import { bulkButtons } from './bulk-html.js';
 import { chartStrip } from './queue-charts.js';
 import { routeSection, type RouteEvent } from './route-html.js';
@@ -182,6 +184,8 @@ type TodoView = {
   todo: Todo & { waiting?: Waiting };
   attempts: TodoAttempt[];
   rings?: RingView[];
+  /** Lineage (docs/design/handoff.md): shown when the todo was handed from or to another. */
+  links?: TodoLinks;
   /** The human's live sessions: the ones a link can open. */
   liveSessions?: ReadonlySet<string>;
   /** How a webhook event's rules made it, and that event (null when gone). */
@@ -223,7 +227,7 @@ ${actions(todo, csrf, back)}
 <h3>Body</h3>${todo.body ? html`<pre>${todo.body}</pre>` : html`<p class="note">none</p>`}
 <h3>Payload</h3>${json(todo.payload)}<h3>Result</h3>${json(todo.result)}
 <h3>Attempts</h3>${attemptsTable(attempts, live)}
-${ringsSection(rings)}${routeSection(view.route, view.event ?? null)}`;
+${linksSection(view.links)}${ringsSection(rings)}${routeSection(view.route, view.event ?? null)}`;
 }
 
 export function drawer(view: TodoView, csrf: string, now: Date): SafeHtml {

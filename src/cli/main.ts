@@ -74,6 +74,10 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
     commands: [{ term: 'quarantine', description: "events held because the webhook doesn't trust their actor" }],
   },
   {
+    load: async () => (await import('./grant.js')).registerGrant,
+    commands: [{ term: 'grant', description: "hand-off grants: let one agent put todos on another's queues" }],
+  },
+  {
     load: async () => (await import('./message.js')).registerMessage,
     commands: [{ term: 'message', description: "a live MCP session's message queue" }],
   },

@@ -2,6 +2,7 @@
 // over the REST API (retry and cancel with --filter: src/cli/todo-bulk.ts). Checks flag values before any request; claiming and completing are
 // the agent's verbs (MCP), not the CLI's.
 
+import { linksText, type Links } from './todo-links.js';
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { PRIORITY_BOUNDS, TODO_STATES } from '../domain/todo.js';
@@ -230,11 +231,15 @@ async function list(endpoint: string, opts: ListOptions): Promise<void> {
 
 async function show(id: string, opts: CommonOptions): Promise<void> {
   const client = await signedInClient(opts.url);
-  const answer = await client.request<{ todo: Todo; attempts: Attempt[]; route?: TodoRoute }>('GET', todoPath(id));
+  const answer = await client.request<{ todo: Todo; attempts: Attempt[]; route?: TodoRoute; links?: Links }>(
+    'GET',
+    todoPath(id),
+  );
   emit(
     opts.json,
     answer,
-    (a) => describeTodo(a.todo) + section('Attempts:', attemptsTable(a.attempts)) + routeText(a.route),
+    (a) =>
+      describeTodo(a.todo) + section('Attempts:', attemptsTable(a.attempts)) + linksText(a.links) + routeText(a.route),
   );
 }
 

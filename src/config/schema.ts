@@ -129,6 +129,11 @@ const SCHEMA = z.object({
   SWITCHBOARD_WORK_ORDER_WINDOW: duration('7d', 60_000, 365 * 86_400_000, '1m–365d'),
   // Quarantined events a human has not reviewed expire after this (they stay listed as
   // expired until the event retention removes them).
+  // Hand-offs (docs/design/handoff.md, "Loops"): a chain of create_todo hand-offs, each
+  // naming its parent, stops at this depth. Real pipelines (planner → coder → reviewer →
+  // fixer) are a handful deep; 8 leaves room while two agents handing one task back and
+  // forth stop after a few rounds instead of filling both queues.
+  SWITCHBOARD_HANDOFF_DEPTH_MAX: integer(8, 1, 100),
   SWITCHBOARD_QUARANTINE_TTL: duration('30d', 3_600_000, 3_650 * 86_400_000, '1h–3650d'),
   // The key webhook and notify-hook signing secrets are sealed with at rest (AES-256-GCM;
   // docs/design/intake.md, "Secrets at rest"): 32 bytes as base64 or 64 hex digits, given
@@ -547,6 +552,7 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
         perWebhook: { perSecond: e.SWITCHBOARD_WEBHOOK_RATE, burst: e.SWITCHBOARD_WEBHOOK_BURST },
         secretGraceSeconds: Math.round(e.SWITCHBOARD_WEBHOOK_SECRET_GRACE / 1000),
       },
+      handoff: { depthMax: e.SWITCHBOARD_HANDOFF_DEPTH_MAX },
       routing: {
         rulesMax: e.SWITCHBOARD_RULES_MAX,
         expressionMax: e.SWITCHBOARD_RULE_EXPRESSION_MAX,

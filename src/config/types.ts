@@ -98,6 +98,8 @@ export interface Config {
     perWebhook: { perSecond: number; burst: number };
     secretGraceSeconds: number;
   };
+  /** Hand-offs between agents (docs/design/handoff.md). */
+  handoff: { depthMax: number };
   /** Routing rules, work orders and quarantine (docs/design/routing.md, "Limits"). */
   routing: {
     rulesMax: number;

@@ -166,6 +166,30 @@ export const routeOut = z
   })
   .describe('Present when a webhook event made the todo.');
 
+/** A todo's lineage (docs/design/handoff.md, "Lineage"): the todo it was handed from, and those handed from it. */
+export const linksOut = z
+  .object({
+    parent: z
+      .object({
+        id: z.string().describe('The parent todo, on the sending endpoint.'),
+        endpoint: z.string().describe("The sending endpoint's slug."),
+        depth: z.number().int().describe('How deep this todo is in its chain of hand-offs.'),
+        reply: z.boolean().describe('Whether its outcome goes back to the sender when it ends.'),
+      })
+      .optional(),
+    children: z.array(
+      z.object({
+        id: z.string(),
+        endpoint: z.string().describe('The endpoint it was handed to (its slug).'),
+        queue: z.string().nullable(),
+        state: z.string().nullable().describe('null once the child was pruned.'),
+        title: z.string().nullable(),
+        reply: z.boolean(),
+      }),
+    ),
+  })
+  .describe('Lineage: the parent this todo was handed from (if any) and the todos handed from it.');
+
 /** A todo's attempt as get_todo answers it, oldest first. */
 export const attemptOut = z.object({
   seq: z.number().int(),

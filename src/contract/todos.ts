@@ -2,7 +2,7 @@
 // listing, showing, retrying, cancelling and the bulk actions answer.
 
 import { z } from 'zod';
-import { attemptOut, routeOut, todoFullOut } from './shapes.js';
+import { attemptOut, linksOut, routeOut, todoFullOut } from './shapes.js';
 
 /** One todo pushed: 201 when made, 200 when an idempotency key found an earlier one. */
 export const todoPushedOut = z.object({ todo: todoFullOut, created: z.boolean() });
@@ -19,7 +19,12 @@ export const todoListOut = z.object({
   next_cursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last.'),
 });
 
-export const todoShowOut = z.object({ todo: todoFullOut, attempts: z.array(attemptOut), route: routeOut.optional() });
+export const todoShowOut = z.object({
+  todo: todoFullOut,
+  attempts: z.array(attemptOut),
+  route: routeOut.optional(),
+  links: linksOut,
+});
 
 /** What retry and cancel answer. */
 export const todoOneOut = z.object({ todo: todoFullOut });

@@ -28,6 +28,7 @@ const REQUIRED: { [K in BusEventType]: Array<keyof BusEvents[K] & string> } = {
   settings_changed: ['key'],
   doorbell_test: ['endpoint_id', 'test_id'],
   presence_in: ['endpoint_id'],
+  handoff_reply: ['endpoint_id'],
 };
 
 /** A NOTIFY payload as an event of the union, or null when it is not one. */

@@ -49,6 +49,11 @@ export interface BusEvents {
   settings_changed: { key: string; version: number };
   /** A doorbell self-test started: the instance holding the stream rings it. */
   doorbell_test: { endpoint_id: string; test_id: string };
+  /**
+   * A hand-off child with `reply` ended (docs/design/handoff.md, "Reply"): its outbox row
+   * is due; any instance delivers it. `endpoint_id` is the child's endpoint.
+   */
+  handoff_reply: { endpoint_id: string };
   /** An endpoint's presence changed to `in`: its digest is owed. */
   presence_in: { endpoint_id: string };
 }

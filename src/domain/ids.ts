@@ -15,7 +15,7 @@ import { monotonicFactory } from 'ulid';
 
 const ulid = monotonicFactory();
 
-export type IdPrefix = 'td' | 'ep' | 'hu' | 'tk' | 'wh' | 'ev' | 'rg' | 'dt' | 'sc' | 'oc' | 'og' | 'rl' | 'qi';
+export type IdPrefix = 'td' | 'ep' | 'hu' | 'tk' | 'wh' | 'ev' | 'rg' | 'dt' | 'sc' | 'oc' | 'og' | 'rl' | 'qi' | 'gr';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${ulid()}`;

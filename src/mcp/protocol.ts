@@ -21,7 +21,7 @@ import { errorCodeOf, toolError, toolResult, type ErrorLog } from './errors.js';
 import { toolsFor, verbFor, type VerbContext } from './verbs/index.js';
 import type { HookGuard } from '../hooks/guard.js';
 import type { Keyring } from '../secrets/keyring.js';
-import type { RoutingSettings } from './verbs/types.js';
+import type { HandoffSettings, RoutingSettings } from './verbs/types.js';
 import { NO_TRACING, type Tracing } from '../tracing/index.js';
 
 export interface ProtocolDeps {
@@ -38,6 +38,8 @@ export interface ProtocolDeps {
   keyring?: Keyring;
   /** Bounds on routing rules and the work-order window (docs/design/routing.md); absent: the defaults. */
   routing?: RoutingSettings;
+  /** The hand-off depth bound (docs/design/handoff.md); absent: the default. */
+  handoff?: HandoffSettings;
   /**
    * One JSON Schema validator for every Server of this instance. The SDK builds an Ajv
    * instance per Server otherwise (18 KiB each); it only checks elicitation answers,
@@ -180,6 +182,7 @@ async function runTool(
       ...(deps.hookGuard ? { hookGuard: deps.hookGuard } : {}),
       ...(deps.keyring ? { keyring: deps.keyring } : {}),
       ...(deps.routing ? { routing: deps.routing } : {}),
+      ...(deps.handoff ? { handoff: deps.handoff } : {}),
       ...(signal ? { signal } : {}),
     };
     return toolResult(await verb.run(ctx, args ?? {}));

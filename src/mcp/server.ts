@@ -253,6 +253,7 @@ export function mcpRoutes(app: FastifyInstance, services: Services): SessionRegi
     hookGuard: services.hookGuard,
     keyring: services.keyring,
     routing: services.config.routing,
+    handoff: services.config.handoff,
     validator: new AjvJsonSchemaValidator(),
     tracing: services.tracing,
   };

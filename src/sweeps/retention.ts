@@ -2,7 +2,7 @@
 // spent setup links and CLI sign-in codes, dead API tokens, inbound webhook delivery ids
 // and the webhook event history (by age, and each endpoint's newest N), quarantined events
 // and work-order keys,
-// the admission and bulk-action and human audits, the per-minute queue rollups, dead OAuth
+// the admission, bulk-action, human and grant audits, delivered hand-off replies, the per-minute queue rollups, dead OAuth
 // rows, and doorbell ring records with self-test reports. One sweep per rule, each on the
 // retention interval in claimed ticks (one instance a tick), each draining its table in
 // bounded batches. Finished todos and admission windows keep their own sweeps
@@ -22,7 +22,9 @@ import {
   pruneWebhookDeliveries,
   type PruneArgs,
 } from '../store/retention.js';
+import { pruneGrantAudit } from '../store/grants.js';
 import { pruneHumanAudit } from '../store/human-lifecycle.js';
+import { pruneDeliveredReplies } from '../store/todo-links.js';
 import {
   pruneLapsedGrants,
   pruneOAuthCodes,
@@ -167,6 +169,12 @@ export function retentionSweeps(
     ]),
     sweepOf('human_audit_retention', intervalMs, db, bounds, [
       ['human_audit_pruned', pruneHumanAudit, keep.admissionAuditMs],
+    ]),
+    // Hand-offs (docs/design/handoff.md): the grant audit like the other audits; a
+    // delivered reply's record like a ring's.
+    sweepOf('handoff_retention', intervalMs, db, bounds, [
+      ['grant_audit_pruned', pruneGrantAudit, keep.admissionAuditMs],
+      ['replies_pruned', pruneDeliveredReplies, keep.doorbellMs],
     ]),
     sweepOf('rollup_retention', intervalMs, db, bounds, [['rollups_pruned', pruneRollups, keep.rollupsMs]]),
     // Tokens before grants (a grant's delete cascades to what is left of its tokens), grants

@@ -25,6 +25,11 @@ export interface CreateTarget {
   endpointId: string;
   /** An agent creating on its own endpoint may only use its granted queues. */
   grantedQueues?: string[];
+  /**
+   * The todo's `source` when the surface sets it rather than the input: a hand-off's is the
+   * sending endpoint's slug (docs/design/handoff.md).
+   */
+  source?: string;
 }
 
 export async function createTodo(
@@ -46,11 +51,9 @@ export async function createTodo(
     });
   }
   await requireTodoRoom(deps.db, deps, target.endpointId, 1);
-  const result = await insertTodo(
-    deps.db,
-    insertArgs(target.endpointId, sender, data, deps.tracing?.traceparent() ?? null),
-    idempotencyWindow(deps),
-  );
+  const args = insertArgs(target.endpointId, sender, data, deps.tracing?.traceparent() ?? null);
+  if (target.source !== undefined) args.source = target.source;
+  const result = await insertTodo(deps.db, args, idempotencyWindow(deps));
   if (result.created) deps.metrics?.todosCreated.inc();
   return result;
 }

@@ -7,7 +7,7 @@ import { cancel as cancelRow, retryNow as retryRow } from '../store/todo-operato
 import { getTodo as getRow, listAttempts } from '../store/todos.js';
 import { zeroRowError, type TodoDeps } from './context.js';
 import { withWaiting, type ReadTodo } from './waiting-read.js';
-import { routeOf, type TodoRoute } from './read.js';
+import { linksOfTodo, routeOf, type TodoLinks, type TodoRoute } from './read.js';
 
 export async function retryNow(deps: TodoDeps, endpointId: string, id: string): Promise<{ todo: Todo }> {
   const todo = await retryRow(deps.db, endpointId, id);
@@ -35,10 +35,11 @@ export async function getTodoWithAttempts(
   deps: TodoDeps,
   endpointId: string,
   id: string,
-): Promise<{ todo: ReadTodo; attempts: TodoAttempt[]; route?: TodoRoute }> {
+): Promise<{ todo: ReadTodo; attempts: TodoAttempt[]; links: TodoLinks; route?: TodoRoute }> {
   const row = await getRow(deps.db, { endpointId }, id);
   if (!row) throw notFound('todo', id);
   const [todo = row] = await withWaiting(deps.db, endpointId, [row]);
   const route = await routeOf(deps.db, row);
-  return { todo, attempts: await listAttempts(deps.db, endpointId, id), ...(route ? { route } : {}) };
+  const links = await linksOfTodo(deps.db, endpointId, id);
+  return { todo, attempts: await listAttempts(deps.db, endpointId, id), links, ...(route ? { route } : {}) };
 }

@@ -9,6 +9,7 @@ import { isId } from '../domain/ids.js';
 import { LIMITS, listTodosInput, parseInput, todoId, type TodoAttempt } from '../domain/todo.js';
 import { getTodo as getRow, listAttempts, listTodos as listRows } from '../store/todos.js';
 import { routeOfTodo } from '../store/webhook-events.js';
+import { linksOf, type ChildLink, type ParentLink } from '../store/todo-links.js';
 import type { Queryable } from '../db/pool.js';
 import type { TodoDeps } from './context.js';
 import { withWaiting, type ReadTodo } from './waiting-read.js';
@@ -44,19 +45,37 @@ export async function routeOf(
   return (await routeOfTodo(db, { eventId: todo.event_id, todoId: todo.id })) ?? undefined;
 }
 
-/** One todo with its attempts, oldest first, and its routing trace when an event made it. */
+/**
+ * A todo's lineage (docs/design/handoff.md, "Lineage"): the todo it was handed from, and
+ * the todos handed from it (the first LINKS_SHOWN).
+ */
+export interface TodoLinks {
+  parent?: ParentLink;
+  children: ChildLink[];
+}
+
+/** Children shown per todo: a fan-out wider than this is read from the children's own queues. */
+const LINKS_SHOWN = 100;
+
+export async function linksOfTodo(db: Queryable, endpointId: string, id: string): Promise<TodoLinks> {
+  const { parent, children } = await linksOf(db, endpointId, id, LINKS_SHOWN);
+  return { ...(parent ? { parent } : {}), children };
+}
+
+/** One todo with its attempts, oldest first, its lineage, and its routing trace when an event made it. */
 export async function getTodo(
   deps: TodoDeps,
   scope: ReadScope,
   input: unknown,
-): Promise<{ todo: ReadTodo; attempts: TodoAttempt[]; route?: TodoRoute }> {
+): Promise<{ todo: ReadTodo; attempts: TodoAttempt[]; links: TodoLinks; route?: TodoRoute }> {
   const { id } = parseInput(getTodoInput, input);
   // Both reads at once; the attempts are shown only when the todo is in scope.
   const [todo, attempts] = await Promise.all([getRow(deps.db, scope, id), listAttempts(deps.db, scope.endpointId, id)]);
   if (!todo) throw notFound('todo', id);
   const [withStatus] = await withWaiting(deps.db, scope.endpointId, [todo]);
   const route = await routeOf(deps.db, todo);
-  return { todo: withStatus ?? todo, attempts, ...(route ? { route } : {}) };
+  const links = await linksOfTodo(deps.db, scope.endpointId, id);
+  return { todo: withStatus ?? todo, attempts, links, ...(route ? { route } : {}) };
 }
 
 export async function listTodos(

@@ -111,6 +111,7 @@ test('every page the navigation reaches has no serious or critical axe violation
     '/endpoints/:id/events',
     '/endpoints/:id/events/:id',
     '/quarantine',
+    '/grants',
     '/endpoints/:id/webhooks/:id/rules',
   ]) {
     assert.ok(shapes.has(expected), `the crawl reached ${expected} (reached: ${[...shapes].join(', ')})`);

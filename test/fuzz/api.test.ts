@@ -140,6 +140,16 @@ for (const provider of PROVIDERS) {
   }
   pools.harvest(made.json);
 }
+// Grants both ways: one active (one owner), one requested (across owners), for the :id routes.
+for (const [owner, from, to] of [
+  [admin, mine, members],
+  [admin, mine, theirs],
+] as const) {
+  pools.harvest(
+    (await call(world, 'POST', '/api/v1/grants', owner.control, { from: from.slug, to: to.slug, queues: ['inbox'] }))
+      .json,
+  );
+}
 for (const path of ['/api/v1/humans', '/api/v1/tokens', `/api/v1/sessions/${pools.get('ms')[0]}/queue`]) {
   pools.harvest((await call(world, 'GET', path, admin.control)).json);
 }
@@ -202,7 +212,9 @@ function param(name: string, path: string): string {
                 ? 'ev'
                 : path.startsWith('/api/v1/sessions')
                   ? 'ms'
-                  : 'nh';
+                  : path.startsWith('/api/v1/grants')
+                    ? 'gr'
+                    : 'nh';
       return pickId(kind);
     }
   }
@@ -427,6 +439,14 @@ function seedBody(method: string, path: string): unknown {
           '00:00-24:00',
         ]),
       };
+    case 'POST /api/v1/grants':
+      return {
+        from: rng.pick(pools.get('slug')),
+        to: rng.pick(pools.get('slug')),
+        queues: rng.pick([['inbox'], ['inbox', 'work'], ['nope'], []]),
+        ...(rng.chance(0.3) ? { max_priority: rng.pick([0, 100, 101]) } : {}),
+        ...(rng.chance(0.3) ? { rate_per_hour: rng.pick([1, 60, 0]) } : {}),
+      };
     case 'POST /webhooks/:token':
       return { title: 'from a webhook', any: [1, 2, { deep: true }] };
     default:
@@ -443,6 +463,8 @@ const BODYLESS = new Set([
   'POST /api/v1/webhooks/:id/rotate',
   'POST /api/v1/events/:id/replay',
   'POST /api/v1/quarantine/:id/release',
+  'POST /api/v1/grants/:id/approve',
+  'POST /api/v1/grants/:id/deny',
 ]);
 
 function body(method: string, path: string): Body {

@@ -7,6 +7,7 @@ import { ackDoorbellInput } from '../../src/doorbell/ack.js';
 import { getDoorbellTestInput, startDoorbellTestInput } from '../../src/doorbell/self-test.js';
 import { ackInput, sendInput } from '../../src/domain/messages.js';
 import { allVerbs } from '../../src/domain/verbs.js';
+import { handoffCreateInput } from '../../src/grants/handoff.js';
 import { createHookInput, hookIdInput, listHooksInput, rotateHookInput } from '../../src/hooks/manage.js';
 import { toolsFor, verbFor } from '../../src/mcp/verbs/index.js';
 import { clockInInput, clockOutInput } from '../../src/presence/manage.js';
@@ -22,7 +23,7 @@ test('each verb shows the schema its use case parses with', () => {
     complete: todos.completeInput,
     fail: todos.failInput,
     release: todos.releaseInput,
-    create_todo: todos.agentCreateTodoInput,
+    create_todo: handoffCreateInput,
     send_message: sendInput,
     ack_message: ackInput,
     ack_doorbell: ackDoorbellInput,

@@ -2,6 +2,8 @@
 // live rows stay, deletion is bounded per statement and per tick, each statement reads
 // through an index, and the sweeps run through the SweepRunner's claimed ticks.
 
+import { pruneGrantAudit } from '../../src/store/grants.js';
+import { pruneDeliveredReplies } from '../../src/store/todo-links.js';
 import { expireQuarantine, pruneQuarantine } from '../../src/store/quarantine.js';
 import { pruneWorkOrders } from '../../src/store/work-orders.js';
 import assert from 'node:assert/strict';
@@ -380,6 +382,36 @@ const RULES: Rule[] = [
     },
     table: 'human_audit',
     owner: 'human_id',
+  },
+  {
+    sweep: 'handoff_retention',
+    count: 'grant_audit_pruned',
+    prune: pruneGrantAudit,
+    keepMs: keep.admissionAuditMs,
+    old: async (ep) => {
+      await db.query(
+        `INSERT INTO grant_audit (grant_id, from_human_id, to_human_id, actor_human_id, action, at)
+         VALUES ('gr_gone', $1, $1, $1, 'revoke', now() - interval '31 days')`,
+        [ep.human_id],
+      );
+    },
+    table: 'grant_audit',
+    owner: { where: 'from_human_id = (SELECT human_id FROM endpoints WHERE id = $1)' },
+  },
+  {
+    sweep: 'handoff_retention',
+    count: 'replies_pruned',
+    prune: pruneDeliveredReplies,
+    keepMs: keep.doorbellMs,
+    old: async (ep) => {
+      await db.query(
+        `INSERT INTO handoff_replies (child_endpoint_id, child_id, endpoint_id, reply_queue, state, delivered_at, delivered_as)
+         VALUES ($1, 'td_' || gen_random_uuid(), $1, 'inbox', 'done', now() - interval '8 days', 'message')`,
+        [ep.id],
+      );
+    },
+    table: 'handoff_replies',
+    owner: 'endpoint_id',
   },
   {
     sweep: 'doorbell_retention',

@@ -6,6 +6,7 @@ import { LIMITS } from '../../domain/todo.js';
 import * as todos from '../../todos/index.js';
 import {
   attemptOut,
+  linksOut,
   claimedOut,
   deferReason,
   leaseOut,
@@ -47,18 +48,19 @@ export const drainVerbs: Verb[] = [
     name: 'get_todo',
     annotations: READS,
     description:
-      'Read one todo (state, lease) and its attempts, with what each left, without claiming it. Its body and ' +
-      'payload come with a claim.',
+      'Read one todo (state, lease) and its attempts, with what each left, and its lineage (links: the parent ' +
+      'it was handed from, the todos handed from it), without claiming it. Its body and payload come with a claim.',
     input: todos.getTodoInput,
     output: z.object({
       todo: todoListedOut,
       attempts: z.array(attemptOut),
+      links: linksOut,
       route: routeOut.optional(),
     }),
     async run(ctx, args) {
       const scope = { endpointId: ctx.endpoint.id, queues: ctx.agent.queues };
-      const { todo, attempts, route } = await todos.getTodo(ctx.todos, scope, args);
-      return { todo: todoOut(todo), attempts, ...(route ? { route } : {}) };
+      const { todo, attempts, links, route } = await todos.getTodo(ctx.todos, scope, args);
+      return { todo: todoOut(todo), attempts, links, ...(route ? { route } : {}) };
     },
   },
   {

@@ -9,6 +9,9 @@ import type { MessageDeps } from '../../messages/context.js';
 import type { HookGuard } from '../../hooks/guard.js';
 import type { Keyring } from '../../secrets/keyring.js';
 import type { RoutingLimits } from '../../routing/rules.js';
+import type { HandoffSettings } from '../../grants/handoff.js';
+
+export type { HandoffSettings };
 import type { SessionDeps } from '../../sessions/index.js';
 import type { Agent, TodoDeps } from '../../todos/index.js';
 import type { Waiters } from '../../todos/waiters.js';
@@ -33,6 +36,8 @@ export interface VerbContext {
   keyring?: Keyring;
   /** Bounds on routing rules and the work-order window (docs/design/routing.md); absent: the defaults. */
   routing?: RoutingSettings;
+  /** The hand-off depth bound (SWITCHBOARD_HANDOFF_DEPTH_MAX); absent: the default. */
+  handoff?: HandoffSettings;
 }
 
 /** The routing settings the rules and quarantine verbs apply (SWITCHBOARD_RULES_MAX and the rest). */
