@@ -50,7 +50,7 @@ export class WrongRoleError extends Error {
  * connection) before the next is tried: SWITCHBOARD_DB_CONNECT_TIMEOUT's default. A host
  * that is down without refusing (a dead machine, a blackholed route) would otherwise hold
  * every new connection until the pool's checkout gives up, and the next host, the new
- * primary, would never be asked (docs/design/scale-out.md, "Connecting").
+ * primary, would never be asked (docs/design/scale-out.md, "The configuration").
  */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 
