@@ -47,7 +47,7 @@ export interface NodeState {
   goal: string;
 }
 
-/** Milliseconds a phase of waiting may last before the formation is declared broken. */
+/** Polls (200 ms apart) a step of the set-up may take before the formation is declared broken. */
 const SETUP_POLLS = 600;
 
 export class Formation {
@@ -62,21 +62,44 @@ export class Formation {
   }
 
   /** Creates the dir (owned by postgres when root) and the monitor; then the two nodes. */
-  static async create(ports: number[], say: (line: string) => void): Promise<Formation> {
+  static async create(
+    ports: number[],
+    say: (line: string) => void,
+    onInterrupt?: (step: () => Promise<void>) => void,
+  ): Promise<Formation> {
     const dir = await mkdtemp('/tmp/switchboard-failover-');
     await chmod(dir, 0o755);
     const f = new Formation(dir, ports);
+    onInterrupt?.(() => f.stop(false));
     if (process.getuid?.() === 0) {
       const ids = (await run('id', ['-u', 'postgres'])).stdout.trim();
       const gid = (await run('id', ['-g', 'postgres'])).stdout.trim();
       await chown(dir, Number(ids), Number(gid));
     }
-    for (const sub of ['config', 'share', 'run']) await f.asPostgres('mkdir', ['-p', join(dir, sub)]);
-    await f.asPostgres('chmod', ['0700', join(dir, 'run')]);
-    await f.autoctl('create', 'monitor', ...f.pgArgs('monitor', f.ports.monitor), '--auth', 'trust', '--no-ssl');
-    f.start('monitor');
-    await f.untilSql(f.ports.monitor, 'pg_auto_failover', 'SELECT 1', 'the monitor to accept connections');
-    const monitor = await f.client(f.ports.monitor, 'pg_auto_failover');
+    try {
+      await f.setUp(say);
+    } catch (err) {
+      // Nothing half-made left running; the dir stays for its logs.
+      await f.stop(true);
+      throw new Error(`${(err as Error).message} (pg_auto_failover's logs in ${dir})`, { cause: err });
+    }
+    return f;
+  }
+
+  private async setUp(say: (line: string) => void): Promise<void> {
+    for (const sub of ['config', 'share', 'run']) await this.asPostgres('mkdir', ['-p', join(this.dir, sub)]);
+    await this.asPostgres('chmod', ['0700', join(this.dir, 'run')]);
+    await this.autoctl(
+      'create',
+      'monitor',
+      ...this.pgArgs('monitor', this.ports.monitor),
+      '--auth',
+      'trust',
+      '--no-ssl',
+    );
+    this.start('monitor');
+    await this.untilSql(this.ports.monitor, 'pg_auto_failover', 'SELECT 1', 'the monitor to accept connections');
+    const monitor = await this.client(this.ports.monitor, 'pg_auto_failover');
     try {
       for (const [name, value] of [
         ['health_check_period', '1000'],
@@ -92,21 +115,20 @@ export class Formation {
     } finally {
       await monitor.end();
     }
-    say(`pg_auto_failover monitor on 127.0.0.1:${f.ports.monitor}`);
+    say(`pg_auto_failover monitor on 127.0.0.1:${this.ports.monitor}`);
     for (const node of ['node1', 'node2'] as const) {
-      f.start(node, true);
-      await f.untilNodes(
+      this.start(node, true);
+      await this.untilNodes(
         (nodes) =>
           node === 'node1'
             ? nodes.some((n) => n.name === 'node1' && ['single', 'wait_primary', 'primary'].includes(n.reported))
             : nodes.filter((n) => n.reported === n.goal && ['primary', 'secondary'].includes(n.reported)).length === 2,
         node === 'node1' ? 'node1 to become the primary' : 'node2 to become a synchronous secondary',
         // pg_basebackup of node2 waits for a checkpoint on node1: ask for it instead of waiting minutes.
-        node === 'node2' ? () => f.checkpoint(f.ports.node1) : undefined,
+        node === 'node2' ? () => this.checkpoint(this.ports.node1) : undefined,
       );
-      say(`${node} up on 127.0.0.1:${f.ports[node]}`);
+      say(`${node} up on 127.0.0.1:${this.ports[node]}`);
     }
-    return f;
   }
 
   /** The multi-host URL of both nodes, read-write wanted. */

@@ -141,6 +141,8 @@ export async function runFailover(o: {
   short: boolean;
   say: (line: string) => void;
   keep: boolean;
+  /** Registers what an interrupt must stop: the formation's processes live in groups of their own. */
+  onInterrupt?: (step: () => Promise<void>) => void;
 }): Promise<{ code: number; summary: string[] }> {
   const { say } = o;
   const unavailable = failoverUnavailable();
@@ -155,7 +157,7 @@ export async function runFailover(o: {
   const PRODUCERS = 4;
   const started = Date.now();
   const [monitorPort, node1, node2, ...servePorts] = await freePorts(5);
-  const formation = await Formation.create([monitorPort!, node1!, node2!], say);
+  const formation = await Formation.create([monitorPort!, node1!, node2!], say, o.onInterrupt);
   const violations: Violation[] = [];
   const facts: string[] = [];
   const instances: Instance[] = [];

@@ -311,7 +311,12 @@ async function all(): Promise<number> {
   const code = process.argv.includes('--failover-only') ? 0 : await main();
   if (process.env.CHAOS_FAILOVER === '0') return code;
   say('failover scenario: pg_auto_failover, a switchover and a kill -9 of the primary');
-  const failover = await runFailover({ short, say, keep: process.env.CHAOS_KEEP === '1' });
+  const failover = await runFailover({
+    short,
+    say,
+    keep: process.env.CHAOS_KEEP === '1',
+    onInterrupt: (step) => cleanup.push(step),
+  });
   process.stdout.write(`\n── failover scenario summary ──\n${failover.summary.map((l) => `  ${l}`).join('\n')}\n`);
   return Math.max(code, failover.code);
 }
