@@ -14,6 +14,10 @@
 // CHAOS_WORK_MS (mean simulated work per todo, 400), CHAOS_DEADLINE_S (give up after;
 // default max(600, todos / 5)), CHAOS_KEEP=1 keeps the temp dir (PostgreSQL data, the
 // serve logs, the fault timeline).
+//
+// Then the failover scenario (chaos/failover.ts): the same todo workload on a
+// pg_auto_failover formation through a multi-host URL, across a switchover and a kill -9
+// of the primary. `--failover-only` runs just that; CHAOS_FAILOVER=0 leaves it out.
 
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -25,6 +29,7 @@ import { vendEndpoint } from '../src/endpoints/manage.js';
 import { insertHuman } from '../src/store/humans.js';
 import { newTally } from './client.js';
 import { Database, FaultDriver, Instance, freePort } from './cluster.js';
+import { runFailover } from './failover.js';
 import { Consumer, checkMessages, messagesOutstanding, newMessageLog, runProducer } from './messages.js';
 import {
   checkTodos,
@@ -297,7 +302,26 @@ async function main(): Promise<number> {
   return violations.length === 0 ? 0 : 1;
 }
 
-main().then(
+/**
+ * The main scenario, then the failover scenario (chaos/failover.ts: a pg_auto_failover
+ * formation; skipped, saying why, where it cannot run). `--failover-only` runs only the
+ * latter, CHAOS_FAILOVER=0 only the former.
+ */
+async function all(): Promise<number> {
+  const code = process.argv.includes('--failover-only') ? 0 : await main();
+  if (process.env.CHAOS_FAILOVER === '0') return code;
+  say('failover scenario: pg_auto_failover, a switchover and a kill -9 of the primary');
+  const failover = await runFailover({
+    short,
+    say,
+    keep: process.env.CHAOS_KEEP === '1',
+    onInterrupt: (step) => cleanup.push(step),
+  });
+  process.stdout.write(`\n── failover scenario summary ──\n${failover.summary.map((l) => `  ${l}`).join('\n')}\n`);
+  return Math.max(code, failover.code);
+}
+
+all().then(
   (code) => process.exit(code),
   async (err: unknown) => {
     process.stderr.write(`chaos suite failed to run: ${(err as Error).stack ?? String(err)}\n`);

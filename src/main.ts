@@ -61,7 +61,7 @@ export async function openDatabase(config: Config, log: Logger): Promise<Databas
 export async function migrateDatabase(config: Config, log: Logger): Promise<MigrateResult> {
   const database = await openDatabase(config, log);
   try {
-    return await migrate(database.busUrl);
+    return await migrate(database.busUrl, undefined, { connectTimeoutMs: config.database.connectTimeoutMs });
   } finally {
     await database.embedded?.stop();
   }
@@ -162,7 +162,8 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     const migrations = await loadMigrations();
     readiness.markNotReady('migrations_pending');
     // Migrations hold an advisory lock across statements: over the bus's session URL.
-    const migrated = await retry(() => migrate(database.busUrl, migrations));
+    const connectTimeoutMs = config.database.connectTimeoutMs;
+    const migrated = await retry(() => migrate(database.busUrl, migrations, { connectTimeoutMs }));
     if (migrated.applied.length > 0) log.info({ applied: migrated.applied }, 'migrations applied');
     const pool = createPool({
       url: database.url,
@@ -170,11 +171,12 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
       statementTimeoutMs: config.database.statementTimeoutMs,
       idleInTransactionTimeoutMs: config.database.idleInTransactionTimeoutMs,
       lockTimeoutMs: config.database.lockTimeoutMs,
+      connectTimeoutMs,
       transactionPooler: config.database.transactionPooler,
       queries: tracing.queries,
     });
     closers.push(['database pool', () => pool.end()]);
-    const bus = new NotifyBus({ url: database.busUrl, log: (level, m) => log[level](m) });
+    const bus = new NotifyBus({ url: database.busUrl, connectTimeoutMs, log: (level, m) => log[level](m) });
     await retry(() => bus.start());
     closers.push(['LISTEN connection', () => bus.stop()]);
 

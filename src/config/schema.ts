@@ -64,6 +64,11 @@ const SCHEMA = z.object({
   // or runaway holder, and answering a retryable `unavailable` then frees the request and its
   // pooled connection instead of queueing every caller behind it until statement_timeout.
   SWITCHBOARD_LOCK_TIMEOUT: timeoutDuration('5s', 100, 86_400_000, '0 (none) or 100ms–24h'),
+  // Per host of the database URL: a first host that is down without refusing (a dead
+  // machine, a dropped route) costs this long before the next host is tried, so a
+  // failover to the second host of a multi-host URL is not held up by it; 5 s leaves room
+  // for a TLS handshake on a busy server (docs/design/scale-out.md).
+  SWITCHBOARD_DB_CONNECT_TIMEOUT: duration('5s', 100, 60_000, '100ms–60s'),
   // Five minutes covers one agent step between heartbeats; shorter leases hand work to
   // another session while the first is still thinking, longer ones delay recovery.
   SWITCHBOARD_DEFAULT_LEASE: duration('5m', 5_000, 86_400_000, '5s–24h'),
@@ -470,6 +475,7 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
         statementTimeoutMs: e.SWITCHBOARD_STATEMENT_TIMEOUT,
         idleInTransactionTimeoutMs: e.SWITCHBOARD_IDLE_IN_TRANSACTION_TIMEOUT,
         lockTimeoutMs: e.SWITCHBOARD_LOCK_TIMEOUT,
+        connectTimeoutMs: e.SWITCHBOARD_DB_CONNECT_TIMEOUT,
       },
       logLevel: e.SWITCHBOARD_LOG_LEVEL,
       logFormat: e.SWITCHBOARD_LOG_FORMAT,

@@ -33,6 +33,8 @@ export interface Config {
     idleInTransactionTimeoutMs: number;
     /** lock_timeout of every pooled connection (not migrations), in ms; 0: none. */
     lockTimeoutMs: number;
+    /** SWITCHBOARD_DB_CONNECT_TIMEOUT: how long one host of the URL may take to give a session, in ms. */
+    connectTimeoutMs: number;
   };
   logLevel: (typeof LOG_LEVELS)[number];
   /** SWITCHBOARD_LOG_FORMAT: `serve`'s lines as JSON, readable, or by whether stdout is a terminal. */

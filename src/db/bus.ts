@@ -65,6 +65,8 @@ export function eventPayload<T extends BusEventType>(type: T, fields: BusEvents[
 export interface BusOptions {
   url: string;
   log?: (level: 'info' | 'warn', message: string) => void;
+  /** Per host of the URL, in ms (SWITCHBOARD_DB_CONNECT_TIMEOUT; ./connect.ts's default). */
+  connectTimeoutMs?: number;
   /** First retry delay and its cap: quick to recover a blip, gentle on a down database. */
   backoff?: { initialMs: number; maxMs: number };
 }
@@ -88,7 +90,7 @@ export class NotifyBus implements Bus {
     this.backoff = options.backoff ?? { initialMs: 100, maxMs: 5_000 };
     this.delayMs = this.backoff.initialMs;
     this.log = options.log ?? (() => undefined);
-    this.hosts = Hosts.forWriting(options.url);
+    this.hosts = Hosts.forWriting(options.url, options.connectTimeoutMs);
   }
 
   /** Resolves once LISTEN is in place; rejects if the first connection fails. */

@@ -45,27 +45,40 @@ export class WrongRoleError extends Error {
   }
 }
 
+/**
+ * How long one host may take to give a session (TCP, TLS, startup, the role check's
+ * connection) before the next is tried: SWITCHBOARD_DB_CONNECT_TIMEOUT's default. A host
+ * that is down without refusing (a dead machine, a blackholed route) would otherwise hold
+ * every new connection until the pool's checkout gives up, and the next host, the new
+ * primary, would never be asked (docs/design/scale-out.md, "The configuration").
+ */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+
 export class Hosts {
   /** Index of the host that last gave a fitting connection. */
   private preferred = 0;
 
-  constructor(readonly target: DatabaseTarget) {}
+  constructor(
+    readonly target: DatabaseTarget,
+    /** Per host and per connection attempt, in ms. */
+    readonly connectTimeoutMs: number = DEFAULT_CONNECT_TIMEOUT_MS,
+  ) {}
 
   /** Parses `url`; throws when it is not a database URL (config checked it already). */
-  static fromUrl(url: string): Hosts {
+  static fromUrl(url: string, connectTimeoutMs?: number): Hosts {
     const parsed = parseDatabaseUrl(url);
     if (!parsed.ok) throw new Error(`database URL: ${parsed.problem}`);
-    return new Hosts(parsed.target);
+    return new Hosts(parsed.target, connectTimeoutMs);
   }
 
   /**
    * Like fromUrl, for a connection that must write or LISTEN: with several hosts, `any`
    * becomes `read-write` (a standby refuses LISTEN, and the bus must hear the primary).
    */
-  static forWriting(url: string): Hosts {
-    const hosts = Hosts.fromUrl(url);
+  static forWriting(url: string, connectTimeoutMs?: number): Hosts {
+    const hosts = Hosts.fromUrl(url, connectTimeoutMs);
     if (hosts.count < 2 || hosts.target.attrs !== 'any') return hosts;
-    return new Hosts({ ...hosts.target, attrs: 'read-write' });
+    return new Hosts({ ...hosts.target, attrs: 'read-write' }, connectTimeoutMs);
   }
 
   get count(): number {
@@ -109,7 +122,8 @@ export class Hosts {
 
 /**
  * A connected pg.Client on the first host that fits. `config` is everything but where to
- * connect (application_name, timeouts…). Each failed attempt's client is closed; when none
+ * connect (application_name, timeouts…); each host gets hosts.connectTimeoutMs unless
+ * `config` says otherwise. Each failed attempt's client is closed; when none
  * fits, NoFittingHostError says why for each host.
  */
 export async function connectClient(hosts: Hosts, config: pg.ClientConfig = {}): Promise<pg.Client> {
@@ -118,7 +132,11 @@ export async function connectClient(hosts: Hosts, config: pg.ClientConfig = {}):
   const passes: Array<1 | 2> = hosts.target.attrs === 'prefer-standby' ? [1, 2] : [1];
   for (const pass of passes) {
     for (const index of hosts.order()) {
-      const client = new pg.Client({ ...config, connectionString: hosts.target.urls[index] });
+      const client = new pg.Client({
+        connectionTimeoutMillis: hosts.connectTimeoutMs,
+        ...config,
+        connectionString: hosts.target.urls[index],
+      });
       // An 'error' while connecting also rejects connect(); unheard, it would kill the process.
       client.on('error', () => undefined);
       try {

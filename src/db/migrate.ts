@@ -91,14 +91,20 @@ export interface MigrateResult {
 }
 
 /** Brings the database to the latest schema. Safe to call from many processes at once. */
-export async function migrate(url: string, migrations?: Migration[]): Promise<MigrateResult> {
+export async function migrate(
+  url: string,
+  migrations?: Migration[],
+  options: { connectTimeoutMs?: number } = {},
+): Promise<MigrateResult> {
   const known = migrations ?? (await loadMigrations());
   // A multi-host URL lands on the writable primary (./connect.ts). The advisory lock and
   // the SETs below are session-level: behind a transaction pooler each statement may run
   // on another server connection, so `serve` migrates over the bus's direct URL.
   // A connection lost mid-run (pg_terminate_backend, a restart) fails the pending query,
   // which rejects migrate(); connectClient leaves a listener on 'error' so it cannot kill the process.
-  const client = await connectClient(Hosts.forWriting(url), { application_name: 'switchboard-migrate' });
+  const client = await connectClient(Hosts.forWriting(url, options.connectTimeoutMs), {
+    application_name: 'switchboard-migrate',
+  });
   try {
     // Before anything is written: a server older than 15 is refused, naming its version.
     await checkServerVersion(client, `PostgreSQL at ${hostOf(url)}`);

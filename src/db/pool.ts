@@ -35,6 +35,12 @@ export interface PoolOptions {
    */
   lockTimeoutMs?: number;
   /**
+   * How long one host may take to give a connection, in ms (SWITCHBOARD_DB_CONNECT_TIMEOUT;
+   * default ./connect.ts's DEFAULT_CONNECT_TIMEOUT_MS). With several hosts, a checkout
+   * whose host did not answer in time moves on to the next host.
+   */
+  connectTimeoutMs?: number;
+  /**
    * The URL is a transaction pooler (PgBouncer pool_mode=transaction): consecutive
    * statements may run on different server connections. So no named prepared statements
    * (a name is dropped: the statement is prepared unnamed, each time) and no timeouts in
@@ -58,16 +64,19 @@ export interface QueryObserver {
 }
 
 export function createPool(options: PoolOptions): pg.Pool {
-  const hosts = Hosts.fromUrl(options.url);
+  const hosts = Hosts.fromUrl(options.url, options.connectTimeoutMs);
   const selecting = hosts.count > 1 || hosts.target.attrs !== 'any';
   const Pool = selecting ? selectingPool(hosts) : pg.Pool;
   const pool = new Pool({
-    ...(selecting ? {} : { connectionString: options.url }),
+    ...(selecting ? {} : { connectionString: options.url, Client: timedClient(hosts.connectTimeoutMs) }),
     max: options.max,
     application_name: options.applicationName ?? 'switchboard',
     // A connection that cannot be had in 10 s means the database is down or saturated;
-    // failing lets the caller answer `unavailable` instead of hanging a request.
-    connectionTimeoutMillis: 10_000,
+    // failing lets the caller answer `unavailable` instead of hanging a request. pg-pool
+    // hands this to each new client too; the clients here replace it with the per-host
+    // timeout, which stays below it so that a silent host fails (and, with several hosts,
+    // the next is tried) before the checkout as a whole does.
+    connectionTimeoutMillis: Math.max(CHECKOUT_TIMEOUT_MS, hosts.connectTimeoutMs + 1_000),
     idleTimeoutMillis: 30_000,
     // Sent in the startup packet, so the server applies them before the first statement
     // with no extra round trip; 0 sends nothing and the database's own default holds.
@@ -86,6 +95,18 @@ export function createPool(options: PoolOptions): pg.Pool {
   pool.on('error', () => undefined);
   if (options.queries) observeQueries(pool, options.queries);
   return pool;
+}
+
+/** The pool's checkout limit (see createPool); longer only when the per-host timeout is. */
+const CHECKOUT_TIMEOUT_MS = 10_000;
+
+/** pg.Client with the per-host connect timeout instead of the pool's checkout limit. */
+function timedClient(connectTimeoutMs: number): typeof pg.Client {
+  return class TimedClient extends pg.Client {
+    constructor(config?: pg.ClientConfig) {
+      super({ ...config, connectionTimeoutMillis: connectTimeoutMs });
+    }
+  };
 }
 
 type QueryFn = (...args: unknown[]) => unknown;
@@ -113,7 +134,7 @@ function selectingPool(hosts: Hosts): typeof pg.Pool {
     readonly hostIndex: number;
     constructor(config?: pg.ClientConfig) {
       const index = hosts.order()[0] ?? 0;
-      super({ ...config, connectionString: hosts.target.urls[index] });
+      super({ ...config, connectionTimeoutMillis: hosts.connectTimeoutMs, connectionString: hosts.target.urls[index] });
       this.hostIndex = index;
     }
     override connect(): Promise<pg.Client>;
@@ -150,7 +171,9 @@ function selectingPool(hosts: Hosts): typeof pg.Pool {
       const reasons: string[] = [];
       const attempt = () => {
         super.connect((err, client, done) => {
-          if (err && hostFailures.has(err) && !this.ending) {
+          // pg-pool rewraps a connect that its own timer cut short; the host's error is the cause.
+          const failure = err && (hostFailures.has(err) || hostFailures.has((err as { cause?: object }).cause ?? {}));
+          if (err && failure && !this.ending) {
             reasons.push(err.message);
             if (reasons.length < hosts.count) return attempt();
             if (hosts.count > 1) {

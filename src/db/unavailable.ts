@@ -22,6 +22,8 @@ const SERVER_GONE = new Set(['57P01', '57P02', '57P03', '53300', '57P05']);
 const PG_MESSAGES = [
   'Connection terminated',
   'timeout exceeded when trying to connect',
+  // pg.Client's own connect timer (the per-host SWITCHBOARD_DB_CONNECT_TIMEOUT).
+  'timeout expired',
   'Client has encountered a connection error and is not queryable',
   'Client was closed and is not queryable',
   'Cannot use a pool after calling end on the pool',
