@@ -96,6 +96,43 @@ test('inputs come from the use cases’ schemas: a todo push lists the fields cr
   ]);
 });
 
+/**
+ * The one answer not declared field by field: this document itself, whose shape is
+ * OpenAPI 3.1's (the validator above holds it to that).
+ */
+const SELF_DESCRIBED = new Set(['GET /api/v1/openapi.json']);
+
+/** Where a JSON Schema declares an object with unnamed fields, or says nothing at all ("" is the top). */
+function undeclared(schema: Record<string, unknown>, at = ''): string[] {
+  const branches = (schema.anyOf ?? schema.oneOf) as Array<Record<string, unknown>> | undefined;
+  if (branches) return branches.flatMap((b, i) => undeclared(b, `${at}|${i}`));
+  if (schema.type === undefined && schema.const === undefined && schema.enum === undefined) return [at || '(top)'];
+  if (schema.type !== 'object') return [];
+  const properties = schema.properties as Record<string, Record<string, unknown>> | undefined;
+  if (!properties || Object.keys(properties).length === 0 || schema.additionalProperties !== false)
+    return [at || '(top)'];
+  return [];
+}
+
+test('every route declares its success answers field by field (no bare objects)', () => {
+  const bare: string[] = [];
+  for (const [name, op] of operations) {
+    const responses = op.responses as Record<
+      string,
+      { content?: Record<string, { schema?: Record<string, unknown> }> }
+    >;
+    const successes = Object.entries(responses).filter(([status]) => status.startsWith('2'));
+    assert.ok(successes.length > 0, `${name}: declares a success answer`);
+    if (SELF_DESCRIBED.has(name)) continue;
+    for (const [status, response] of successes) {
+      const schema = response.content?.['application/json']?.schema;
+      if (!schema) bare.push(`${name} ${status}: no schema`);
+      else for (const where of undeclared(schema)) bare.push(`${name} ${status} at ${where}`);
+    }
+  }
+  assert.deepEqual(bare, [], 'declare these answers in src/contract/ (docs/design/api-contract.md)');
+});
+
 test('the answers of the main groups are declared field by field', () => {
   for (const name of [
     'GET /api/v1/todos/{id}',
