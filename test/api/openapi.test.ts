@@ -3,6 +3,7 @@
 // inputs, answers and the one error shape.
 
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { createHost } from '../../src/http/app.js';
@@ -151,4 +152,17 @@ test('the answers of the main groups are declared field by field', () => {
     assert.ok(schema?.properties, `${name}: a declared object`);
     assert.equal(schema.additionalProperties, false, `${name}: the answer's fields are all named`);
   }
+});
+
+test('docs/api.md shows a curl per tag of the document, marked with the tag', async () => {
+  const text = await readFile(new URL('../../docs/api.md', import.meta.url), 'utf8');
+  const from = text.indexOf('```sh', text.indexOf('One curl per group'));
+  const block = text.slice(from, text.indexOf('```\n', from + 5));
+  const marked = new Set([...block.matchAll(/ # ([a-z-]+)/g)].map((m) => m[1]));
+  const tags = (doc.tags as Array<{ name: string }>).map((t) => t.name);
+  assert.deepEqual(
+    tags.filter((t) => !marked.has(t)),
+    [],
+    'add a curl line ending `# <tag>` to docs/api.md',
+  );
 });
