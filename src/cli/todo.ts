@@ -4,7 +4,7 @@
 
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import type { Todo, TodoList, TodoOne, TodoPushed, TodoShown } from '../client/index.js';
+import type { Todo, TodoAttempt as Attempt, TodoList, TodoOne, TodoPushed } from '../client/index.js';
 import { PRIORITY_BOUNDS, TODO_STATES } from '../domain/todo.js';
 import { describeWaiting } from '../domain/waiting.js';
 import { signedInClient } from './client.js';
@@ -199,7 +199,7 @@ async function list(endpoint: string, opts: ListOptions): Promise<void> {
 
 async function show(id: string, opts: CommonOptions): Promise<void> {
   const client = await signedInClient(opts.url);
-  const answer = await client.request<TodoShown>('GET', todoPath(id));
+  const answer = await client.request<{ todo: Todo; attempts: Attempt[] }>('GET', todoPath(id));
   emit(opts.json, answer, (a) => describeTodo(a.todo) + section('Attempts:', attemptsTable(a.attempts)));
 }
 
@@ -248,7 +248,7 @@ export function describeTodo(t: Todo): string {
   ]);
 }
 
-function attemptsTable(attempts: TodoShown['attempts']): string {
+function attemptsTable(attempts: Attempt[]): string {
   return table(
     attempts,
     [
