@@ -6,7 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { startDoorbellTestInput } from '../doorbell/self-test.js';
 import { route } from '../http/contract.js';
-import { objectAnswer, refParams } from './contract-common.js';
+import { refParams } from './contract-common.js';
+import { doorbellReportOut, doorbellTestStartedOut } from '../contract/doorbell.js';
 import { getOwnedTest, startOwnedTest, type OperatorTestDeps } from '../endpoints/doorbell-tests.js';
 import type { Auth } from '../http/auth.js';
 
@@ -23,7 +24,7 @@ export function doorbellRoutes(app: FastifyInstance, deps: OperatorTestDeps, aut
       summary: 'Start a doorbell self-test of an endpoint.',
       params: refParams,
       body: startDoorbellTestInput,
-      answers: { 201: objectAnswer },
+      answers: { 201: doorbellTestStartedOut },
     },
     async (request, reply) => {
       const { human } = await auth.authenticate(request, reply, 'human');
@@ -38,7 +39,7 @@ export function doorbellRoutes(app: FastifyInstance, deps: OperatorTestDeps, aut
       url: '/api/v1/endpoints/:ref/doorbell-tests/:test_id',
       summary: 'Read a doorbell self-test: each step and its verdict.',
       params: testParams,
-      answers: { 200: objectAnswer },
+      answers: { 200: doorbellReportOut },
     },
     async (request, reply) => {
       const { human } = await auth.authenticate(request, reply, 'human');

@@ -6,7 +6,17 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { route } from '../http/contract.js';
-import { idParams, objectAnswer } from './contract-common.js';
+import { idParams } from './contract-common.js';
+import {
+  humanAuditOut,
+  humanDeletedOut,
+  humanUpdatedOut,
+  oidcUnlinkedOut,
+  passwordChangedOut,
+  resetIssuedOut,
+  tokenListOut,
+  tokenOneOut,
+} from '../contract/people.js';
 import {
   auditQuery,
   changeOwnPassword,
@@ -28,7 +38,7 @@ import type { Auth } from '../http/auth.js';
 const tokenParams = idParams.extend({ tokenId: z.string().min(1).max(100).describe('The token id.') });
 
 export function humanRoutes(app: FastifyInstance, deps: IdentityDeps, auth: Auth): void {
-  const people = { tag: 'humans', access: 'admin', answers: { 200: objectAnswer } } as const;
+  const people = { tag: 'humans', access: 'admin' } as const;
   route(
     app,
     {
@@ -38,6 +48,7 @@ export function humanRoutes(app: FastifyInstance, deps: IdentityDeps, auth: Auth
       summary: 'Disable, enable or re-role a human.',
       params: idParams,
       body: updateInput,
+      answers: { 200: humanUpdatedOut },
     },
     async (request, reply) => {
       const actor = await auth.authenticate(request, reply, 'admin');
@@ -53,6 +64,7 @@ export function humanRoutes(app: FastifyInstance, deps: IdentityDeps, auth: Auth
       summary: 'Delete a human (their endpoints go, or move to another).',
       params: idParams,
       body: deleteInput,
+      answers: { 200: humanDeletedOut },
     },
     async (request, reply) => {
       const actor = await auth.authenticate(request, reply, 'admin');
@@ -68,7 +80,7 @@ export function humanRoutes(app: FastifyInstance, deps: IdentityDeps, auth: Auth
       summary: 'Issue a password reset link.',
       params: idParams,
       body: resetInput,
-      answers: { 201: objectAnswer },
+      answers: { 201: resetIssuedOut },
     },
     async (request, reply) => {
       const actor = await auth.authenticate(request, reply, 'admin');
@@ -77,7 +89,14 @@ export function humanRoutes(app: FastifyInstance, deps: IdentityDeps, auth: Auth
   );
   route(
     app,
-    { ...people, method: 'GET', url: '/api/v1/humans/:id/tokens', summary: 'A human’s API tokens.', params: idParams },
+    {
+      ...people,
+      method: 'GET',
+      url: '/api/v1/humans/:id/tokens',
+      summary: 'A human’s API tokens.',
+      params: idParams,
+      answers: { 200: tokenListOut },
+    },
     async (request, reply) => {
       await auth.authenticate(request, reply, 'admin');
       return { tokens: await listHumanTokens(deps, request.params.id) };
@@ -92,6 +111,7 @@ export function humanRoutes(app: FastifyInstance, deps: IdentityDeps, auth: Auth
       summary: 'What was done to a human, a page at a time.',
       params: idParams,
       query: auditQuery,
+      answers: { 200: humanAuditOut },
     },
     async (request, reply) => {
       await auth.authenticate(request, reply, 'admin');
@@ -106,6 +126,7 @@ export function humanRoutes(app: FastifyInstance, deps: IdentityDeps, auth: Auth
       url: '/api/v1/humans/:id/tokens/:tokenId',
       summary: 'Revoke a human’s token.',
       params: tokenParams,
+      answers: { 200: tokenOneOut },
     },
     async (request, reply) => {
       const actor = await auth.authenticate(request, reply, 'admin');
@@ -120,6 +141,7 @@ export function humanRoutes(app: FastifyInstance, deps: IdentityDeps, auth: Auth
       url: '/api/v1/humans/:id/oidc',
       summary: 'Unlink a human from their OIDC account.',
       params: idParams,
+      answers: { 200: oidcUnlinkedOut },
     },
     async (request, reply) => {
       const actor = await auth.authenticate(request, reply, 'admin');
@@ -136,6 +158,7 @@ export function humanRoutes(app: FastifyInstance, deps: IdentityDeps, auth: Auth
       url: '/api/v1/me/password',
       summary: 'Change your own password.',
       body: passwordInput,
+      answers: { 200: passwordChangedOut },
     },
     async (request, reply) => {
       const principal = await auth.authenticate(request, reply, 'human');

@@ -1,9 +1,19 @@
 // /api/v1 routes for sign-in and people: setup, login, logout, whoami, tokens, humans.
 
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
 import { route } from '../http/contract.js';
-import { idParams, objectAnswer } from './contract-common.js';
+import { idParams } from './contract-common.js';
+import {
+  humanCreatedOut,
+  humanListOut,
+  humanOneOut,
+  loggedOutOut,
+  signedInOut,
+  tokenListOut,
+  tokenMintedOut,
+  tokenOneOut,
+  whoamiOut,
+} from '../contract/people.js';
 import { createHuman, createInput, getHuman, listHumans } from '../identity/humans.js';
 import { exchangeCliLoginCode, exchangeInput } from '../identity/cli-login.js';
 import { login, loginInput, logout } from '../identity/login.js';
@@ -11,8 +21,6 @@ import type { TokenDeps } from '../identity/principal.js';
 import { completeSetup, setupInput } from '../identity/setup.js';
 import { listTokens, mintInput, mintToken, revokeToken } from '../identity/tokens.js';
 import type { Auth } from '../http/auth.js';
-
-const humanAnswer = z.looseObject({ human: z.looseObject({ id: z.string(), email: z.string() }) });
 
 export function identityRoutes(app: FastifyInstance, deps: TokenDeps, auth: Auth, now: () => Date): void {
   const signIn = { tag: 'sign-in', access: 'public' } as const;
@@ -26,7 +34,7 @@ export function identityRoutes(app: FastifyInstance, deps: TokenDeps, auth: Auth
       url: '/api/v1/setup',
       summary: 'First run: the setup link’s token makes the first admin.',
       body: setupInput,
-      answers: { 201: humanAnswer },
+      answers: { 201: humanOneOut },
     },
     async (request, reply) => {
       auth.limitSignIn(request, reply);
@@ -41,7 +49,7 @@ export function identityRoutes(app: FastifyInstance, deps: TokenDeps, auth: Auth
       url: '/api/v1/auth/login',
       summary: 'Sign in with a password: an API token (`sbt_…`).',
       body: loginInput,
-      answers: { 201: objectAnswer },
+      answers: { 201: signedInOut },
     },
     async (request, reply) => {
       const email = (request.body as { email?: unknown } | null)?.email;
@@ -58,7 +66,7 @@ export function identityRoutes(app: FastifyInstance, deps: TokenDeps, auth: Auth
       url: '/api/v1/auth/cli-token',
       summary: 'Exchange `switchboard login --web`’s one-time code for a token.',
       body: exchangeInput,
-      answers: { 201: objectAnswer },
+      answers: { 201: signedInOut },
     },
     async (request, reply) => {
       auth.limitSignIn(request, reply);
@@ -73,7 +81,7 @@ export function identityRoutes(app: FastifyInstance, deps: TokenDeps, auth: Auth
       method: 'POST',
       url: '/api/v1/auth/logout',
       summary: 'Revoke the token this request carries.',
-      answers: { 200: objectAnswer },
+      answers: { 200: loggedOutOut },
     },
     async (request, reply) => {
       const principal = await auth.authenticate(request, reply, 'human');
@@ -87,7 +95,7 @@ export function identityRoutes(app: FastifyInstance, deps: TokenDeps, auth: Auth
       method: 'GET',
       url: '/api/v1/whoami',
       summary: 'Who this token is.',
-      answers: { 200: z.looseObject({ human: z.looseObject({}), token: z.unknown() }) },
+      answers: { 200: whoamiOut },
     },
     async (request, reply) => {
       const principal = await auth.authenticate(request, reply, 'human');
@@ -101,7 +109,7 @@ export function identityRoutes(app: FastifyInstance, deps: TokenDeps, auth: Auth
       method: 'GET',
       url: '/api/v1/tokens',
       summary: 'Your API tokens.',
-      answers: { 200: z.looseObject({ tokens: z.array(z.looseObject({})) }) },
+      answers: { 200: tokenListOut },
     },
     async (request, reply) => {
       const principal = await auth.authenticate(request, reply, 'human');
@@ -116,7 +124,7 @@ export function identityRoutes(app: FastifyInstance, deps: TokenDeps, auth: Auth
       url: '/api/v1/tokens',
       summary: 'Mint an API token (a workflow token only pushes todos and messages).',
       body: mintInput,
-      answers: { 201: objectAnswer },
+      answers: { 201: tokenMintedOut },
     },
     async (request, reply) => {
       const principal = await auth.authenticate(request, reply, 'human');
@@ -131,7 +139,7 @@ export function identityRoutes(app: FastifyInstance, deps: TokenDeps, auth: Auth
       url: '/api/v1/tokens/:id',
       summary: 'Revoke one of your tokens.',
       params: idParams,
-      answers: { 200: objectAnswer },
+      answers: { 200: tokenOneOut },
     },
     async (request, reply) => {
       const principal = await auth.authenticate(request, reply, 'human');
@@ -145,7 +153,7 @@ export function identityRoutes(app: FastifyInstance, deps: TokenDeps, auth: Auth
       method: 'GET',
       url: '/api/v1/humans',
       summary: 'Every human.',
-      answers: { 200: z.looseObject({ humans: z.array(z.looseObject({})) }) },
+      answers: { 200: humanListOut },
     },
     async (request, reply) => {
       await auth.authenticate(request, reply, 'admin');
@@ -160,7 +168,7 @@ export function identityRoutes(app: FastifyInstance, deps: TokenDeps, auth: Auth
       url: '/api/v1/humans',
       summary: 'Add a human (with a password, or an invite link).',
       body: createInput,
-      answers: { 201: objectAnswer },
+      answers: { 201: humanCreatedOut },
     },
     async (request, reply) => {
       const actor = await auth.authenticate(request, reply, 'admin');
@@ -175,7 +183,7 @@ export function identityRoutes(app: FastifyInstance, deps: TokenDeps, auth: Auth
       url: '/api/v1/humans/:id',
       summary: 'One human.',
       params: idParams,
-      answers: { 200: humanAnswer },
+      answers: { 200: humanOneOut },
     },
     async (request, reply) => {
       await auth.authenticate(request, reply, 'admin');

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { Principal } from '../identity/principal.js';
 import { addInput, capacityInput, editInput, reorderInput, type Capacity } from '../domain/messages.js';
 import { route } from '../http/contract.js';
-import { objectAnswer } from './contract-common.js';
+import { capacityOut, entryOut, entryRemovedOut, queueClearedOut, queueStatusOut } from '../contract/messages.js';
 import type { Actor, MessageDeps } from '../messages/context.js';
 import {
   addMessage,
@@ -47,10 +47,17 @@ const entryParams = sessionParams.extend({ entry: z.string().min(1).max(100).des
 
 export function messageRoutes(app: FastifyInstance, deps: MessageDeps, auth: Auth): void {
   const base = '/api/v1/sessions/:id/queue';
-  const tagged = { tag: 'messages', access: 'human', answers: { 200: objectAnswer } } as const;
+  const tagged = { tag: 'messages', access: 'human' } as const;
   route(
     app,
-    { ...tagged, method: 'GET', url: base, summary: 'A session’s message queue.', params: sessionParams },
+    {
+      ...tagged,
+      method: 'GET',
+      url: base,
+      summary: 'A session’s message queue.',
+      params: sessionParams,
+      answers: { 200: queueStatusOut },
+    },
     async (request, reply) => {
       const principal = await auth.authenticate(request, reply, 'human');
       return queueStatus(deps, actorOf(principal), request.params.id);
@@ -66,7 +73,7 @@ export function messageRoutes(app: FastifyInstance, deps: MessageDeps, auth: Aut
       summary: 'Queue a message into a session.',
       params: sessionParams,
       body: addInput,
-      answers: { 201: objectAnswer },
+      answers: { 201: entryOut },
     },
     async (request, reply) => {
       const principal = await auth.authenticate(request, reply, 'workflow');
@@ -82,7 +89,7 @@ export function messageRoutes(app: FastifyInstance, deps: MessageDeps, auth: Aut
       url: base,
       summary: 'Remove every pending message of a session.',
       params: sessionParams,
-      answers: { 200: z.object({ removed: z.number().int() }) },
+      answers: { 200: queueClearedOut },
     },
     async (request, reply) => {
       const principal = await auth.authenticate(request, reply, 'human');
@@ -99,6 +106,7 @@ export function messageRoutes(app: FastifyInstance, deps: MessageDeps, auth: Aut
       summary: 'Reorder a session’s pending messages.',
       params: sessionParams,
       body: reorderInput,
+      answers: { 200: queueStatusOut },
     },
     async (request, reply) => {
       const principal = await auth.authenticate(request, reply, 'human');
@@ -114,6 +122,7 @@ export function messageRoutes(app: FastifyInstance, deps: MessageDeps, auth: Aut
       summary: 'Edit a pending message.',
       params: entryParams,
       body: editInput.omit({ entry_id: true }),
+      answers: { 200: entryOut },
     },
     async (request, reply) => {
       const principal = await auth.authenticate(request, reply, 'human');
@@ -123,17 +132,20 @@ export function messageRoutes(app: FastifyInstance, deps: MessageDeps, auth: Aut
   );
   route(
     app,
-    { ...tagged, method: 'DELETE', url: `${base}/:entry`, summary: 'Remove a pending message.', params: entryParams },
+    {
+      ...tagged,
+      method: 'DELETE',
+      url: `${base}/:entry`,
+      summary: 'Remove a pending message.',
+      params: entryParams,
+      answers: { 200: entryRemovedOut },
+    },
     async (request, reply) => {
       const principal = await auth.authenticate(request, reply, 'human');
       return removeMessage(deps, actorOf(principal), request.params.id, { entry_id: request.params.entry });
     },
   );
 
-  const capacity = z.object({
-    settings: z.object({ max_per_session: z.number().int().nullable() }),
-    effective: z.object({ max_per_session: z.number().int(), source: z.string(), locked: z.boolean() }),
-  });
   route(
     app,
     {
@@ -142,7 +154,7 @@ export function messageRoutes(app: FastifyInstance, deps: MessageDeps, auth: Aut
       method: 'GET',
       url: '/api/v1/settings/message-queue',
       summary: 'The message queue’s capacity: saved and in force.',
-      answers: { 200: capacity },
+      answers: { 200: capacityOut },
     },
     async (request, reply) => {
       await auth.authenticate(request, reply, 'human');
@@ -158,7 +170,7 @@ export function messageRoutes(app: FastifyInstance, deps: MessageDeps, auth: Aut
       url: '/api/v1/settings/message-queue',
       summary: 'Save the message queue’s capacity.',
       body: capacityInput,
-      answers: { 200: capacity },
+      answers: { 200: capacityOut },
     },
     async (request, reply) => {
       await auth.authenticate(request, reply, 'admin');

@@ -7,7 +7,8 @@ import { AppError } from '../domain/errors.js';
 import { resolveEndpoint, type EndpointDeps } from '../endpoints/manage.js';
 import { clearPresence, operatorInput, presenceOf, setPresence, setShift, shiftInput } from '../presence/manage.js';
 import { route } from '../http/contract.js';
-import { objectAnswer, refParams } from './contract-common.js';
+import { refParams } from './contract-common.js';
+import { presenceOut } from '../contract/presence.js';
 import type { Auth } from '../http/auth.js';
 
 export function presenceRoutes(app: FastifyInstance, deps: EndpointDeps, auth: Auth): void {
@@ -21,7 +22,7 @@ export function presenceRoutes(app: FastifyInstance, deps: EndpointDeps, auth: A
     return endpoint.id;
   }
 
-  const tagged = { tag: 'presence', access: 'human', params: refParams, answers: { 200: objectAnswer } } as const;
+  const tagged = { tag: 'presence', access: 'human', params: refParams, answers: { 200: presenceOut } } as const;
   route(
     app,
     { ...tagged, method: 'GET', url: '/api/v1/endpoints/:ref/presence', summary: 'Read an endpoint’s presence.' },

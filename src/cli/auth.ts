@@ -8,6 +8,8 @@
 import { hostname } from 'node:os';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
+// What a sign-in brings back, whichever way it went: SignedIn.
+import type { SignedIn as Issued, WhoAmI } from '../client/index.js';
 import { loadCliEnv } from '../config/cli.js';
 import { ApiError, apiClient, normalizeUrl, resolveTarget, signedInClient } from './client.js';
 import { credentialsPath, deleteCredentials, loadCredentials, saveCredentials } from './credentials.js';
@@ -16,13 +18,6 @@ import { apiCommand, run, textFlag, type CommonOptions } from './flags.js';
 import { startWebLogin, loginTimeoutMs, openBrowser } from './login-web.js';
 import { clean, emit, keyValues } from './output.js';
 
-interface Human {
-  id: string;
-  email: string;
-  display_name: string | null;
-  role: string;
-}
-
 interface LoginOptions extends CommonOptions {
   email?: string;
   passwordStdin?: boolean;
@@ -30,14 +25,6 @@ interface LoginOptions extends CommonOptions {
   password?: boolean;
   browser: boolean;
   timeout: string;
-}
-
-/** What a sign-in brings back, whichever way it went. */
-interface Issued {
-  token: string;
-  token_id: string;
-  expires_at: string | null;
-  human: Human;
 }
 
 export function registerAuth(program: Command): void {
@@ -188,10 +175,7 @@ async function logout(opts: CommonOptions): Promise<void> {
 
 async function whoami(opts: CommonOptions): Promise<void> {
   const client = await signedInClient(opts.url);
-  const answer = await client.request<{
-    human: Human;
-    token: { id: string; kind: string; name: string; expires_at: string | null } | null;
-  }>('GET', '/api/v1/whoami');
+  const answer = await client.request<WhoAmI>('GET', '/api/v1/whoami');
   emit(opts.json, answer, (a) =>
     keyValues([
       ['server', client.url],

@@ -3,20 +3,10 @@
 // progress indicator on a terminal while the agent has time to claim, and renders the
 // verdict. "Delivered" (written to the stream) and "heard" (claimed) are told apart.
 
+import type { DoorbellReport, DoorbellTestStarted } from '../client/index.js';
 import type { ApiClient } from './client.js';
 import { endpointPath } from './endpoint.js';
 import { clean } from './output.js';
-
-export interface DoorbellReport {
-  test_id: string;
-  verdict: string;
-  report_after: string;
-  stream_attached: boolean;
-  channel_capability: { clients: Array<{ name: string | null; version: string | null }>; note: string };
-  delivered: { written: boolean; at: string | null; session_id: string | null };
-  claimed_within_seconds: number | null;
-  hints: string[];
-}
 
 // A second between reads: the verdict changes at the claim, so this is the extra latency
 // a person sees; the API's rate limits allow far more.
@@ -42,7 +32,7 @@ function progress(enabled: boolean) {
 
 export async function runSelfTest(client: ApiClient, ref: string, waitSeconds: number): Promise<DoorbellReport> {
   const base = `${endpointPath(ref)}/doorbell-tests`;
-  const started = await client.request<{ test_id: string; report_after: string }>('POST', base, {
+  const started = await client.request<DoorbellTestStarted>('POST', base, {
     wait_seconds: waitSeconds,
   });
   const path = `${base}/${encodeURIComponent(started.test_id)}`;

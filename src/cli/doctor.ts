@@ -9,11 +9,12 @@
 // session settles with the lease token its claim answered.
 
 import type { Command } from 'commander';
+import type { DoorbellReport, EndpointList, EndpointShown } from '../client/index.js';
 import { parseDuration } from '../config/duration.js';
 import { versionInfo, type VersionInfo } from '../version.js';
 import { ApiError, apiClient, resolveTarget, unreachable, type ApiClient } from './client.js';
-import { renderReport, runSelfTest, type DoorbellReport } from './doctor-test.js';
-import { endpointPath, type Endpoint } from './endpoint.js';
+import { renderReport, runSelfTest } from './doctor-test.js';
+import { endpointPath } from './endpoint.js';
 import { CliError, EXIT } from './exit.js';
 import { apiCommand, run, type CommonOptions } from './flags.js';
 import { channelFlag, mcpServerName, WITHOUT_SESSION } from '../domain/guidance.js';
@@ -31,17 +32,8 @@ interface Check {
   severity?: 'warning';
 }
 
-interface Session {
-  id: string;
-  client_name: string | null;
-  client_version: string | null;
-  stream_open: boolean;
-  /** Declared claude/channel: it asked for doorbells. */
-  channel: boolean;
-  /** Opened a notification stream at some time (absent from servers before it was answered). */
-  had_stream?: boolean;
-  unheard: boolean;
-}
+/** A live MCP session as GET /api/v1/endpoints/{ref} lists it (`had_stream`: absent from a server older than it). */
+type Session = EndpointShown['sessions'][number];
 
 /** Never opened a stream and never asked for doorbells: it pulls its work, nothing is wrong. */
 const pullsOnly = (s: Session) => !s.stream_open && s.had_stream === false && !s.channel;
@@ -115,12 +107,12 @@ async function signedIn(client: ApiClient | null, url: string, checks: Check[]):
 async function endpointsOf(client: ApiClient, ref: string | undefined): Promise<Answer['endpoints']> {
   const refs = ref
     ? [ref]
-    : (await client.request<{ endpoints: Endpoint[] }>('GET', '/api/v1/endpoints')).endpoints
+    : (await client.request<EndpointList>('GET', '/api/v1/endpoints')).endpoints
         .filter((e) => e.state === 'active')
         .map((e) => e.slug);
   const out: Answer['endpoints'] = [];
   for (const r of refs.slice(0, 50)) {
-    const shown = await client.request<{ endpoint: Endpoint; sessions: Session[] }>('GET', endpointPath(r));
+    const shown = await client.request<EndpointShown>('GET', endpointPath(r));
     out.push({ slug: shown.endpoint.slug, state: shown.endpoint.state, sessions: shown.sessions });
   }
   return out;

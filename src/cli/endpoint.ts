@@ -7,6 +7,16 @@
 // an MCP Inspector recipe (src/domain/guidance.ts). Sessions and grants are the server's.
 
 import type { Command } from 'commander';
+import type {
+  Deleted,
+  Endpoint,
+  EndpointList,
+  EndpointOne,
+  EndpointRevoked,
+  EndpointRotated,
+  EndpointShown,
+  EndpointVended,
+} from '../client/index.js';
 import { parseDuration } from '../config/duration.js';
 import { MAX_CREDENTIAL_GRACE_SECONDS, SLUG } from '../domain/endpoint.js';
 import { signedInClient } from './client.js';
@@ -35,22 +45,6 @@ import {
   type ConnectGuidance,
 } from '../domain/guidance.js';
 import { emit, keyValues, objectsTable, section, table } from './output.js';
-
-export interface Endpoint {
-  id: string;
-  slug: string;
-  name: string;
-  queues: string[];
-  verbs: string[];
-  state: string;
-  default_lease_seconds: number | null;
-  /** Absent from a server older than agent-message opt-in. */
-  accept_agent_messages?: boolean;
-  expires_at: string | null;
-  revoked_at: string | null;
-  last_seen_at: string | null;
-  created_at: string;
-}
 
 interface VendOptions extends CommonOptions {
   slug?: string;
@@ -133,15 +127,12 @@ export function vendBody(name: string, opts: VendOptions): Record<string, unknow
   return body;
 }
 
-interface VendAnswer {
-  endpoint: Endpoint;
-  credential: string;
-  mcp_json: unknown;
-  claude_mcp_add: string;
-  /** Absent from a server older than the guidance (src/domain/guidance.ts). */
-  guidance?: ConnectGuidance;
-}
-
+/**
+ * vend's and rotate's answer. The contract types `guidance` as an object; the CLI reads it
+ * as src/domain/guidance.ts builds it (and a server older than the guidance leaves it out).
+ */
+type WithGuidance<T> = Omit<T, 'guidance'> & { guidance?: ConnectGuidance };
+type VendAnswer = WithGuidance<EndpointVended>;
 async function vend(name: string, opts: VendOptions): Promise<void> {
   const body = vendBody(name, opts);
   const client = await signedInClient(opts.url);
@@ -163,7 +154,7 @@ async function vend(name: string, opts: VendOptions): Promise<void> {
 
 async function list(opts: CommonOptions): Promise<void> {
   const client = await signedInClient(opts.url);
-  const answer = await client.request<{ endpoints: Endpoint[] }>('GET', '/api/v1/endpoints');
+  const answer = await client.request<EndpointList>('GET', '/api/v1/endpoints');
   emit(opts.json, answer, (a) =>
     table(
       a.endpoints,
@@ -182,10 +173,7 @@ async function list(opts: CommonOptions): Promise<void> {
 
 async function show(ref: string, opts: CommonOptions): Promise<void> {
   const client = await signedInClient(opts.url);
-  const answer = await client.request<{ endpoint: Endpoint; sessions: Record<string, unknown>[] }>(
-    'GET',
-    endpointPath(ref),
-  );
+  const answer = await client.request<EndpointShown>('GET', endpointPath(ref));
   emit(opts.json, answer, (a) => describe(a.endpoint) + section('Sessions:', objectsTable(a.sessions)));
 }
 
@@ -212,7 +200,7 @@ export function editBody(opts: SetOptions): Record<string, unknown> {
 async function set(ref: string, opts: SetOptions): Promise<void> {
   const body = editBody(opts);
   const client = await signedInClient(opts.url);
-  const answer = await asFlags(client.request<{ endpoint: Endpoint }>('PATCH', endpointPath(ref), body), {
+  const answer = await asFlags(client.request<EndpointOne>('PATCH', endpointPath(ref), body), {
     name: '--name',
     default_lease_seconds: '--lease',
     add_queues: '--add-queue',
@@ -234,11 +222,7 @@ export function rotateBody(opts: { grace?: string }): Record<string, unknown> {
 async function rotate(ref: string, opts: CommonOptions & { grace?: string }): Promise<void> {
   const body = rotateBody(opts);
   const client = await signedInClient(opts.url);
-  const answer = await client.request<VendAnswer & { previous_valid_until: string | null }>(
-    'POST',
-    `${endpointPath(ref)}/rotate`,
-    body,
-  );
+  const answer = await client.request<WithGuidance<EndpointRotated>>('POST', `${endpointPath(ref)}/rotate`, body);
   emit(opts.json, answer, (a) =>
     [
       `rotated ${a.endpoint.slug}: ${
@@ -256,10 +240,7 @@ async function rotate(ref: string, opts: CommonOptions & { grace?: string }): Pr
 
 async function revoke(ref: string, opts: CommonOptions): Promise<void> {
   const client = await signedInClient(opts.url);
-  const answer = await client.request<{ endpoint: Endpoint; dead_lettered: number }>(
-    'POST',
-    `${endpointPath(ref)}/revoke`,
-  );
+  const answer = await client.request<EndpointRevoked>('POST', `${endpointPath(ref)}/revoke`);
   emit(
     opts.json,
     answer,
@@ -269,13 +250,13 @@ async function revoke(ref: string, opts: CommonOptions): Promise<void> {
 
 async function remove(ref: string, opts: CommonOptions): Promise<void> {
   const client = await signedInClient(opts.url);
-  const answer = await client.request<{ deleted: boolean }>('DELETE', endpointPath(ref));
+  const answer = await client.request<Deleted>('DELETE', endpointPath(ref));
   emit(opts.json, answer, () => `deleted endpoint ${ref}`);
 }
 
 async function connect(ref: string, opts: CommonOptions): Promise<void> {
   const client = await signedInClient(opts.url);
-  const shown = await client.request<{ endpoint: Endpoint; guidance?: ConnectGuidance }>('GET', endpointPath(ref));
+  const shown = await client.request<WithGuidance<EndpointShown>>('GET', endpointPath(ref));
   const { endpoint } = shown;
   const templates = connectTemplates(client.url, endpoint.slug, CREDENTIAL_PLACEHOLDER);
   // The server's guidance names its public URL, as the self-test's hints do; what a server

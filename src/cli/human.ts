@@ -3,25 +3,19 @@
 // id or email; an email is looked up in the list. Invite and reset links are printed once.
 
 import type { Command } from 'commander';
+import type {
+  HumanAudit,
+  HumanCreated,
+  HumanDeleted,
+  HumanList,
+  HumanUpdated,
+  OidcUnlinked,
+  ResetIssued,
+} from '../client/index.js';
 import { signedInClient, type ApiClient } from './client.js';
 import { CliError, EXIT } from './exit.js';
 import { apiCommand, oneLineErrors, oneOf, run, textFlag, type CommonOptions } from './flags.js';
 import { emit, keyValues, plural, table } from './output.js';
-
-interface Human {
-  id: string;
-  email: string;
-  display_name: string;
-  role: string;
-  state: string;
-  created_at: string;
-}
-
-interface Ended {
-  tokens_revoked: number;
-  board_sessions_ended: number;
-  sessions_closed: number;
-}
 
 interface AddOptions extends CommonOptions {
   name?: string;
@@ -31,15 +25,6 @@ interface AddOptions extends CommonOptions {
 interface AuditOptions extends CommonOptions {
   limit: string;
   before?: string;
-}
-
-interface AuditEntry {
-  id: string;
-  action: string;
-  actor_human_id: string;
-  actor_email: string | null;
-  detail: Record<string, unknown>;
-  at: string;
 }
 
 interface DeleteOptions extends CommonOptions {
@@ -90,7 +75,7 @@ export function registerHuman(program: Command): void {
 async function resolveHuman(client: ApiClient, ref: string, flag = '<HUMAN>'): Promise<string> {
   textFlag(flag, ref, 254);
   if (!ref.includes('@')) return ref;
-  const { humans } = await client.request<{ humans: Human[] }>('GET', '/api/v1/humans');
+  const { humans } = await client.request<HumanList>('GET', '/api/v1/humans');
   const found = humans.find((h) => h.email.toLowerCase() === ref.trim().toLowerCase());
   if (!found) throw new CliError(`${flag}: no human with email ${ref}`, EXIT.failure);
   return found.id;
@@ -98,7 +83,7 @@ async function resolveHuman(client: ApiClient, ref: string, flag = '<HUMAN>'): P
 
 async function list(opts: CommonOptions): Promise<void> {
   const client = await signedInClient(opts.url);
-  const answer = await client.request<{ humans: Human[] }>('GET', '/api/v1/humans');
+  const answer = await client.request<HumanList>('GET', '/api/v1/humans');
   emit(opts.json, answer, (a) =>
     table(
       a.humans,
@@ -120,7 +105,7 @@ async function add(email: string, opts: AddOptions): Promise<void> {
   if (opts.name !== undefined) body.display_name = textFlag('--name', opts.name, 100);
   if (opts.role !== undefined) body.role = oneOf('--role', opts.role, ROLES);
   const client = await signedInClient(opts.url);
-  const answer = await client.request<{ human: Human; invite_url: string }>('POST', '/api/v1/humans', body);
+  const answer = await client.request<HumanCreated>('POST', '/api/v1/humans', body);
   emit(
     opts.json,
     answer,
@@ -133,7 +118,7 @@ async function add(email: string, opts: AddOptions): Promise<void> {
 async function setState(ref: string, state: 'active' | 'disabled', opts: CommonOptions): Promise<void> {
   const client = await signedInClient(opts.url);
   const id = await resolveHuman(client, ref);
-  const answer = await client.request<{ human: Human; ended?: Ended }>('PATCH', humanPath(id), { state });
+  const answer = await client.request<HumanUpdated>('PATCH', humanPath(id), { state });
   emit(opts.json, answer, (a) =>
     a.ended
       ? `disabled ${a.human.email}: ${a.ended.tokens_revoked} token(s) revoked, ${a.ended.board_sessions_ended} board session(s) ended, ${a.ended.sessions_closed} agent session(s) closed; their endpoints' credentials stop working until enabled`
@@ -145,22 +130,13 @@ async function role(ref: string, roleText: string, opts: CommonOptions): Promise
   const value = oneOf('<ROLE>', roleText, ROLES);
   const client = await signedInClient(opts.url);
   const id = await resolveHuman(client, ref);
-  const answer = await client.request<{ human: Human }>('PATCH', humanPath(id), { role: value });
+  const answer = await client.request<HumanUpdated>('PATCH', humanPath(id), { role: value });
   emit(opts.json, answer, (a) => `${a.human.email} is now ${a.human.role}`);
 }
 
 interface ResetOptions extends CommonOptions {
   revokeGrants?: boolean;
   rotateCredentials?: boolean;
-}
-
-interface ResetAnswer {
-  human: Human;
-  reset_url: string;
-  expires_at: string;
-  oauth_grants_revoked?: number;
-  sessions_closed?: number;
-  endpoint_credentials_rotated?: number;
 }
 
 async function reset(ref: string, opts: ResetOptions): Promise<void> {
@@ -170,7 +146,7 @@ async function reset(ref: string, opts: ResetOptions): Promise<void> {
     ...(opts.revokeGrants && { revoke_oauth_grants: true }),
     ...(opts.rotateCredentials && { rotate_endpoint_credentials: true }),
   };
-  const answer = await client.request<ResetAnswer>('POST', `${humanPath(id)}/reset`, body);
+  const answer = await client.request<ResetIssued>('POST', `${humanPath(id)}/reset`, body);
   emit(opts.json, answer, (a) => {
     const pairs: [string, unknown][] = [
       ['human', a.human.email],
@@ -192,10 +168,7 @@ async function reset(ref: string, opts: ResetOptions): Promise<void> {
 async function unlinkOidc(ref: string, opts: CommonOptions): Promise<void> {
   const client = await signedInClient(opts.url);
   const id = await resolveHuman(client, ref);
-  const answer = await client.request<{ human: Human; unlinked: { issuer: string; subject: string } }>(
-    'DELETE',
-    `${humanPath(id)}/oidc`,
-  );
+  const answer = await client.request<OidcUnlinked>('DELETE', `${humanPath(id)}/oidc`);
   emit(
     opts.json,
     answer,
@@ -211,15 +184,11 @@ async function remove(ref: string, opts: DeleteOptions): Promise<void> {
   const body: Record<string, unknown> = {};
   if (opts.transferEndpointsTo !== undefined)
     body.transfer_endpoints_to = await resolveHuman(client, opts.transferEndpointsTo, '--transfer-endpoints-to');
-  const answer = await client.request<{ deleted: true; endpoints_transferred?: number; endpoints_revoked?: number }>(
-    'DELETE',
-    humanPath(id),
-    body,
-  );
+  const answer = await client.request<HumanDeleted>('DELETE', humanPath(id), body);
   emit(opts.json, answer, (a) =>
-    a.endpoints_transferred !== undefined
+    'endpoints_transferred' in a
       ? `deleted ${ref}; ${a.endpoints_transferred} endpoint(s) transferred`
-      : `deleted ${ref}; ${a.endpoints_revoked ?? 0} endpoint(s) revoked and removed`,
+      : `deleted ${ref}; ${a.endpoints_revoked} endpoint(s) revoked and removed`,
   );
 }
 
@@ -231,10 +200,7 @@ async function audit(ref: string, opts: AuditOptions): Promise<void> {
   const id = await resolveHuman(client, ref);
   const query = new URLSearchParams({ limit: opts.limit });
   if (opts.before !== undefined) query.set('before', opts.before);
-  const answer = await client.request<{ entries: AuditEntry[]; next_before: string | null }>(
-    'GET',
-    `${humanPath(id)}/audit?${query.toString()}`,
-  );
+  const answer = await client.request<HumanAudit>('GET', `${humanPath(id)}/audit?${query.toString()}`);
   emit(opts.json, answer, (a) => {
     const rows = table(
       a.entries,

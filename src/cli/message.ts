@@ -3,24 +3,10 @@
 // queues as workflow). What is in flight to the agent is not listed and cannot be removed.
 
 import type { Command } from 'commander';
+import type { MessageQueue as Status, QueuedMessage as Entry } from '../client/index.js';
 import { signedInClient } from './client.js';
 import { apiCommand, oneLineErrors, run, textFlag, type CommonOptions } from './flags.js';
 import { emit, keyValues, table } from './output.js';
-
-interface Entry {
-  id: string;
-  position: number;
-  content: string;
-  queued_by: string;
-  queued_at: string;
-}
-
-interface Status {
-  session_id: string;
-  entries: Entry[];
-  count: number;
-  max: number;
-}
 
 /** 16 KiB of text: the server refuses more, this only saves the round trip. */
 const CONTENT_CHARS = 16 * 1024;

@@ -3,18 +3,11 @@
 // (in/out, optionally --until) beats the shift, which beats the default in.
 
 import type { Command } from 'commander';
+import type { Presence } from '../client/index.js';
 import { signedInClient } from './client.js';
 import { endpointPath } from './endpoint.js';
 import { apiCommand, exclusive, futureTime, oneLineErrors, run, textFlag, type CommonOptions } from './flags.js';
 import { emit, keyValues } from './output.js';
-
-interface Presence {
-  presence: string;
-  source: string;
-  until: string | null;
-  shift: string | null;
-  pending: number;
-}
 
 interface UntilOptions extends CommonOptions {
   until?: string;

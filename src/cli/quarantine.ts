@@ -4,6 +4,7 @@
 // make and its payload — text from a stranger, cleaned by output.ts and clipped; release
 // routes it as if trusted, discard keeps a reason.
 
+import type { QuarantineDiscarded, QuarantineItem, QuarantineReleased } from '../client/index.js';
 import type { Command } from 'commander';
 import { signedInClient } from './client.js';
 import { apiCommand, integer, oneLineErrors, oneOf, run, textFlag, type CommonOptions } from './flags.js';
@@ -16,22 +17,10 @@ interface WouldMake {
   kind: string | null;
 }
 
-interface Item {
-  id: string;
-  event_id: string;
-  webhook_id: string | null;
-  actor: string | null;
-  reason: string;
-  rule_id: string | null;
-  state: string;
-  would_make: WouldMake[] | null;
-  created_at: string;
-  resolved_at: string | null;
-  resolved_by: string | null;
-  resolution: string | null;
-  todo_ids: string[];
-}
+/** A quarantine item; the contract leaves `would_make` open, the CLI reads its rows. */
+type Item = Omit<QuarantineItem, 'would_make'> & { would_make: WouldMake[] | null };
 
+/** show's item, with its delivery as the CLI reads it. */
 interface ItemDetail extends Item {
   event: {
     id: string;
@@ -173,11 +162,7 @@ async function show(id: string, opts: CommonOptions): Promise<void> {
 
 async function release(id: string, opts: CommonOptions): Promise<void> {
   const client = await signedInClient(opts.url);
-  const answer = await client.request<{
-    todos: { id: string; queue: string; created: boolean; endpoint?: string }[];
-    outcome: string;
-    item?: Item;
-  }>('POST', `${itemPath(id)}/release`);
+  const answer = await client.request<QuarantineReleased>('POST', `${itemPath(id)}/release`);
   emit(opts.json, answer, (a) => {
     const made = a.todos.map((t) => `todo ${t.id} on ${t.queue}${t.endpoint ? ` of ${t.endpoint}` : ''}`);
     if (made.length > 0) return `released ${id}: made ${made.join(', ')}\n`;
@@ -188,6 +173,6 @@ async function release(id: string, opts: CommonOptions): Promise<void> {
 async function discard(id: string, opts: DiscardOptions): Promise<void> {
   const reason = textFlag('--reason', opts.reason, 500);
   const client = await signedInClient(opts.url);
-  const answer = await client.request<{ item: Item | null }>('POST', `${itemPath(id)}/discard`, { reason });
+  const answer = await client.request<QuarantineDiscarded>('POST', `${itemPath(id)}/discard`, { reason });
   emit(opts.json, answer, () => `discarded ${id}: nothing was made\n`);
 }

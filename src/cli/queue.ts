@@ -4,6 +4,14 @@
 // everything again.
 
 import type { Command } from 'commander';
+import type {
+  BudgetCleared,
+  BudgetDetail,
+  BudgetList,
+  BudgetSet,
+  BudgetStatus as Status,
+  EndpointShown,
+} from '../client/index.js';
 import { signedInClient } from './client.js';
 import { endpointPath } from './endpoint.js';
 import { CliError, EXIT } from './exit.js';
@@ -19,31 +27,6 @@ import {
   type CommonOptions,
 } from './flags.js';
 import { emit, keyValues, section, table } from './output.js';
-
-interface Status {
-  scope?: string;
-  queue: string;
-  policy: { max_in_flight: number | null; max_claims_per_window: number | null; window: Window | null };
-  status: { state: string; reason: string | null; next_eligible_at: string | null; exact: boolean };
-  usage: { in_flight: number; used: number; remaining: number | null; window_resets_at: string | null } | null;
-  pending: number;
-}
-interface Window {
-  period: string;
-  tz: string;
-  start: string;
-  weekday?: string;
-}
-interface Detail extends Status {
-  windows: Array<{ window_start: string; used: number }>;
-  audit: Array<{
-    action: string;
-    actor_human_id: string;
-    actor_email?: string | null;
-    actor_endpoint_id: string | null;
-    at: string;
-  }>;
-}
 
 export interface SetOptions extends CommonOptions {
   perDay?: string;
@@ -131,18 +114,15 @@ export function budgetBody(opts: SetOptions, localZone = Intl.DateTimeFormat().r
 async function show(endpoint: string | undefined, queue: string | undefined, opts: CommonOptions): Promise<void> {
   const client = await signedInClient(opts.url);
   if (endpoint !== undefined && queue !== undefined) {
-    const detail = await client.request<Detail>('GET', policyPath(endpoint, queueName('QUEUE', queue)));
+    const detail = await client.request<BudgetDetail>('GET', policyPath(endpoint, queueName('QUEUE', queue)));
     emit(opts.json, detail, describeDetail);
     return;
   }
-  const answer = await client.request<{ policies: Array<Status & { scope: string; endpoint_id: string }> }>(
-    'GET',
-    '/api/v1/admission',
-  );
+  const answer = await client.request<BudgetList>('GET', '/api/v1/admission');
   let mine = answer;
   if (endpoint !== undefined) {
     // An unknown or another human's endpoint is not_found, as on every admission route.
-    const { endpoint: e } = await client.request<{ endpoint: { id: string } }>('GET', endpointPath(endpoint));
+    const { endpoint: e } = await client.request<EndpointShown>('GET', endpointPath(endpoint));
     mine = { policies: answer.policies.filter((p) => p.endpoint_id === e.id) };
   }
   emit(opts.json, mine, (a) =>
@@ -171,7 +151,7 @@ const inFlightOf = (s: Status) =>
   s.policy.max_in_flight === null
     ? String(s.usage?.in_flight ?? 0)
     : `${s.usage?.in_flight ?? 0}/${s.policy.max_in_flight}`;
-const windowText = (w: Window | null) =>
+const windowText = (w: Status['policy']['window']) =>
   w ? `${w.period} from ${w.period === 'week' ? `${w.weekday} ` : ''}${w.start} ${w.tz}` : null;
 
 function describe(s: Status): string {
@@ -187,7 +167,7 @@ function describe(s: Status): string {
   ]);
 }
 
-function describeDetail(d: Detail): string {
+function describeDetail(d: BudgetDetail): string {
   const windows = table(
     d.windows,
     [
@@ -213,7 +193,7 @@ async function set(endpoint: string, queue: string, opts: SetOptions): Promise<v
   const body = budgetBody(opts);
   const client = await signedInClient(opts.url);
   const answer = await asFlags(
-    client.request<Status & { created: boolean }>('PUT', policyPath(endpoint, queueName('QUEUE', queue)), body),
+    client.request<BudgetSet>('PUT', policyPath(endpoint, queueName('QUEUE', queue)), body),
     {
       max_in_flight: '--max-in-flight',
       'window.tz': '--tz',
@@ -230,9 +210,6 @@ async function set(endpoint: string, queue: string, opts: SetOptions): Promise<v
 
 async function clear(endpoint: string, queue: string, opts: CommonOptions): Promise<void> {
   const client = await signedInClient(opts.url);
-  const answer = await client.request<{ queue: string; deleted: true }>(
-    'DELETE',
-    policyPath(endpoint, queueName('QUEUE', queue)),
-  );
+  const answer = await client.request<BudgetCleared>('DELETE', policyPath(endpoint, queueName('QUEUE', queue)));
   emit(opts.json, answer, (a) => `cleared the budget of ${endpoint}/${a.queue}: it is claimed as if it never had one`);
 }

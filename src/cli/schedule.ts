@@ -4,6 +4,14 @@
 // the zone included, by field).
 
 import type { Command } from 'commander';
+import type {
+  Schedule,
+  ScheduleAudit as AuditRow,
+  ScheduleDeleted,
+  ScheduleList,
+  ScheduleOne,
+  ScheduleShown,
+} from '../client/index.js';
 import { signedInClient } from './client.js';
 import { endpointPath } from './endpoint.js';
 import {
@@ -20,30 +28,6 @@ import {
 import { wallClock } from '../domain/zones.js';
 import { CliError, EXIT } from './exit.js';
 import { emit, keyValues, section, table } from './output.js';
-
-interface Schedule {
-  id: string;
-  queue: string;
-  cron: string;
-  tz: string;
-  title: string;
-  paused: boolean;
-  priority: number;
-  next_run_at: string | null;
-  last_run_at: string | null;
-  last_todo_id: string | null;
-  last_missed: number;
-  last_error: string | null;
-  [field: string]: unknown;
-}
-
-interface AuditRow {
-  action: string;
-  actor_human_id: string;
-  actor_email?: string | null;
-  changes: Record<string, { old: unknown; new: unknown }>;
-  at: string;
-}
 
 export interface AddOptions extends CommonOptions {
   cron: string;
@@ -153,7 +137,7 @@ export function describeSchedule(s: Schedule): string {
 
 async function list(endpoint: string, opts: CommonOptions): Promise<void> {
   const client = await signedInClient(opts.url);
-  const answer = await client.request<{ schedules: Schedule[] }>('GET', schedulesPath(endpoint));
+  const answer = await client.request<ScheduleList>('GET', schedulesPath(endpoint));
   emit(opts.json, answer, (a) =>
     table(
       a.schedules,
@@ -173,7 +157,7 @@ async function list(endpoint: string, opts: CommonOptions): Promise<void> {
 
 async function show(endpoint: string, id: string, opts: CommonOptions): Promise<void> {
   const client = await signedInClient(opts.url);
-  const answer = await client.request<{ schedule: Schedule; audit: AuditRow[] }>('GET', schedulePath(endpoint, id));
+  const answer = await client.request<ScheduleShown>('GET', schedulePath(endpoint, id));
   const audit = (rows: AuditRow[]) =>
     table(
       rows,
@@ -195,7 +179,7 @@ async function show(endpoint: string, id: string, opts: CommonOptions): Promise<
 async function add(endpoint: string, opts: AddOptions): Promise<void> {
   const body = addBody(opts);
   const client = await signedInClient(opts.url);
-  const answer = await asFlags(client.request<{ schedule: Schedule }>('POST', schedulesPath(endpoint), body), {
+  const answer = await asFlags(client.request<ScheduleOne>('POST', schedulesPath(endpoint), body), {
     queue: '--queue',
     cron: '--cron',
     tz: '--tz',
@@ -214,7 +198,7 @@ async function add(endpoint: string, opts: AddOptions): Promise<void> {
 
 async function setPaused(endpoint: string, id: string, paused: boolean, opts: CommonOptions): Promise<void> {
   const client = await signedInClient(opts.url);
-  const answer = await client.request<{ schedule: Schedule }>('PATCH', schedulePath(endpoint, id), { paused });
+  const answer = await client.request<ScheduleOne>('PATCH', schedulePath(endpoint, id), { paused });
   emit(opts.json, answer, (a) =>
     a.schedule.paused
       ? `paused ${a.schedule.id}`
@@ -224,6 +208,6 @@ async function setPaused(endpoint: string, id: string, paused: boolean, opts: Co
 
 async function remove(endpoint: string, id: string, opts: CommonOptions): Promise<void> {
   const client = await signedInClient(opts.url);
-  const answer = await client.request<{ id: string; deleted: true }>('DELETE', schedulePath(endpoint, id));
+  const answer = await client.request<ScheduleDeleted>('DELETE', schedulePath(endpoint, id));
   emit(opts.json, answer, (a) => `removed ${a.id}`);
 }

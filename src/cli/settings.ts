@@ -3,14 +3,10 @@
 // while the server's environment fixes it.
 
 import type { Command } from 'commander';
+import type { MessageCapacity as CapacityView } from '../client/index.js';
 import { signedInClient } from './client.js';
 import { apiCommand, oneLineErrors, run, wholeNumber, type CommonOptions } from './flags.js';
 import { emit, keyValues } from './output.js';
-
-interface CapacityView {
-  settings: { max_per_session: number | null };
-  effective: { max_per_session: number; source: string; locked: boolean };
-}
 
 const PATH = '/api/v1/settings/message-queue';
 /** Far above any sensible queue; the server accepts any whole number ≥ 0. */

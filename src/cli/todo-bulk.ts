@@ -3,6 +3,7 @@
 // actions"). A --filter turns the ID argument into an endpoint; without one, cancel and
 // retry act on one todo as before (src/cli/todo.ts).
 
+import type { BulkActionResult as BulkAnswer } from '../client/index.js';
 import { TODO_STATES } from '../domain/todo.js';
 import { signedInClient } from './client.js';
 import { endpointPath } from './endpoint.js';
@@ -26,13 +27,6 @@ export const FILTER_KEYS = [
 export interface BulkOptions extends CommonOptions {
   filter?: string[];
   dryRun?: boolean;
-}
-
-interface BulkAnswer {
-  action: 'cancel' | 'retry';
-  dry_run: boolean;
-  matched: number;
-  changed: number;
 }
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})$/i;

@@ -4,6 +4,7 @@
 // field, and nothing of its batch is written; the batches before it stay written. A
 // progress line is drawn on stderr only when stderr is a terminal.
 
+import type { TodosPushed } from '../client/index.js';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
@@ -91,11 +92,9 @@ function batchError(err: unknown, batch: Batch, number: number, summary: PushSum
 
 async function send(client: ApiClient, endpoint: string, batch: Batch, summary: PushSummary): Promise<void> {
   try {
-    const answer = await client.request<{ created: number; duplicates: number }>(
-      'POST',
-      `${endpointPath(endpoint)}/todos`,
-      { todos: batch.items },
-    );
+    const answer = await client.request<TodosPushed>('POST', `${endpointPath(endpoint)}/todos`, {
+      todos: batch.items,
+    });
     summary.created += answer.created;
     summary.duplicates += answer.duplicates;
     summary.batches += 1;

@@ -5,8 +5,9 @@
 import { linksText, type Links } from './todo-links.js';
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import type { Todo, TodoAttempt as Attempt, TodoList, TodoOne, TodoPushed } from '../client/index.js';
 import { PRIORITY_BOUNDS, TODO_STATES } from '../domain/todo.js';
-import { describeWaiting, type Waiting } from '../domain/waiting.js';
+import { describeWaiting } from '../domain/waiting.js';
 import { signedInClient } from './client.js';
 import { endpointPath } from './endpoint.js';
 import { CliError, EXIT } from './exit.js';
@@ -31,30 +32,6 @@ import { emit, keyValues, section, table, text } from './output.js';
 import { bulk, FILTER_KEYS, type BulkOptions } from './todo-bulk.js';
 import { pushFile } from './todo-push.js';
 import { routeText, type TodoRoute } from './todo-route.js';
-
-export interface Todo {
-  id: string;
-  queue: string;
-  title: string;
-  state: string;
-  attempt: number;
-  max_attempts: number;
-  lease_expires_at: string | null;
-  created_at: string;
-  [field: string]: unknown;
-}
-
-interface Attempt {
-  seq: number;
-  attempt: number;
-  session_id: string | null;
-  claimed_at: string;
-  lease_expires_at: string | null;
-  ended_at: string | null;
-  outcome: string | null;
-  summary: string | null;
-  artifact: string | null;
-}
 
 export interface PushOptions extends CommonOptions {
   /** Required unless --file is given. */
@@ -191,11 +168,7 @@ async function push(endpoint: string, opts: PushOptions): Promise<void> {
   }
   const body = await pushBody(opts);
   const client = await signedInClient(opts.url);
-  const answer = await client.request<{ todo: Todo; created: boolean }>(
-    'POST',
-    `${endpointPath(endpoint)}/todos`,
-    body,
-  );
+  const answer = await client.request<TodoPushed>('POST', `${endpointPath(endpoint)}/todos`, body);
   emit(opts.json, answer, (a) =>
     a.created
       ? `pushed ${a.todo.id} to ${endpoint}/${a.todo.queue} (${a.todo.state})`
@@ -206,10 +179,7 @@ async function push(endpoint: string, opts: PushOptions): Promise<void> {
 async function list(endpoint: string, opts: ListOptions): Promise<void> {
   const query = listQuery(opts);
   const client = await signedInClient(opts.url);
-  const answer = await client.request<{ todos: Todo[]; next_cursor: string | null }>(
-    'GET',
-    `${endpointPath(endpoint)}/todos${query}`,
-  );
+  const answer = await client.request<TodoList>('GET', `${endpointPath(endpoint)}/todos${query}`);
   emit(opts.json, answer, (a) => {
     const rows = table(
       a.todos,
@@ -246,20 +216,20 @@ async function show(id: string, opts: CommonOptions): Promise<void> {
 async function retry(id: string, opts: BulkOptions): Promise<void> {
   if (opts.dryRun) throw new CliError('--dry-run: only with --filter (a bulk retry)', EXIT.usage);
   const client = await signedInClient(opts.url);
-  const answer = await client.request<{ todo: Todo }>('POST', `${todoPath(id)}/retry`);
+  const answer = await client.request<TodoOne>('POST', `${todoPath(id)}/retry`);
   emit(opts.json, answer, (a) => `${a.todo.id} is ${a.todo.state} again, attempts reset`);
 }
 
 async function cancel(id: string, opts: BulkOptions): Promise<void> {
   if (opts.dryRun) throw new CliError('--dry-run: only with --filter (a bulk cancel)', EXIT.usage);
   const client = await signedInClient(opts.url);
-  const answer = await client.request<{ todo: Todo }>('POST', `${todoPath(id)}/cancel`);
+  const answer = await client.request<TodoOne>('POST', `${todoPath(id)}/cancel`);
   emit(opts.json, answer, (a) => `${a.todo.id} is ${a.todo.state}`);
 }
 
 /** Why the todo waits, in words (docs/design/todos.md, "Why is it waiting"); null when it does not. */
 function waitingText(t: Todo): string | null {
-  const waiting = t.waiting as Waiting | undefined;
+  const { waiting } = t;
   return waiting ? describeWaiting(waiting, (iso) => text(iso)) : null;
 }
 

@@ -4,6 +4,7 @@
 // server compiles and checks everything; a refused rule comes back as its message, which
 // names the field (`rules[1].when`) and the position in the expression.
 
+import type { RoutingRulesTested, RoutingTrust as Trust, RoutingTrustSet } from '../client/index.js';
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { ApiError, signedInClient } from './client.js';
@@ -28,27 +29,11 @@ interface Rule {
   then: { action: string; reason?: string; queue?: string; endpoints?: string[]; title?: string };
 }
 
-interface Trust {
-  actors: string[] | null;
-  when: string | null;
-  enforced: boolean;
-}
-
+/** GET answers the trust gate too (RoutingRulesShown), PUT only the rules; `then` as the CLI reads it. */
 interface RulesAnswer {
   rules: Rule[];
   default: string;
   trusted_actors?: Trust;
-}
-
-interface Predicted {
-  event_id: string | null;
-  rule_id: string;
-  rule_name: string;
-  action: string;
-  reason?: string;
-  once?: string;
-  todos: { endpoint: string | null; queue: string; title: string; kind: string | null; priority?: number }[];
-  trace: unknown[];
 }
 
 interface RulesOptions extends CommonOptions {
@@ -237,6 +222,8 @@ export function testBody(opts: TestOptions): Record<string, unknown> {
   return body;
 }
 
+type Predicted = RoutingRulesTested['results'][number];
+
 function predictedText(r: Predicted): string {
   const made =
     r.todos.length === 0
@@ -277,7 +264,7 @@ async function testRules(id: string, opts: TestOptions): Promise<void> {
     if (rulesFile.default !== undefined) body.default = rulesFile.default;
   }
   const client = await signedInClient(opts.url);
-  const request = asFlags(client.request<{ results: Predicted[] }>('POST', `${webhookPath(id)}/rules/test`, body), {
+  const request = asFlags(client.request<RoutingRulesTested>('POST', `${webhookPath(id)}/rules/test`, body), {
     payload: '--payload',
     last: '--last',
     default: '--default',
@@ -310,7 +297,7 @@ async function trust(id: string, opts: TrustOptions): Promise<void> {
   const path = `${webhookPath(id)}/trusted-actors`;
   const answer =
     body === null
-      ? await client.request<{ trusted_actors: Trust }>('DELETE', path)
-      : await asFlags(client.request<{ trusted_actors: Trust }>('PUT', path, body), { when: '--when' });
+      ? await client.request<RoutingTrustSet>('DELETE', path)
+      : await asFlags(client.request<RoutingTrustSet>('PUT', path, body), { when: '--when' });
   emit(opts.json, answer, (a) => `trust gate of webhook ${id}: ${text(trustText(a.trusted_actors))}\n`);
 }

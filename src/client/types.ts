@@ -8,8 +8,10 @@ import type {
   budgetClearedOut,
   budgetDetailOut,
   budgetListOut,
+  budgetOut,
   budgetSetOut,
   policyShape,
+  queueStatusOut as budgetStatusOut,
 } from '../contract/budgets.js';
 import type {
   credentialOut,
@@ -20,7 +22,38 @@ import type {
   endpointShowOut,
   rotatedOut,
 } from '../contract/endpoints.js';
+import type { doorbellReportOut, doorbellTestStartedOut } from '../contract/doorbell.js';
 import type { hookDeletedOut, hookListOut, hookOut, hookWithSecret } from '../contract/hooks.js';
+import type { capacityOut, entryOut, entryRemovedOut, queueClearedOut, queueStatusOut } from '../contract/messages.js';
+import type {
+  humanAuditOut,
+  humanCreatedOut,
+  humanDeletedOut,
+  humanListOut,
+  humanOut,
+  humanUpdatedOut,
+  oidcUnlinkedOut,
+  passwordChangedOut,
+  resetIssuedOut,
+  signedInOut,
+  tokenListOut,
+  tokenMintedOut,
+  tokenOut,
+  whoamiOut,
+} from '../contract/people.js';
+import type { presenceOut } from '../contract/presence.js';
+import type {
+  quarantineDiscardOut,
+  quarantineItemOut,
+  quarantineListOut,
+  quarantineReleaseOut,
+  quarantineShowOut,
+  rulesOut,
+  rulesShowOut,
+  rulesTestOut,
+  trustOut,
+  trustSetOut,
+} from '../contract/routing.js';
 import type {
   scheduleAuditListOut,
   scheduleAuditOut,
@@ -125,3 +158,44 @@ export type HookDeleted = Out<typeof hookDeletedOut>;
 export interface Deleted {
   deleted: true;
 }
+
+export type Human = Out<typeof humanOut>;
+export type ApiToken = Out<typeof tokenOut>;
+export type SignedIn = Out<typeof signedInOut>;
+export type WhoAmI = Out<typeof whoamiOut>;
+export type TokenList = Out<typeof tokenListOut>;
+export type TokenMinted = Out<typeof tokenMintedOut>;
+export type HumanList = Out<typeof humanListOut>;
+export type HumanCreated = Out<typeof humanCreatedOut>;
+export type HumanUpdated = Out<typeof humanUpdatedOut>;
+export type HumanDeleted = Out<typeof humanDeletedOut>;
+export type ResetIssued = Out<typeof resetIssuedOut>;
+export type HumanAudit = Out<typeof humanAuditOut>;
+export type HumanAuditEntry = HumanAudit['entries'][number];
+export type OidcUnlinked = Out<typeof oidcUnlinkedOut>;
+export type PasswordChanged = Out<typeof passwordChangedOut>;
+
+export type Presence = Out<typeof presenceOut>;
+
+export type DoorbellTestStarted = Out<typeof doorbellTestStartedOut>;
+export type DoorbellReport = Out<typeof doorbellReportOut>;
+
+export type QueuedMessage = Out<typeof entryOut>;
+export type MessageQueue = Out<typeof queueStatusOut>;
+export type MessageQueueCleared = Out<typeof queueClearedOut>;
+export type MessageRemoved = Out<typeof entryRemovedOut>;
+export type MessageCapacity = Out<typeof capacityOut>;
+
+export type BudgetStatus = Out<typeof budgetStatusOut>;
+export type Budget = Out<typeof budgetOut>;
+
+export type RoutingRules = Out<typeof rulesOut>;
+export type RoutingRulesShown = Out<typeof rulesShowOut>;
+export type RoutingTrust = Out<typeof trustOut>;
+export type RoutingTrustSet = Out<typeof trustSetOut>;
+export type RoutingRulesTested = Out<typeof rulesTestOut>;
+export type QuarantineItem = Out<typeof quarantineItemOut>;
+export type QuarantineList = Out<typeof quarantineListOut>;
+export type QuarantineShown = Out<typeof quarantineShowOut>;
+export type QuarantineReleased = Out<typeof quarantineReleaseOut>;
+export type QuarantineDiscarded = Out<typeof quarantineDiscardOut>;

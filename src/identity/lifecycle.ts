@@ -107,8 +107,9 @@ export async function updateHuman(deps: IdentityDeps, actor: Principal, id: stri
     return { human, cutOff };
   });
   for (const endpointId of result.cutOff?.endpoint_ids ?? []) deps.credentials?.forget(endpointId);
-  const { endpoint_ids: _ids, ...ended } = result.cutOff ?? { endpoint_ids: [] };
-  return { human: result.human, ...(result.cutOff ? { ended } : {}) };
+  if (!result.cutOff) return { human: result.human };
+  const { endpoint_ids: _ids, ...ended } = result.cutOff;
+  return { human: result.human, ended };
 }
 
 function changeWords(state: string | undefined, role: string | undefined): string {
@@ -299,6 +300,6 @@ export async function changeOwnPassword(deps: IdentityDeps, principal: Principal
       kept_sessions: data.keep_sessions === true,
       ...ended,
     });
-    return { changed: true, ...ended };
+    return { changed: true as const, ...ended };
   });
 }

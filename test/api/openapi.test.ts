@@ -3,6 +3,7 @@
 // inputs, answers and the one error shape.
 
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { createHost } from '../../src/http/app.js';
@@ -96,6 +97,43 @@ test('inputs come from the use cases’ schemas: a todo push lists the fields cr
   ]);
 });
 
+/**
+ * The one answer not declared field by field: this document itself, whose shape is
+ * OpenAPI 3.1's (the validator above holds it to that).
+ */
+const SELF_DESCRIBED = new Set(['GET /api/v1/openapi.json']);
+
+/** Where a JSON Schema declares an object with unnamed fields, or says nothing at all ("" is the top). */
+function undeclared(schema: Record<string, unknown>, at = ''): string[] {
+  const branches = (schema.anyOf ?? schema.oneOf) as Array<Record<string, unknown>> | undefined;
+  if (branches) return branches.flatMap((b, i) => undeclared(b, `${at}|${i}`));
+  if (schema.type === undefined && schema.const === undefined && schema.enum === undefined) return [at || '(top)'];
+  if (schema.type !== 'object') return [];
+  const properties = schema.properties as Record<string, Record<string, unknown>> | undefined;
+  if (!properties || Object.keys(properties).length === 0 || schema.additionalProperties !== false)
+    return [at || '(top)'];
+  return [];
+}
+
+test('every route declares its success answers field by field (no bare objects)', () => {
+  const bare: string[] = [];
+  for (const [name, op] of operations) {
+    const responses = op.responses as Record<
+      string,
+      { content?: Record<string, { schema?: Record<string, unknown> }> }
+    >;
+    const successes = Object.entries(responses).filter(([status]) => status.startsWith('2'));
+    assert.ok(successes.length > 0, `${name}: declares a success answer`);
+    if (SELF_DESCRIBED.has(name)) continue;
+    for (const [status, response] of successes) {
+      const schema = response.content?.['application/json']?.schema;
+      if (!schema) bare.push(`${name} ${status}: no schema`);
+      else for (const where of undeclared(schema)) bare.push(`${name} ${status} at ${where}`);
+    }
+  }
+  assert.deepEqual(bare, [], 'declare these answers in src/contract/ (docs/design/api-contract.md)');
+});
+
 test('the answers of the main groups are declared field by field', () => {
   for (const name of [
     'GET /api/v1/todos/{id}',
@@ -114,4 +152,17 @@ test('the answers of the main groups are declared field by field', () => {
     assert.ok(schema?.properties, `${name}: a declared object`);
     assert.equal(schema.additionalProperties, false, `${name}: the answer's fields are all named`);
   }
+});
+
+test('docs/api.md shows a curl per tag of the document, marked with the tag', async () => {
+  const text = await readFile(new URL('../../docs/api.md', import.meta.url), 'utf8');
+  const from = text.indexOf('```sh', text.indexOf('One curl per group'));
+  const block = text.slice(from, text.indexOf('```\n', from + 5));
+  const marked = new Set([...block.matchAll(/ # ([a-z-]+)/g)].map((m) => m[1]));
+  const tags = (doc.tags as Array<{ name: string }>).map((t) => t.name);
+  assert.deepEqual(
+    tags.filter((t) => !marked.has(t)),
+    [],
+    'add a curl line ending `# <tag>` to docs/api.md',
+  );
 });

@@ -5,34 +5,15 @@
 
 import { z } from 'zod';
 import { ackDoorbell, ackDoorbellInput } from '../../doorbell/ack.js';
-import { VERDICTS } from '../../doorbell/hints.js';
 import {
   getDoorbellTest,
   getDoorbellTestInput,
   startDoorbellTest,
   startDoorbellTestInput,
 } from '../../doorbell/self-test.js';
-import { time } from '../../contract/shapes.js';
+import { doorbellReportOut, doorbellTestStartedOut } from '../../contract/doorbell.js';
 import type { Verb } from './types.js';
 import { READS, SETTLES, WRITES } from './types.js';
-
-/** What the server knows of the clients' channel support (src/doorbell/self-test-report.ts). */
-const channelCapability = z.object({
-  server_advertised: z.literal(true),
-  clients: z.array(z.object({ name: z.string().nullable(), version: z.string().nullable() })),
-  sessions: z
-    .array(
-      z.object({
-        session_id: z.string(),
-        declared: z.boolean().describe('Its initialize declared the claude/channel experimental capability.'),
-        woken_by: z
-          .enum(['doorbell', 'long_poll'])
-          .describe('doorbell: it is rung; long_poll: it is never rung and waits with claim_next {wait_seconds}.'),
-      }),
-    )
-    .describe('The sessions the test is about, and how each hears of new work.'),
-  note: z.string(),
-});
 
 export const doorbellVerbs: Verb[] = [
   {
@@ -63,15 +44,7 @@ export const doorbellVerbs: Verb[] = [
       'for a self-test todo. When it arrives, claim that todo by id (no work is needed: the claim completes it). ' +
       'Then read the verdict with get_doorbell_test after report_after.',
     input: startDoorbellTestInput,
-    output: z.object({
-      test_id: z.string(),
-      todo_id: z.string().describe('The self-test todo the doorbell will name: claim it by id.'),
-      report_after: time,
-      wait_seconds: z.number().int(),
-      server_version: z.string(),
-      stream_attached: z.boolean(),
-      channel_capability: channelCapability,
-    }),
+    output: doorbellTestStartedOut,
     run: (ctx, args) =>
       startDoorbellTest(
         ctx.todos.db,
@@ -92,20 +65,7 @@ export const doorbellVerbs: Verb[] = [
       'The report of a doorbell self-test: whether the doorbell was delivered (written to the stream), whether ' +
       'it was heard (claimed, and how fast), the verdict, and hints that fix a failing setup.',
     input: getDoorbellTestInput,
-    output: z.object({
-      test_id: z.string(),
-      todo_id: z.string(),
-      verdict: z.enum(VERDICTS),
-      server_version: z.string(),
-      started_at: time,
-      report_after: time,
-      started_via: z.enum(['mcp', 'api']),
-      stream_attached: z.boolean(),
-      channel_capability: channelCapability,
-      delivered: z.object({ written: z.boolean(), at: time.nullable(), session_id: z.string().nullable() }),
-      claimed_within_seconds: z.number().nullable(),
-      hints: z.array(z.string()),
-    }),
+    output: doorbellReportOut,
     run: (ctx, args) => getDoorbellTest(ctx.todos.db, ctx.endpoint.id, args, ctx.publicUrl),
   },
 ];

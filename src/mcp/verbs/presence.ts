@@ -2,21 +2,12 @@
 // endpoint is out it hears no doorbell and its notify hooks are held; pull, leases and
 // everything else work as always. Clocking in with waiting work sends one digest.
 
-import { z } from 'zod';
 import { clockIn, clockInInput, clockOut, clockOutInput, presenceOf } from '../../presence/manage.js';
 import { parseInput } from '../../domain/todo.js';
-import { noArguments, time } from '../../contract/shapes.js';
+import { presenceOut } from '../../contract/presence.js';
+import { noArguments } from '../../contract/shapes.js';
 import type { Verb } from './types.js';
 import { READS, SETTLES, WRITES } from './types.js';
-
-/** The endpoint's presence (src/presence/manage.ts, PresenceView). */
-const presenceOut = z.object({
-  presence: z.enum(['in', 'out']),
-  source: z.enum(['agent', 'operator', 'shift', 'default']).describe('What decided it.'),
-  until: time.nullable().describe('When it changes by itself; null: not by itself.'),
-  shift: z.string().nullable(),
-  pending: z.number().int().describe('Todos waiting on this endpoint.'),
-});
 
 export const presenceVerbs: Verb[] = [
   {
