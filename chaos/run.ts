@@ -19,6 +19,8 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPool } from '../src/db/pool.js';
+import { isAppError } from '../src/domain/errors.js';
+import { answerTodo } from '../src/todos/index.js';
 import { migrate } from '../src/db/migrate.js';
 import { newId } from '../src/domain/ids.js';
 import { vendEndpoint } from '../src/endpoints/manage.js';
@@ -28,6 +30,7 @@ import { Database, FaultDriver, Instance, freePort } from './cluster.js';
 import { Consumer, checkMessages, messagesOutstanding, newMessageLog, runProducer } from './messages.js';
 import {
   checkTodos,
+  type AskLog,
   meteredSpent,
   newStats,
   planTodos,
@@ -130,6 +133,7 @@ async function main(): Promise<number> {
 
   const tally = newTally();
   const log: CompleteLog[] = [];
+  const asks: AskLog[] = [];
   const stats = newStats();
   const messageLog = newMessageLog();
   let stopWork = false;
@@ -166,6 +170,18 @@ async function main(): Promise<number> {
         log,
         stats,
         holdStream: i % 3 === 0,
+        asks,
+        answer: async (id) => {
+          try {
+            await answerTodo({ db: pool, defaultLeaseSeconds: LEASE_SECONDS }, workers.endpoint.id, id, human, {
+              choice: 0,
+            });
+            return 'ok';
+          } catch (err) {
+            if (isAppError(err) && err.code === 'conflict') return 'conflict';
+            throw err;
+          }
+        },
       }),
     ),
   ];
@@ -226,7 +242,7 @@ async function main(): Promise<number> {
   const violations: Violation[] = [];
   const facts: string[] = [];
   if (timedOut) violations.push({ check: 'finished before the deadline', detail: `${DEADLINE_S} s` });
-  const t = await checkTodos(pool, workers.endpoint.id, plan, log);
+  const t = await checkTodos(pool, workers.endpoint.id, plan, log, asks);
   violations.push(...t.violations);
   facts.push(...t.facts);
   const m = await checkMessages(pool, listeners.endpoint.id, messageLog, MESSAGES);

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { invalidArgument } from './errors.js';
 import { maxLength } from './issues.js';
 import { leaseTokenArg } from './attempts.js';
+import type { TodoSummary } from './todo.js';
 
 export const ASK_LIMITS = {
   /** A question a person reads on a phone in one go; longer belongs in the todo's body. */
@@ -119,4 +120,15 @@ export interface OpenAsk {
   choices: string[] | null;
   asked_at: Date;
   expires_at: Date;
+}
+
+/** What the owner is told when an agent asks (the notify hooks' todo.waiting_on_human). */
+export interface AskedEvent {
+  endpointId: string;
+  todo: TodoSummary;
+  question: string;
+  choices: string[] | null;
+  askedAt: Date;
+  expiresAt: Date;
+  traceparent: string | null;
 }

@@ -13,23 +13,13 @@ import {
   DEFAULT_ASK_SETTINGS,
   type TodoAnswer,
 } from '../domain/asks.js';
+export type { AskedEvent } from '../domain/asks.js';
 import { AppError, notFound } from '../domain/errors.js';
 import { parseInput, PRIORITY_BOUNDS, type Todo, type TodoSummary } from '../domain/todo.js';
 import { reopenQueue } from '../budgets/reopen.js';
 import { answerAsk, askHuman as askRow, openAsk, todoAnswers } from '../store/asks.js';
 import { getTodo as getRow } from '../store/todos.js';
 import { zeroRowError, type Agent, type TodoDeps } from './context.js';
-
-/** What the owner is told when an agent asks (the notify hooks' todo.waiting_on_human). */
-export interface AskedEvent {
-  endpointId: string;
-  todo: TodoSummary;
-  question: string;
-  choices: string[] | null;
-  askedAt: Date;
-  expiresAt: Date;
-  traceparent: string | null;
-}
 
 /**
  * The priority a todo comes back with, answered or timed out: the top, so the next claim

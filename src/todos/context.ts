@@ -8,7 +8,7 @@ import type { Metrics } from '../metrics/index.js';
 import { probeTodo, type Holder, type TodoProbe, type TodoScope } from '../store/todos.js';
 import type { QuotaDeps } from '../quotas/check.js';
 import type { Tracing } from '../tracing/index.js';
-import type { AskedEvent } from './ask.js';
+import type { AskedEvent } from '../domain/asks.js';
 
 export interface TodoDeps extends QuotaDeps {
   /** A pool, or a transaction's client when the caller writes more in the same transaction. */
