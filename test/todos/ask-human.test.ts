@@ -82,7 +82,7 @@ test('a parked todo waits on its owner, unclaimable; the CLI answer on instance 
   assert.ok(Date.parse(read.todo.waiting.since) <= Date.now());
   assert.deepEqual(read.answers, []);
   assert.deepEqual(
-    read.attempts.map((x: Body) => x.outcome),
+    (read.attempts as Array<{ outcome: string }>).map((x) => x.outcome),
     ['asked'],
   );
   assert.deepEqual(await ok(c, 'claim_next', {}), { empty: true }, 'a parked todo is not claimable');
@@ -164,7 +164,8 @@ test('the owner cancels a waiting todo: the question closes as canceled and a la
     headers: { authorization: `Bearer ${me.token}` },
   });
   assert.equal(res.status, 200);
-  assert.equal(((await res.json()) as Body).todo.state, 'canceled');
+  const canceled: Body = await res.json();
+  assert.equal(canceled.todo.state, 'canceled');
   assert.deepEqual(await askRows(id), [{ outcome: 'canceled', answered_by: null }]);
   const late = await answer(a.url, id, { text: 'go' });
   assert.equal(late.status, 409);
