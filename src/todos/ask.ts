@@ -17,7 +17,14 @@ export type { AskedEvent } from '../domain/asks.js';
 import { AppError, notFound } from '../domain/errors.js';
 import { parseInput, PRIORITY_BOUNDS, type Todo, type TodoSummary } from '../domain/todo.js';
 import { reopenQueue } from '../budgets/reopen.js';
-import { answerAsk, askHuman as askRow, openAsk, todoAnswers } from '../store/asks.js';
+import {
+  answerAsk,
+  askHuman as askRow,
+  openAsk,
+  todoAnswers,
+  waitingForHuman,
+  type WaitingTodo,
+} from '../store/asks.js';
 import { getTodo as getRow } from '../store/todos.js';
 import { zeroRowError, type Agent, type TodoDeps } from './context.js';
 
@@ -141,3 +148,13 @@ async function notWaiting(deps: TodoDeps, endpointId: string, id: string): Promi
 export function answersOf(deps: TodoDeps, endpointId: string, id: string): Promise<TodoAnswer[]> {
   return todoAnswers(deps.db, endpointId, id);
 }
+
+/** How many waiting todos the "Needs you" view lists: a page a person works down, oldest first. */
+export const NEEDS_YOU_SHOWN = 100;
+
+/** The todos on the human's endpoints waiting on an answer, oldest question first (docs/board.md, "Needs you"). */
+export function needsYou(deps: TodoDeps, humanId: string): Promise<WaitingTodo[]> {
+  return waitingForHuman(deps.db, humanId, NEEDS_YOU_SHOWN);
+}
+
+export type { WaitingTodo };
