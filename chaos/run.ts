@@ -23,6 +23,8 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPool } from '../src/db/pool.js';
+import { isAppError } from '../src/domain/errors.js';
+import { answerTodo } from '../src/todos/index.js';
 import { migrate } from '../src/db/migrate.js';
 import { newId } from '../src/domain/ids.js';
 import { vendEndpoint } from '../src/endpoints/manage.js';
@@ -33,6 +35,7 @@ import { runFailover } from './failover.js';
 import { Consumer, checkMessages, messagesOutstanding, newMessageLog, runProducer } from './messages.js';
 import {
   checkTodos,
+  type AskLog,
   meteredSpent,
   newStats,
   planTodos,
@@ -135,6 +138,7 @@ async function main(): Promise<number> {
 
   const tally = newTally();
   const log: CompleteLog[] = [];
+  const asks: AskLog[] = [];
   const stats = newStats();
   const messageLog = newMessageLog();
   let stopWork = false;
@@ -171,6 +175,18 @@ async function main(): Promise<number> {
         log,
         stats,
         holdStream: i % 3 === 0,
+        asks,
+        answer: async (id) => {
+          try {
+            await answerTodo({ db: pool, defaultLeaseSeconds: LEASE_SECONDS }, workers.endpoint.id, id, human, {
+              choice: 0,
+            });
+            return 'ok';
+          } catch (err) {
+            if (isAppError(err) && err.code === 'conflict') return 'conflict';
+            throw err;
+          }
+        },
       }),
     ),
   ];
@@ -231,7 +247,7 @@ async function main(): Promise<number> {
   const violations: Violation[] = [];
   const facts: string[] = [];
   if (timedOut) violations.push({ check: 'finished before the deadline', detail: `${DEADLINE_S} s` });
-  const t = await checkTodos(pool, workers.endpoint.id, plan, log);
+  const t = await checkTodos(pool, workers.endpoint.id, plan, log, asks);
   violations.push(...t.violations);
   facts.push(...t.facts);
   const m = await checkMessages(pool, listeners.endpoint.id, messageLog, MESSAGES);

@@ -78,7 +78,16 @@ export interface CompleteLog {
   outcome: 'ok' | 'ambiguous';
 }
 
+/** A question a worker asked with ask_human, and what the human's answer was told. */
+export interface AskLog {
+  todo: string;
+  /** ok: the answer was stored (200); conflict: the todo no longer waited (it must not be lost either way). */
+  answer: 'ok' | 'conflict' | 'unknown';
+}
+
 export interface WorkStats {
+  /** ask_human calls answered OK (the todo parked on a question). */
+  asks: number;
   claims: number;
   completes: number;
   fails: number;
@@ -103,11 +112,14 @@ export interface WorkerOptions {
   log: CompleteLog[];
   stats: WorkStats;
   holdStream: boolean;
+  /** The owner's answer to a parked todo (docs/design/ask-human.md); absent: workers never ask. */
+  answer?: (todoId: string) => Promise<'ok' | 'conflict'>;
+  asks?: AskLog[];
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-type Settle = 'complete' | 'fail' | 'release';
+type Settle = 'complete' | 'fail' | 'release' | 'ask_human';
 
 /** Sends a settling verb until the answer is known; `lost` then `conflict` is ambiguous. */
 async function settle(
@@ -176,6 +188,11 @@ export async function runWorker(index: number, o: WorkerOptions): Promise<void> 
         await sleep(work);
       }
       if (o.stop()) break;
+      // One claim in a hundred asks its owner instead, who answers at once; the todo comes back first in line.
+      if (!stall && roll >= 0.04 && roll < 0.05 && o.answer && o.asks) {
+        await askAndAnswer(c, todo.id, o);
+        continue;
+      }
       let verb: Settle = 'complete';
       if (!stall && roll < 0.02 && todo.attempt === 1) verb = 'fail';
       else if (!stall && roll < 0.04) verb = 'release';
@@ -201,8 +218,27 @@ export async function runWorker(index: number, o: WorkerOptions): Promise<void> 
   }
 }
 
+/** Parks the todo on a question, then answers it as the owner would; both logged. */
+async function askAndAnswer(c: ChaosClient, id: string, o: WorkerOptions): Promise<void> {
+  const asked = await settle(c, 'ask_human', { id, question: 'chaos: go on?', choices: ['yes', 'no'] }, o.stop);
+  if (asked === 'conflict') o.stats.conflicts += 1;
+  if (asked !== 'ok' && asked !== 'ambiguous') return;
+  o.stats.asks += 1;
+  let answer: AskLog['answer'] = 'unknown';
+  for (let tries = 0; tries < 40 && answer === 'unknown'; tries++) {
+    try {
+      answer = await (o.answer as NonNullable<WorkerOptions['answer']>)(id);
+    } catch {
+      // The database restarted under the answer: try again, it is all or nothing.
+      await sleep(100 + Math.random() * 200);
+    }
+  }
+  o.asks?.push({ todo: id, answer });
+}
+
 export function newStats(): WorkStats {
   return {
+    asks: 0,
     claims: 0,
     completes: 0,
     fails: 0,
@@ -252,6 +288,7 @@ export async function checkTodos(
   endpointId: string,
   plan: TodoPlan,
   log: CompleteLog[],
+  asks: AskLog[] = [],
 ): Promise<{ violations: Violation[]; facts: string[] }> {
   const out: Violation[] = [];
   const facts: string[] = [];
@@ -280,6 +317,36 @@ export async function checkTodos(
     states.filter((s) => s.queue === 'metered' && s.state !== 'done' && s.state !== 'pending'),
   );
 
+  // docs/design/ask-human.md: a todo never is both waiting on a human and anything else.
+  add(
+    out,
+    'a todo is never in two states: it has an open question exactly when it is waiting on a human',
+    await q(
+      `SELECT t.id, t.state, count(k.*) FILTER (WHERE k.ended_at IS NULL)::int AS open FROM todos t
+         LEFT JOIN todo_asks k ON k.endpoint_id = t.endpoint_id AND k.todo_id = t.id
+        WHERE t.endpoint_id = $1 GROUP BY t.id, t.state
+       HAVING (count(k.*) FILTER (WHERE k.ended_at IS NULL) > 0) <> (t.state = 'waiting_on_human')
+           OR count(k.*) FILTER (WHERE k.ended_at IS NULL) > 1`,
+    ),
+  );
+  const answered = new Set(
+    (
+      await q<{ todo_id: string }>(
+        `SELECT DISTINCT todo_id FROM todo_asks WHERE endpoint_id = $1 AND outcome = 'answered'`,
+      )
+    ).map((r) => r.todo_id),
+  );
+  add(
+    out,
+    'an answer is never lost: each answer told OK is stored as answered',
+    asks.filter((a) => a.answer === 'ok' && !answered.has(a.todo)),
+  );
+  add(
+    out,
+    'every question asked was answered (none told conflict or left unknown)',
+    asks.filter((a) => a.answer !== 'ok'),
+  );
+  facts.push(`asks: ${asks.length} asked, ${answered.size} todos answered`);
   add(
     out,
     'no attempt left open',

@@ -22,6 +22,7 @@ import { NO_KEYRING, type Keyring } from './secrets/keyring.js';
 import { bearerChallenge } from './oauth/metadata.js';
 import { HookGuard } from './hooks/guard.js';
 import { NotifyHooks } from './hooks/notify.js';
+import { askTimeoutSweep } from './sweeps/asks.js';
 import type { QuotaDeps } from './quotas/check.js';
 import type { Principal, TokenDeps } from './identity/principal.js';
 import { OidcProvider } from './oidc/provider.js';
@@ -176,6 +177,19 @@ export function buildServices(o: ServiceOptions): Services {
     quotas: config.quotas,
     tracing,
     settled: (endpointId, sessionId) => doorbell.settled(endpointId, sessionId),
+    asks: { defaultSeconds: config.todos.askTimeoutSeconds, maxSeconds: config.todos.askMaxTimeoutSeconds },
+    asked: (e) =>
+      void hooks.waitingOnHuman({
+        endpointId: e.endpointId,
+        todoId: e.todo.id,
+        queue: e.todo.queue,
+        title: e.todo.title,
+        question: e.question,
+        choices: e.choices,
+        askedAt: e.askedAt,
+        expiresAt: e.expiresAt,
+        traceparent: e.traceparent,
+      }),
   };
   const sessions: SessionDeps = { db, instanceId, credentials, metrics: metrics.sessions };
   const capacity = new CapacitySetting({ db, envCapacity: config.messages.envCapacity, log });
@@ -250,6 +264,7 @@ export function buildServices(o: ServiceOptions): Services {
   const sweeps: Sweep[] = [
     schedulePromotionSweep(promoter, config.sweeps.reaperIntervalMs),
     reaperSweep(pool, config.sweeps.reaperIntervalMs, metrics),
+    askTimeoutSweep(pool, config.sweeps.reaperIntervalMs, metrics),
     retryRequeueSweep(pool, config.sweeps.reaperIntervalMs),
     retentionSweep(pool, config.sweeps.retentionIntervalMs, config.sweeps.retentionMs),
     endpointExpirySweep(pool, config.sweeps.reaperIntervalMs, credentials),

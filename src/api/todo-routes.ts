@@ -1,5 +1,5 @@
 // /api/v1 routes for the todos on a human's endpoints: push one or many, list, show with
-// attempts, retry now, cancel. A workflow token may push; everything else takes the
+// attempts, retry now, cancel, answer a todo's question. A workflow token may push; everything else takes the
 // human's own token.
 
 import type { FastifyInstance } from 'fastify';
@@ -7,11 +7,20 @@ import { z } from 'zod';
 import { todoListOut, todoOneOut, todoPushedOut, todoShowOut, todosPushedOut } from '../contract/todos.js';
 import { createTodoInput, listTodosInput } from '../domain/todo.js';
 import { isBulkBody, pushTodos } from '../endpoints/todos-bulk.js';
-import { cancelTodo, listEndpointTodos, pushTodo, retryTodo, showTodo, type OperatorDeps } from '../endpoints/todos.js';
+import {
+  answerHumanTodo,
+  cancelTodo,
+  listEndpointTodos,
+  pushTodo,
+  retryTodo,
+  showTodo,
+  type OperatorDeps,
+} from '../endpoints/todos.js';
 import { BULK_BODY_LIMIT } from '../http/app.js';
 import type { Auth } from '../http/auth.js';
 import { route } from '../http/contract.js';
 import { createTodosInput } from '../todos/create-bulk.js';
+import { answerInput } from '../todos/index.js';
 import { idParams, refParams } from './contract-common.js';
 
 /** Query strings arrive as text; numeric fields are turned into numbers for validation. */
@@ -105,6 +114,22 @@ export function todoRoutes(app: FastifyInstance, deps: OperatorDeps, auth: Auth,
     async (request, reply) => {
       const { human } = await auth.authenticate(request, reply, 'human');
       return cancelTodo(deps, human.id, request.params.id);
+    },
+  );
+  route(
+    app,
+    {
+      ...todos,
+      method: 'POST',
+      url: '/api/v1/todos/:id/answer',
+      summary: 'Answer the question a todo waits on (text, or a choice by index); it goes back to its queue first.',
+      params: idParams,
+      body: answerInput,
+      answers: { 200: todoOneOut },
+    },
+    async (request, reply) => {
+      const { human } = await auth.authenticate(request, reply, 'human');
+      return answerHumanTodo(deps, human, request.params.id, request.body);
     },
   );
 }

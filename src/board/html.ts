@@ -12,13 +12,13 @@ export { escape, href, html, htmlText, joinHtml, raw, type HtmlValue, type SafeH
 export interface Chrome {
   email: string;
   csrf: string;
-  current?: 'queues' | 'todos' | 'endpoints' | 'people' | 'settings';
+  current?: 'queues' | 'todos' | 'needs' | 'endpoints' | 'people' | 'settings';
 }
 
 function nav(chrome: Chrome): SafeHtml {
   const item = (path: string, key: Chrome['current'], label: string) =>
     html`<a href="${path}"${chrome.current === key && html` aria-current="page"`}>${label}</a>`;
-  return html`<header class="top"><nav aria-label="Main">${item('/', 'queues', 'Queues')}${item('/todos', 'todos', 'Todos')}${item('/endpoints', 'endpoints', 'Endpoints')}${item('/people', 'people', 'People')}${item('/settings', 'settings', 'Settings')}</nav>
+  return html`<header class="top"><nav aria-label="Main">${item('/', 'queues', 'Queues')}${item('/todos', 'todos', 'Todos')}${item('/needs-you', 'needs', 'Needs you')}${item('/endpoints', 'endpoints', 'Endpoints')}${item('/people', 'people', 'People')}${item('/settings', 'settings', 'Settings')}</nav>
 <form method="post" action="/logout" class="inline"><input type="hidden" name="csrf" value="${chrome.csrf}">
 <span class="who">${chrome.email}</span> <button type="submit">Sign out</button></form></header>`;
 }

@@ -24,6 +24,7 @@ import { queueChartPages } from './queue-charts.js';
 import { peoplePages } from './people.js';
 import { queuePages } from './queues.js';
 import { routingPages } from './quarantine.js';
+import { needsYouPages } from './needs-you.js';
 import { receivedPages } from './received.js';
 import { schedulePages } from './schedules.js';
 import { sessionPages } from './session.js';
@@ -73,6 +74,7 @@ export function boardRoutes(app: FastifyInstance, services: Services, auth: Auth
       messages: services.messages,
     };
     boardPages(board, deps);
+    needsYouPages(board, deps);
     peoplePages(board, deps, auth);
     cliLoginPages(board, deps);
     const { oauth, quotas } = services.config;

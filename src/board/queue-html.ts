@@ -19,7 +19,7 @@ import { routeSection, type RouteEvent } from './route-html.js';
 import type { TodoRoute } from '../todos/read.js';
 import { csrfField, html, htmlText, isoTime, joinHtml, raw, roughDuration, stateChip, type SafeHtml } from './html.js';
 
-const LIVE_STATES = new Set(['pending', 'claimed', 'failed']);
+const LIVE_STATES = new Set(['pending', 'claimed', 'failed', 'waiting_on_human']);
 
 function cardMeta(
   card: Pick<LaneCard, 'created_at' | 'attempt' | 'max_attempts' | 'lease_expires_at' | 'state' | 'priority'>,
@@ -200,9 +200,21 @@ type TodoView = {
  */
 function waitingRow(waiting: Waiting | undefined): SafeHtml {
   if (!waiting) return html``;
+  // The one reason that carries an agent's text (docs/design/ask-human.md): escaped here, never raw.
+  if (waiting.reason === 'waiting_on_human') return humanRow(waiting);
   // Fixed phrases, numbers, closed-set reasons and <time> markup from isoTime (see above).
   const words = raw(describeWaiting(waiting, (iso) => htmlText(isoTime(new Date(iso)))));
   return html`<dt>Waiting</dt><dd data-field="waiting" data-waiting="${waiting.reason}">${words}</dd>`;
+}
+
+function humanRow(w: Extract<Waiting, { reason: 'waiting_on_human' }>): SafeHtml {
+  const choices = w.choices
+    ? html` (choices: ${joinHtml(
+        w.choices.map((c, i) => html`${i}) ${c}`),
+        ', ',
+      )})`
+    : '';
+  return html`<dt>Waiting</dt><dd data-field="waiting" data-waiting="waiting_on_human">on a human since ${isoTime(new Date(w.since))}: <q>${w.question}</q>${choices} <a href="/needs-you">Answer it</a></dd>`;
 }
 
 /** A failed todo with no retry ahead is dead-lettered: only a human's retry revives it. */

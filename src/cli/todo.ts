@@ -1,6 +1,7 @@
-// `switchboard todo push (add)|list|show|retry|cancel`: a human's view of an endpoint's todos
-// over the REST API (retry and cancel with --filter: src/cli/todo-bulk.ts). Checks flag values before any request; claiming and completing are
-// the agent's verbs (MCP), not the CLI's.
+// `switchboard todo push (add)|list|show|retry|cancel|answer`: a human's view of an
+// endpoint's todos over the REST API (retry and cancel with --filter: src/cli/todo-bulk.ts;
+// answer: src/cli/todo-answer.ts). Checks flag values before any request; claiming and
+// completing are the agent's verbs (MCP), not the CLI's.
 
 import { linksText, type Links } from './todo-links.js';
 import { readFile } from 'node:fs/promises';
@@ -30,6 +31,8 @@ import {
 } from './flags.js';
 import { emit, keyValues, section, table, text } from './output.js';
 import { bulk, FILTER_KEYS, type BulkOptions } from './todo-bulk.js';
+import { answersSection, registerAnswer } from './todo-answer.js';
+import type { TodoAnswer } from '../domain/asks.js';
 import { pushFile } from './todo-push.js';
 import { routeText, type TodoRoute } from './todo-route.js';
 
@@ -94,6 +97,7 @@ export function registerTodo(program: Command): void {
       .option('--dry-run', 'bulk: count the matching todos, change nothing')
       .action(run((target: string, opts: BulkOptions) => (opts.filter ? bulk(verb, target, opts) : one(target, opts))));
   }
+  registerAnswer(group);
 }
 
 /** Checks the flags and builds the POST body; throws a usage error naming the bad flag. */
@@ -201,15 +205,22 @@ async function list(endpoint: string, opts: ListOptions): Promise<void> {
 
 async function show(id: string, opts: CommonOptions): Promise<void> {
   const client = await signedInClient(opts.url);
-  const answer = await client.request<{ todo: Todo; attempts: Attempt[]; route?: TodoRoute; links?: Links }>(
-    'GET',
-    todoPath(id),
-  );
+  const answer = await client.request<{
+    todo: Todo;
+    attempts: Attempt[];
+    answers?: TodoAnswer[];
+    route?: TodoRoute;
+    links?: Links;
+  }>('GET', todoPath(id));
   emit(
     opts.json,
     answer,
     (a) =>
-      describeTodo(a.todo) + section('Attempts:', attemptsTable(a.attempts)) + linksText(a.links) + routeText(a.route),
+      describeTodo(a.todo) +
+      section('Attempts:', attemptsTable(a.attempts)) +
+      answersSection(a.answers) +
+      linksText(a.links) +
+      routeText(a.route),
   );
 }
 

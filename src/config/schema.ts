@@ -82,6 +82,12 @@ const SCHEMA = z.object({
   // releases add a few); a todo released over and over would otherwise grow its history
   // without bound. At least 5, the prior_attempts a claim answers.
   SWITCHBOARD_ATTEMPTS_KEPT_PER_TODO: integer(25, 5, 1_000),
+  // How long an ask_human question waits for its answer when the agent names no timeout:
+  // a day spans one person's night; the todo then comes back to its queue unanswered.
+  SWITCHBOARD_ASK_HUMAN_TIMEOUT: duration('24h', 60_000, 30 * 86_400_000, '1m–30d'),
+  // The longest timeout an agent may ask for: a week covers a weekend and a holiday; past
+  // that a parked todo is forgotten work, which its owner should cancel instead.
+  SWITCHBOARD_ASK_HUMAN_MAX_TIMEOUT: duration('7d', 60_000, 30 * 86_400_000, '1m–30d'),
   // A lapsed lease is already claimable by takeover; the reaper only tidies rows nobody
   // asked for, so 30 s is prompt without scanning constantly.
   SWITCHBOARD_REAPER_INTERVAL: duration('30s', 1_000, 600_000, '1s–10m'),
@@ -432,6 +438,9 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
   if (parsed.success && parsed.data.SWITCHBOARD_HEADERS_TIMEOUT > parsed.data.SWITCHBOARD_REQUEST_TIMEOUT) {
     problems.push('SWITCHBOARD_HEADERS_TIMEOUT: must not be longer than SWITCHBOARD_REQUEST_TIMEOUT');
   }
+  if (parsed.success && parsed.data.SWITCHBOARD_ASK_HUMAN_TIMEOUT > parsed.data.SWITCHBOARD_ASK_HUMAN_MAX_TIMEOUT) {
+    problems.push('SWITCHBOARD_ASK_HUMAN_TIMEOUT: must not be longer than SWITCHBOARD_ASK_HUMAN_MAX_TIMEOUT');
+  }
   if (
     parsed.success &&
     parsed.data.SWITCHBOARD_DB_POOLER === 'transaction' &&
@@ -521,6 +530,8 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
         defaultLeaseSeconds: Math.round(e.SWITCHBOARD_DEFAULT_LEASE / 1000),
         idempotencyWindowSeconds: Math.round(e.SWITCHBOARD_IDEMPOTENCY_WINDOW / 1000),
         keepAttempts: e.SWITCHBOARD_ATTEMPTS_KEPT_PER_TODO,
+        askTimeoutSeconds: Math.round(e.SWITCHBOARD_ASK_HUMAN_TIMEOUT / 1000),
+        askMaxTimeoutSeconds: Math.round(e.SWITCHBOARD_ASK_HUMAN_MAX_TIMEOUT / 1000),
       },
       sweeps: {
         reaperIntervalMs: e.SWITCHBOARD_REAPER_INTERVAL,

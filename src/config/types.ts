@@ -85,7 +85,14 @@ export interface Config {
    */
   allowedOrigins: string[];
   quotas: Quotas;
-  todos: { defaultLeaseSeconds: number; idempotencyWindowSeconds: number; keepAttempts: number };
+  todos: {
+    defaultLeaseSeconds: number;
+    idempotencyWindowSeconds: number;
+    keepAttempts: number;
+    /** An ask_human question's default and longest wait (SWITCHBOARD_ASK_HUMAN_TIMEOUT, _MAX_TIMEOUT). */
+    askTimeoutSeconds: number;
+    askMaxTimeoutSeconds: number;
+  };
   sweeps: { reaperIntervalMs: number; retentionIntervalMs: number; retentionMs: number };
   /**
    * How long each growing table keeps a row once it is dead (closed, expired, spent, revoked,

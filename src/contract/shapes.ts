@@ -46,6 +46,12 @@ export const admissionStateOut = z.object({
 /** Why a todo waits (docs/design/todos.md, "Why is it waiting"): one reason, by precedence. */
 export const waitingOut = z
   .discriminatedUnion('reason', [
+    z.object({
+      reason: z.literal('waiting_on_human'),
+      since: time.describe('When the agent asked.'),
+      question: z.string().describe('What it asked its owner (docs/design/ask-human.md).'),
+      choices: z.array(z.string()).optional().describe('The answers offered, when it offered some.'),
+    }),
     z.object({ reason: z.literal('scheduled'), until: time.nullable() }),
     z.object({ reason: z.literal('retry_backoff'), until: time }),
     z.object({ reason: z.literal('presence_out'), until: time.nullable() }),
@@ -60,7 +66,7 @@ export const waitingOut = z
     z.object({ reason: z.literal('queued'), ahead: z.union([z.number().int().min(0), z.literal(AHEAD_OVER)]) }),
   ])
   .describe(
-    'Why it is not being worked on yet: scheduled, retry_backoff, presence_out, deferred, no_consumer, or ' +
+    'Why it is not being worked on yet: waiting_on_human (with the question), scheduled, retry_backoff, presence_out, deferred, no_consumer, or ' +
       'queued with the number of todos ahead of it in claim order (0: next; "1000+" past a thousand).',
   );
 
@@ -111,7 +117,9 @@ export const todoListedOut = z.object({
   admission: admissionStateOut
     .optional()
     .describe('On a pending todo of a budgeted queue: whether the budget admits it now.'),
-  waiting: waitingOut.optional().describe('On a pending todo, or a failed one whose retry is coming.'),
+  waiting: waitingOut
+    .optional()
+    .describe('On a pending todo, a failed one whose retry is coming, or one waiting on a human.'),
 });
 
 /** A todo as the REST API answers it: every column, its content, and why it waits. */
@@ -128,6 +136,17 @@ export const todoClaimedOut = z.object({
 /** An attempt's outcome once it ended (src/domain/todo.ts). */
 const outcome = z.enum(ATTEMPT_OUTCOMES);
 
+/** A question to a human that ended, answered or timed out (docs/design/ask-human.md). */
+export const answerOut = z.object({
+  question: z.string(),
+  choices: z.array(z.string()).optional().describe('The choices offered, when there were any.'),
+  text: z.string().optional().describe('A free-text answer.'),
+  choice: z.number().int().optional().describe('The index of the chosen answer in choices.'),
+  by: z.string().nullable().describe('Who answered (their email); null when it timed out.'),
+  at: time.describe('When it was answered or timed out.'),
+  timed_out: z.literal(true).optional().describe('Nobody answered in time.'),
+});
+
 /** What an earlier attempt left, as a claim answers it. */
 export const priorAttemptOut = z.object({
   attempt: z.number().int(),
@@ -136,6 +155,11 @@ export const priorAttemptOut = z.object({
   summary_truncated: z.boolean(),
   artifact: z.string().nullable(),
   ended_at: time,
+  ask: answerOut
+    .partial({ by: true, at: true })
+    .extend({ outcome: z.enum(['answered', 'timed_out', 'canceled']).nullable() })
+    .optional()
+    .describe('On an attempt that asked a human: the question, and the answer once there is one.'),
 });
 
 /** claim's answer, and claim_next's when it took one. */
@@ -152,6 +176,14 @@ export const claimedOut = z.object({
     .array(priorAttemptOut)
     .optional()
     .describe('What earlier attempts at this todo left, newest first (at most 5).'),
+  answers: z
+    .array(answerOut)
+    .optional()
+    .describe('What humans answered to the questions asked with ask_human, oldest first.'),
+  timed_out: z
+    .literal(true)
+    .optional()
+    .describe('The question the last attempt asked timed out: nobody answered in time.'),
   admission: usageOut.optional().describe('Only on a queue with a budget.'),
 });
 

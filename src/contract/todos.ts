@@ -1,8 +1,8 @@
 // Todos on the REST wire (docs/api.md, "Todos"; docs/design/api-contract.md): what pushing,
-// listing, showing, retrying, cancelling and the bulk actions answer.
+// listing, showing, retrying, cancelling, answering and the bulk actions answer.
 
 import { z } from 'zod';
-import { attemptOut, linksOut, routeOut, todoFullOut } from './shapes.js';
+import { answerOut, attemptOut, linksOut, routeOut, todoFullOut } from './shapes.js';
 
 /** One todo pushed: 201 when made, 200 when an idempotency key found an earlier one. */
 export const todoPushedOut = z.object({ todo: todoFullOut, created: z.boolean() });
@@ -22,11 +22,12 @@ export const todoListOut = z.object({
 export const todoShowOut = z.object({
   todo: todoFullOut,
   attempts: z.array(attemptOut),
+  answers: z.array(answerOut).describe('Its ask_human questions that were answered or timed out, oldest first.'),
   route: routeOut.optional(),
   links: linksOut,
 });
 
-/** What retry and cancel answer. */
+/** What retry, cancel and answer answer. */
 export const todoOneOut = z.object({ todo: todoFullOut });
 
 /** A bulk cancel or retry by filter (src/todos/bulk-actions.ts, BulkResult). */

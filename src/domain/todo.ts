@@ -10,7 +10,9 @@
 //                │   takeover by claim, or the reaper
 //                │   (back to pending, or dead letter at the cap)
 //                └──retry_now (human: attempt = 0) from failed or canceled
-//   cancel (human): pending | claimed | failed ──▶ canceled
+//   ask_human (holder): claimed ──▶ waiting_on_human ──answer or timeout──▶ pending
+//     (no lease, no ready_at: nothing claims it until a human answers; docs/design/ask-human.md)
+//   cancel (human): pending | claimed | failed | waiting_on_human ──▶ canceled
 //
 // done, canceled and dead-lettered failed rows are terminal; only retry_now revives them.
 
@@ -20,7 +22,7 @@ import { firstIssue, maxLength, zod3Messages } from './issues.js';
 import { BACKOFF_BOUNDS } from './backoff.js';
 import { UNSTORABLE_MESSAGE, unstorable } from './unstorable.js';
 
-export const TODO_STATES = ['pending', 'claimed', 'done', 'failed', 'canceled'] as const;
+export const TODO_STATES = ['pending', 'claimed', 'done', 'failed', 'canceled', 'waiting_on_human'] as const;
 export type TodoState = (typeof TODO_STATES)[number];
 
 /**
@@ -39,6 +41,7 @@ export const ATTEMPT_OUTCOMES = [
   'reaped',
   'canceled',
   'revoked',
+  'asked',
 ] as const;
 export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
 

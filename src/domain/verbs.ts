@@ -14,6 +14,7 @@ export const VERB_FAMILIES = {
     'complete',
     'fail',
     'release',
+    'ask_human',
     'admission_status',
   ],
   create: ['create_todo'],

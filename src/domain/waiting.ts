@@ -7,6 +7,7 @@ import type { DeferReason, Usage } from './admission.js';
 
 /** The reasons, in precedence order: the first that holds is the one a read answers. */
 export const WAITING_REASONS = [
+  'waiting_on_human',
   'scheduled',
   'retry_backoff',
   'presence_out',
@@ -29,6 +30,8 @@ export const AHEAD_CAP = 1000;
 export const AHEAD_OVER = '1000+';
 
 export type Waiting =
+  /** Parked on a human's answer (docs/design/ask-human.md): since when, and the question. */
+  | { reason: 'waiting_on_human'; since: string; question: string; choices?: string[] }
   /** Pending with a future not_before, not yet made ready (until: when it becomes ready). */
   | { reason: 'scheduled'; until: string | null }
   /** Failed with attempts left, its retry not yet due. */
@@ -51,6 +54,11 @@ export function aheadOf(count: number): number | typeof AHEAD_OVER {
 export function describeWaiting(w: Waiting, time: (iso: string) => string = (iso) => iso): string {
   const until = (at: string | null, none: string) => (at ? `until ${time(at)}` : none);
   switch (w.reason) {
+    case 'waiting_on_human':
+      return (
+        `waiting on a human since ${time(w.since)}: ${w.question}` +
+        (w.choices ? ` (choices: ${w.choices.map((c, i) => `${i}) ${c}`).join(', ')})` : '')
+      );
     case 'scheduled':
       return `scheduled ${until(w.until, '(not yet ready)')}`;
     case 'retry_backoff':

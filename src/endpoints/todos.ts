@@ -1,12 +1,21 @@
 // A human's view of the todos on their endpoints: push, list, show with attempts,
-// retry now, cancel. Ownership is resolved first; a todo on another human's endpoint is
+// retry now, cancel, answer. Ownership is resolved first; a todo on another human's endpoint is
 // not_found exactly like an unknown id.
 
 import { AppError, invalidArgument, notFound } from '../domain/errors.js';
 import type { Todo } from '../domain/todo.js';
 import type { Endpoint } from '../store/endpoints.js';
 import { findTodoEndpoint } from '../store/todos.js';
-import { cancel, createTodo, getTodoWithAttempts, listTodos, retryNow, type TodoDeps } from '../todos/index.js';
+import {
+  answerTodo,
+  cancel,
+  createTodo,
+  getTodoWithAttempts,
+  listTodos,
+  retryNow,
+  type Answerer,
+  type TodoDeps,
+} from '../todos/index.js';
 import { resolveEndpoint, type EndpointDeps } from './manage.js';
 
 export type OperatorDeps = EndpointDeps & TodoDeps;
@@ -66,4 +75,14 @@ export async function retryTodo(deps: OperatorDeps, humanId: string, id: string)
 
 export async function cancelTodo(deps: OperatorDeps, humanId: string, id: string): Promise<{ todo: Todo }> {
   return cancel(deps, await endpointOfTodo(deps, humanId, id), id);
+}
+
+/** Answers the question a todo of one of the human's endpoints waits on (docs/design/ask-human.md). */
+export async function answerHumanTodo(
+  deps: OperatorDeps,
+  human: Answerer,
+  id: string,
+  input: unknown,
+): Promise<{ todo: Todo }> {
+  return answerTodo(deps, await endpointOfTodo(deps, human.id, id), id, human, input);
 }

@@ -31,15 +31,19 @@ const BACKOFF_MS = [1_000, 5_000];
 const QUEUE_MAX = 1_000;
 const WORKERS = 4;
 
+/** The notifications a hook carries (docs/design/hooks-and-presence.md; todo.waiting_on_human: docs/design/ask-human.md). */
+export const HOOK_EVENT_TYPES = ['todo.ready', 'todos.backlog', 'todo.waiting_on_human'] as const;
+export type HookEventType = (typeof HOOK_EVENT_TYPES)[number];
+
 export interface HookJob {
   endpointId: string;
   hookId: string;
   /** `msg_<ULID>`: the webhook-id, constant across attempts. */
   messageId: string;
-  type: 'todo.ready' | 'todos.backlog';
+  type: HookEventType;
   /** The body without `attempt`, which each attempt sets. */
   body: Record<string, unknown>;
-  /** The todo's stored trace context (todo.ready); the attempts' spans link to it. */
+  /** The todo's stored trace context (todo.ready, todo.waiting_on_human); the attempts' spans link to it. */
   traceparent?: string | null;
 }
 

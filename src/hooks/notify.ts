@@ -1,7 +1,8 @@
 // Notify hooks as a service of one instance: hears todo_ready from any instance, decides
 // in the database which ready transitions are this instance's to deliver (so each is
 // delivered once across instances), and queues one signed notification per matching
-// hook. Also sends the `todos.backlog` notification of a clock-in digest.
+// hook. Also sends the `todos.backlog` notification of a clock-in digest and the
+// `todo.waiting_on_human` one of an agent's question (docs/design/ask-human.md).
 // Never for synthetic todos, deduplicated creates (no transition), heartbeat re-rings (no
 // todo_ready) or deferred queues (isPushEligible); held while the endpoint is out unless
 // the hook ignores presence.
@@ -60,6 +61,43 @@ export function readyBody(todo: ReadyTransition, slug: string): Record<string, u
     created_at: todo.created_at.toISOString(),
   };
   if (Buffer.byteLength(JSON.stringify(body)) > MAX_BODY_BYTES - 32) body.summary = null;
+  return body;
+}
+
+/** A todo parked on a question, as the hooks tell its owner. */
+export interface WaitingOnHuman {
+  endpointId: string;
+  todoId: string;
+  queue: string;
+  title: string;
+  question: string;
+  choices: string[] | null;
+  askedAt: Date;
+  expiresAt: Date;
+  traceparent: string | null;
+}
+
+/** How many characters of the question a hook carries: enough for a chat message, and under the body cap. */
+const QUESTION_CHARS = 1_000;
+const CHOICE_CHARS = 100;
+
+/**
+ * The todo.waiting_on_human body: identifiers, the question and its choices cut short,
+ * so a Slack hook can post it; under MAX_BODY_BYTES (the choices go first if need be).
+ */
+export function waitingBody(e: WaitingOnHuman, slug: string): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    type: 'todo.waiting_on_human',
+    todo_id: e.todoId,
+    queue: e.queue,
+    summary: cut(e.title, SUMMARY_CHARS),
+    endpoint: slug,
+    question: cut(e.question, QUESTION_CHARS),
+    choices: e.choices?.map((c) => cut(c, CHOICE_CHARS)) ?? null,
+    asked_at: e.askedAt.toISOString(),
+    expires_at: e.expiresAt.toISOString(),
+  };
+  if (Buffer.byteLength(JSON.stringify(body)) > MAX_BODY_BYTES - 32) body.choices = null;
   return body;
 }
 
@@ -134,6 +172,35 @@ export class NotifyHooks {
       if (this.deps.delivery.enqueue({ ...job, body: readyBody(todo, hook.slug) })) queued += 1;
     }
     return queued;
+  }
+
+  /**
+   * An agent parked a todo on a question (docs/design/ask-human.md): one
+   * `todo.waiting_on_human` per matching enabled hook, from the instance that took the
+   * ask, so each is sent once. Presence does not hold it back: the question is for the
+   * owner, not the agents. Catches everything: the ask has committed, a hint may be lost.
+   */
+  async waitingOnHuman(event: WaitingOnHuman): Promise<number> {
+    try {
+      const hooks = await enabledHooks(this.deps.db, event.endpointId);
+      let queued = 0;
+      for (const hook of hooks) {
+        if (hook.queues.length > 0 && !hook.queues.includes(event.queue)) continue;
+        const job = {
+          endpointId: event.endpointId,
+          hookId: hook.id,
+          messageId: `msg_${ulid()}`,
+          type: 'todo.waiting_on_human' as const,
+          traceparent: event.traceparent,
+          body: waitingBody(event, hook.slug),
+        };
+        if (this.deps.delivery.enqueue(job)) queued += 1;
+      }
+      return queued;
+    } catch (err) {
+      this.deps.log.error({ err, endpoint: event.endpointId }, 'notify hook waiting_on_human failed');
+      return 0;
+    }
   }
 
   /** The digest's hook delivery: one `todos.backlog` per matching enabled hook. */

@@ -19,7 +19,7 @@ export function hookCounters(registry: Registry): HookCounters {
     notifications: counter(
       registry,
       'switchboard_notify_hook_notifications_total',
-      'Notify hook notifications by type (todo.ready, todos.backlog) and outcome (delivered, failed, dropped).',
+      'Notify hook notifications by type (todo.ready, todos.backlog, todo.waiting_on_human) and outcome (delivered, failed, dropped).',
       ['type', 'outcome'],
     ),
     attempts: counter(
@@ -37,7 +37,10 @@ export function hookCounters(registry: Registry): HookCounters {
   };
   zero(
     m.notifications,
-    combinations({ type: ['todo.ready', 'todos.backlog'], outcome: ['delivered', 'failed', 'dropped'] }),
+    combinations({
+      type: ['todo.ready', 'todos.backlog', 'todo.waiting_on_human'],
+      outcome: ['delivered', 'failed', 'dropped'],
+    }),
   );
   zero(m.attempts, combinations({ result: ['2xx', '3xx', '4xx', '5xx', 'network', 'refused'] }));
   zero(m.disabled, [{ reason: 'consecutive_failures' }]);

@@ -17,6 +17,7 @@ import { HealthSeries } from './health.js';
 import { hookCounters } from './hooks.js';
 import { webhookCounters } from './webhooks.js';
 import { LatencyHistograms } from './latency.js';
+import { askCounters } from './asks.js';
 import { messageCounters } from './messages.js';
 import { sessionCounters } from './sessions.js';
 
@@ -86,6 +87,7 @@ export class Metrics implements SeriesLabels {
     },
   });
 
+  readonly asks = askCounters(this.registry);
   readonly admission = admissionCounters(this.registry);
   readonly doorbell = new DoorbellCounters(this.registry);
   readonly messages = messageCounters(this.registry);

@@ -41,7 +41,9 @@ export async function laneCounts(db: Queryable, endpointIds: string[]): Promise<
   const byLane = new Map<string, LaneCount>();
   for (const c of await stateCounts(db, endpointIds)) {
     // Scheduled todos are not ready: no lane counts them until the promotion makes them pending.
-    if (c.state === 'scheduled') continue;
+    // A todo waiting on a human is in no lane either: the "Needs you" view lists it
+    // (docs/board.md), and it comes back to pending when answered.
+    if (c.state === 'scheduled' || c.state === 'waiting_on_human') continue;
     const lane: Lane = c.state === 'canceled' ? 'failed' : c.state;
     const key = `${c.endpoint_id}\u0000${c.queue}\u0000${lane}`;
     const row = byLane.get(key) ?? { endpoint_id: c.endpoint_id, queue: c.queue, lane, count: 0 };

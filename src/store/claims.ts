@@ -7,6 +7,8 @@ import type { Queryable } from '../db/pool.js';
 import type { AdmitAnswer } from '../domain/admission.js';
 import { DEFAULT_ATTEMPTS_KEPT } from '../domain/attempts.js';
 import type { Todo } from '../domain/todo.js';
+import type { TodoAnswer } from '../domain/asks.js';
+import { answersOf, askOfAttempt } from './asks.js';
 import { CLAIMABLE, CLAIM_RANK, closeAttemptSql, todoColumnsOf, tokenHash } from './todo-sql.js';
 import type { RingOutcome } from './doorbell-rings.js';
 
@@ -55,8 +57,8 @@ export function claimSql(pick: (gate: string) => string, admission: 'probe' | 'a
   const at = admission === 'probe' ? 'now()' : 'free.at';
   const held =
     admission === 'probe'
-      ? `SELECT ${NULL_TODO}, pol.policy, NULL FROM pol`
-      : `SELECT ${NULL_TODO}, to_jsonb(adm) || jsonb_build_object('picked_queue', pick.queue), NULL FROM pick, adm
+      ? `SELECT ${NULL_TODO}, pol.policy, NULL, NULL FROM pol`
+      : `SELECT ${NULL_TODO}, to_jsonb(adm) || jsonb_build_object('picked_queue', pick.queue), NULL, NULL FROM pick, adm
           WHERE NOT adm.o_admitted`;
   const admitted = admission === 'probe' ? 'NULL::jsonb' : '(SELECT to_jsonb(adm) FROM adm)';
   return `WITH ${gate},
@@ -76,7 +78,8 @@ export function claimSql(pick: (gate: string) => string, admission: 'probe' | 'a
       SELECT endpoint_id, id, claims, attempt, owner_session_id, claimed_at, lease_expires_at, ${tokenHash('lease_token')}
         FROM claimed),
     pruned AS (${pruneAttemptsSql(keep)})
-    SELECT claimed.*, ${ACKED_RINGS} AS rings, ${admitted} AS admission, ${PRIOR_ATTEMPTS} AS prior_attempts
+    SELECT claimed.*, ${ACKED_RINGS} AS rings, ${admitted} AS admission, ${PRIOR_ATTEMPTS} AS prior_attempts,
+        ${ANSWERS} AS answers
       FROM claimed
     UNION ALL
     ${held}`;
@@ -113,10 +116,19 @@ const PRIOR_ATTEMPTS = `CASE WHEN claimed.claims > 1 THEN (
       SELECT coalesce(jsonb_agg(jsonb_build_object('attempt', p.attempt,
                'outcome', coalesce(p.outcome, 'lease_expired'), 'summary', p.summary,
                'summary_truncated', p.summary_truncated, 'artifact', p.artifact,
-               'ended_at', coalesce(p.ended_at, now())) ORDER BY p.seq DESC), '[]'::jsonb)
+               'ended_at', coalesce(p.ended_at, now()))
+               || CASE WHEN p.outcome = 'asked' THEN jsonb_build_object('ask', ${askOfAttempt('p')}) ELSE '{}' END
+             ORDER BY p.seq DESC), '[]'::jsonb)
         FROM (SELECT a.* FROM todo_attempts a
                WHERE a.endpoint_id = claimed.endpoint_id AND a.todo_id = claimed.id AND a.seq < claimed.claims
                ORDER BY a.seq DESC LIMIT ${PRIOR_SHOWN}) p)
+    ELSE '[]'::jsonb END`;
+
+/**
+ * What the todo's questions to a human got (docs/design/ask-human.md): the answered and
+ * timed-out ones, oldest first. A first claim asked nothing, so it reads nothing.
+ */
+const ANSWERS = `CASE WHEN claimed.claims > 1 THEN ${answersOf('claimed.endpoint_id', 'claimed.id')}
     ELSE '[]'::jsonb END`;
 
 /**
@@ -154,6 +166,8 @@ export type ClaimedTodo = Todo & {
   rings: RingOutcome[] | null;
   /** What the attempts before this one left, newest first (PRIOR_SHOWN at most). */
   prior_attempts: PriorAttempt[];
+  /** The todo's answered and timed-out questions, oldest first (docs/design/ask-human.md). */
+  answers: TodoAnswer[];
 };
 
 /** An earlier attempt as a claim answers it. */
@@ -164,6 +178,8 @@ export interface PriorAttempt {
   summary_truncated: boolean;
   artifact: string | null;
   ended_at: string;
+  /** On an `asked` attempt: its question and how it ended. */
+  ask?: TodoAnswer & { outcome: string | null };
 }
 
 export type { AdmitAnswer };

@@ -15,7 +15,7 @@ export interface QueueUse {
 /**
  * Locks the endpoint row FOR UPDATE (waiting for every insert in flight on it, see
  * LIVE_ENDPOINT in store/todo-sql.ts) and answers, for each of `queues`, what still uses
- * it: todos pending, scheduled, claimed or failed (a failed one may be retried), from the
+ * it: todos pending, scheduled, claimed, waiting on a human or failed (a failed one may be retried), from the
  * maintained counters, and the schedules and webhooks that target it. Run in the
  * transaction that removes the queues.
  */
@@ -23,7 +23,7 @@ export async function lockQueueUses(tx: Queryable, endpointId: string, queues: s
   await tx.query('SELECT 1 FROM endpoints WHERE id = $1 FOR UPDATE', [endpointId]);
   const res = await tx.query<QueueUse>(
     `SELECT q AS queue,
-            (${['pending', 'scheduled', 'claimed', 'failed'].map((st) => countSql('$1', 'q', `'${st}'`)).join(' + ')})::int AS todos,
+            (${['pending', 'scheduled', 'claimed', 'failed', 'waiting_on_human'].map((st) => countSql('$1', 'q', `'${st}'`)).join(' + ')})::int AS todos,
             (SELECT count(*) FROM schedules s WHERE s.endpoint_id = $1 AND s.queue = q)::int AS schedules,
             (SELECT count(*) FROM webhooks w WHERE w.endpoint_id = $1 AND w.queue = q)::int AS webhooks
        FROM unnest($2::text[]) AS u(q)`,

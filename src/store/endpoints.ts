@@ -7,6 +7,7 @@ import type { Queryable } from '../db/pool.js';
 import { inTransaction } from '../db/tx.js';
 import { AppError } from '../domain/errors.js';
 import { translatePgError } from './pg-errors.js';
+import { cancelAskSql } from './asks.js';
 
 export interface Endpoint {
   id: string;
@@ -226,7 +227,8 @@ export async function stampSeen(
 
 /**
  * Revokes an endpoint in one statement: the credential stops matching, its live todos
- * are dead-lettered (`endpoint_revoked`) with open attempts closed as revoked, its MCP
+ * are dead-lettered (`endpoint_revoked`) with open attempts closed as revoked and open
+ * questions as canceled (docs/design/ask-human.md), its MCP
  * sessions are closed, and on commit every instance hears `endpoint_revoked` and ends
  * the streams it holds. The revocation instant is now, or the expiry for the sweep.
  */
@@ -238,8 +240,9 @@ const REVOKE = `
     UPDATE todos t SET state = 'failed', error = 'endpoint_revoked', next_retry_at = NULL, ready_at = NULL,
       lease_expires_at = NULL, updated_at = now()
       FROM e WHERE t.endpoint_id = e.id
-       AND (t.state IN ('pending', 'claimed') OR (t.state = 'failed' AND t.next_retry_at IS NOT NULL))
+       AND (t.state IN ('pending', 'claimed', 'waiting_on_human') OR (t.state = 'failed' AND t.next_retry_at IS NOT NULL))
     RETURNING t.endpoint_id, t.id, t.claims),
+  unasked AS (${cancelAskSql('dead')}),
   closed AS (
     UPDATE todo_attempts a SET ended_at = now(), outcome = 'revoked'
       FROM dead WHERE a.endpoint_id = dead.endpoint_id AND a.todo_id = dead.id AND a.seq = dead.claims

@@ -42,10 +42,10 @@ export async function countOwned(db: Queryable, kind: OwnedKind, humanId: string
 }
 
 /** The states a todo holds room in: it is still to be done. */
-const LIVE = `('pending', 'scheduled', 'claimed')`;
+const LIVE = `('pending', 'scheduled', 'claimed', 'waiting_on_human')`;
 
 /**
- * The endpoint's live (pending, scheduled, claimed) todos, from the maintained counters:
+ * The endpoint's live (pending, scheduled, claimed, waiting on a human) todos, from the maintained counters:
  * the folded counts plus the deltas not folded yet (store/todo-counts.ts), both through
  * the endpoint's index. Read without a lock, so concurrent creates may overshoot the quota
  * by their number; a lock here would serialise every create of the endpoint.

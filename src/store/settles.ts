@@ -34,7 +34,7 @@ export interface OwnedArgs {
  * policy existed settles with the statement as it was before admission, without reading
  * admission_policies (0011_lean_claim_writes.sql).
  */
-const UNDER_POLICY = `t.claimed_under_policy AS under_policy`;
+export const UNDER_POLICY = `t.claimed_under_policy AS under_policy`;
 
 /**
  * A settled claim's row: the summary, whether a policy admitted it, how long it ran, and
@@ -50,32 +50,36 @@ export type SettledTodo = TodoSummary & {
 /** A heartbeat's row: the summary and the stored trace context. */
 export type BeatTodo = TodoSummary & { traceparent: string | null };
 
-const TRACEPARENT = `t.traceparent`;
+export const TRACEPARENT = `t.traceparent`;
 
 /**
  * The session that claimed (the closed attempt's): a settle by lease token may come from
  * another session or none, and the doorbell's idle ring is for the claimer.
  */
-const CLAIMER = `(SELECT session_id FROM closed) AS claimer`;
+export const CLAIMER = `(SELECT session_id FROM closed) AS claimer`;
 
 /** How long the settled claim ran (its claimed_at, which settling leaves as it was), for switchboard_run_seconds. */
-const RUN_SECONDS = `extract(epoch FROM now() - t.claimed_at)::float8 AS run_seconds`;
+export const RUN_SECONDS = `extract(epoch FROM now() - t.claimed_at)::float8 AS run_seconds`;
 
 /**
  * The caller holds the claim: without a token ($tok null), its session is the owner;
  * with one, the token is the current attempt's (one primary-key probe of todo_attempts),
  * whatever session or none the call came from.
  */
-const owned = (tok: string) => `t.endpoint_id = $1 AND t.id = $2 AND t.state = 'claimed' AND NOT t.synthetic
+export const owned = (tok: string) => `t.endpoint_id = $1 AND t.id = $2 AND t.state = 'claimed' AND NOT t.synthetic
   AND CASE WHEN ${tok}::text IS NULL THEN t.owner_session_id = $3
       ELSE EXISTS (SELECT 1 FROM todo_attempts a WHERE a.endpoint_id = t.endpoint_id AND a.todo_id = t.id
                      AND a.seq = t.claims AND a.ended_at IS NULL AND a.lease_token_hash = ${tokenHash(`${tok}::text`)})
       END`;
 
 /** The note's SET list on the closing attempt, from three parameters starting at `from`. */
-const noteSet = (from: number) =>
+export const noteSet = (from: number) =>
   `summary = $${from}::text, summary_truncated = $${from + 1}::boolean, artifact = $${from + 2}::text`;
-const noteValues = (n: Partial<AttemptNote>) => [n.summary ?? null, n.summaryTruncated ?? false, n.artifact ?? null];
+export const noteValues = (n: Partial<AttemptNote>) => [
+  n.summary ?? null,
+  n.summaryTruncated ?? false,
+  n.artifact ?? null,
+];
 
 // Statement texts are built once: the driver compares a named statement's text with the
 // one it prepared on every call, which is a pointer check for the same string.

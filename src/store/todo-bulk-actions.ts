@@ -6,6 +6,7 @@
 // is one the action asked for. The transitions are the single cancel / retry_now of
 // todo-operator.ts, row for row. This module decides nothing: the use case picks states.
 
+import { cancelAskSql } from './asks.js';
 import type { Queryable } from '../db/pool.js';
 import { translatePgError } from './pg-errors.js';
 import { titleMatchSql } from './todo-find.js';
@@ -95,7 +96,10 @@ async function runBatch(db: Queryable, sql: string, a: BatchArgs): Promise<Batch
 const RESULT = `(SELECT count(*) FROM picked)::int AS picked, (SELECT count(*) FROM r)::int AS changed,
   (SELECT max(id) FROM picked) AS last, (SELECT count(*) FROM notified)::int AS notices`;
 
-/** One batch of cancels: open attempts close as canceled; boards hear it once per endpoint. */
+/**
+ * One batch of cancels: open attempts and open questions (docs/design/ask-human.md) close
+ * as canceled; boards hear it once per endpoint.
+ */
 export function cancelBatch(db: Queryable, a: BatchArgs): Promise<BatchResult> {
   return runBatch(
     db,
@@ -106,6 +110,7 @@ export function cancelBatch(db: Queryable, a: BatchArgs): Promise<BatchResult> {
        FROM picked WHERE t.endpoint_id = picked.endpoint_id AND t.id = picked.id
        RETURNING t.endpoint_id, t.id, t.claims),
      closed AS (${closeAttemptSql('r', 'canceled')}),
+     unasked AS (${cancelAskSql('r')}),
      notified AS (SELECT ${NOTIFY_BOARD} FROM (SELECT DISTINCT endpoint_id FROM r) r)
      SELECT ${RESULT}`,
     a,

@@ -66,7 +66,7 @@ async function insertRound(
         ORDER BY i.idempotency_key
        ON CONFLICT (endpoint_id, idempotency_key)
          WHERE idempotency_key IS NOT NULL
-           AND (state IN ('pending', 'claimed') OR (state = 'failed' AND next_retry_at IS NOT NULL))
+           AND (state IN ('pending', 'claimed', 'waiting_on_human') OR (state = 'failed' AND next_retry_at IS NOT NULL))
          DO NOTHING
        RETURNING ${TODO_COLUMNS}),
      notices AS (

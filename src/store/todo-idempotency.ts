@@ -7,8 +7,8 @@ import type { Queryable } from '../db/pool.js';
 import type { Todo } from '../domain/todo.js';
 import { TODO_COLUMNS } from './todo-sql.js';
 
-/** Live over alias `t`: the rows todos_idempotency_key (0001_init.sql) keeps unique. */
-const LIVE = `(t.state IN ('pending', 'claimed') OR (t.state = 'failed' AND t.next_retry_at IS NOT NULL))`;
+/** Live over alias `t`: the rows todos_idempotency_key (0001_init.sql, 0041_ask_human.sql) keeps unique. */
+const LIVE = `(t.state IN ('pending', 'claimed', 'waiting_on_human') OR (t.state = 'failed' AND t.next_retry_at IS NOT NULL))`;
 
 /**
  * Whether row `t` holds its key: live, or terminal and last changed less than the window

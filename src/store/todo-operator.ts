@@ -3,6 +3,7 @@
 
 import type { Queryable } from '../db/pool.js';
 import type { Todo } from '../domain/todo.js';
+import { cancelAskSql } from './asks.js';
 import { translatePgError } from './pg-errors.js';
 import {
   NOTIFY_BOARD,
@@ -35,15 +36,20 @@ export async function retryNow(db: Queryable, endpointId: string, id: string): P
   }
 }
 
-/** pending, claimed or failed → canceled; an open attempt closes as canceled; boards hear it. */
+/**
+ * pending, claimed, failed or waiting_on_human → canceled; an open attempt closes as
+ * canceled, and so does an open question (docs/design/ask-human.md); boards hear it.
+ */
 export async function cancel(db: Queryable, endpointId: string, id: string): Promise<Todo | null> {
   const res = await db.query<Todo>(
     `WITH r AS (
        UPDATE todos t SET state = 'canceled', lease_expires_at = NULL, next_retry_at = NULL,
          ready_at = NULL, completed_at = now(), updated_at = now()
-       WHERE t.endpoint_id = $1 AND t.id = $2 AND t.state IN ('pending', 'claimed', 'failed') AND NOT t.synthetic
+       WHERE t.endpoint_id = $1 AND t.id = $2 AND t.state IN ('pending', 'claimed', 'failed', 'waiting_on_human')
+         AND NOT t.synthetic
        RETURNING ${COLUMNS}),
-     closed AS (${closeAttemptSql('r', 'canceled')})
+     closed AS (${closeAttemptSql('r', 'canceled')}),
+     unasked AS (${cancelAskSql('r')})
      SELECT r.*, ${NOTIFY_BOARD} AS notified FROM r`,
     [endpointId, id],
   );

@@ -86,7 +86,7 @@ export async function insertTodo(
            FROM live WHERE $3 = ANY (live.queues)
          ON CONFLICT (endpoint_id, idempotency_key)
            WHERE idempotency_key IS NOT NULL
-             AND (state IN ('pending', 'claimed') OR (state = 'failed' AND next_retry_at IS NOT NULL))
+             AND (state IN ('pending', 'claimed', 'waiting_on_human') OR (state = 'failed' AND next_retry_at IS NOT NULL))
            DO NOTHING
          RETURNING ${TODO_COLUMNS})
        SELECT r.*, CASE WHEN r.not_before > now() THEN ${NOTIFY_SCHEDULED} ELSE ${NOTIFY_READY} END AS notified

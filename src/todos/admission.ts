@@ -4,6 +4,7 @@
 // refused after the refusal). Queues without a policy get none of it.
 
 import type { DeferReason, Usage } from '../admission/policy.js';
+import type { TodoAnswer } from '../domain/asks.js';
 import { AppError } from '../domain/errors.js';
 import type { Todo } from '../domain/todo.js';
 import { pendingByQueue } from '../store/admission.js';
@@ -35,6 +36,7 @@ export function admitted(deps: TodoDeps, claimed: Claimed, endpointSlug: string 
     traceparent,
     lease_token: leaseToken,
     prior_attempts: prior,
+    answers,
     ...todo
   } = claimed.todo;
   // The claim's span (the verb's, active here) links to the trace that made the todo.
@@ -62,7 +64,9 @@ export function admitted(deps: TodoDeps, claimed: Claimed, endpointSlug: string 
     if (takenOver > 0) metrics.leaseExpirations.inc();
     if (claimed.charged) metrics.admission.charged.inc({ queue });
   }
-  const answer = { todo, lease_token: leaseToken, prior_attempts: prior };
+  // The question the last attempt asked went unanswered (docs/design/ask-human.md).
+  const timedOut = prior[0]?.ask?.timed_out === true ? { timed_out: true as const } : {};
+  const answer = { todo, lease_token: leaseToken, prior_attempts: prior, answers, ...timedOut };
   return claimed.admission ? { ...answer, admission: claimed.admission } : answer;
 }
 
@@ -71,6 +75,8 @@ interface ClaimAnswer {
   todo: Todo;
   lease_token: string;
   prior_attempts: PriorAttempt[];
+  answers: TodoAnswer[];
+  timed_out?: true;
   admission?: Usage;
 }
 

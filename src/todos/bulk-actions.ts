@@ -76,14 +76,15 @@ export interface BulkResult {
 
 /**
  * The states each action changes when the filter names none. A claimed todo is canceled
- * only when the filter asks for `state: "claimed"`: a session is working on it.
+ * only when the filter asks for `state: "claimed"`: a session is working on it; a todo
+ * waiting on a human only when it asks for `state: "waiting_on_human"`: a person owes it an answer.
  */
 const DEFAULT_STATES: Record<BulkActionName, TodoState[]> = {
   cancel: ['pending', 'failed'],
   retry: ['failed', 'canceled'],
 };
 const ALLOWED_STATES: Record<BulkActionName, TodoState[]> = {
-  cancel: ['pending', 'failed', 'claimed'],
+  cancel: ['pending', 'failed', 'claimed', 'waiting_on_human'],
   retry: ['failed', 'canceled'],
 };
 

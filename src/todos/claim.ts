@@ -30,6 +30,7 @@ import { keepAttempts, zeroRowError, type Agent, type TodoDeps } from './context
 import { release } from './lease.js';
 import type { Waiting } from './waiters.js';
 import type { PriorAttempt } from '../store/claims.js';
+import type { TodoAnswer } from '../domain/asks.js';
 
 export const claimInput = z.strictObject({
   // At most 64 UTF-16 code units, as zod 3 counted (zod 4's `.max()` counts code points).
@@ -65,6 +66,10 @@ export interface ClaimResult {
   lease_token?: string;
   /** What the attempts before this one left, newest first (at most 5). */
   prior_attempts?: PriorAttempt[];
+  /** The todo's answered and timed-out questions to a human, oldest first (docs/design/ask-human.md). */
+  answers?: TodoAnswer[];
+  /** The question the last attempt asked timed out unanswered. */
+  timed_out?: true;
   /** Headroom after this claim; only on a queue with an admission policy (docs/design/admission.md). */
   admission?: AdmissionUsage;
 }

@@ -8,6 +8,7 @@ import type { Metrics } from '../metrics/index.js';
 import { probeTodo, type Holder, type TodoProbe, type TodoScope } from '../store/todos.js';
 import type { QuotaDeps } from '../quotas/check.js';
 import type { Tracing } from '../tracing/index.js';
+import type { AskedEvent } from '../domain/asks.js';
 
 export interface TodoDeps extends QuotaDeps {
   /** A pool, or a transaction's client when the caller writes more in the same transaction. */
@@ -35,6 +36,16 @@ export interface TodoDeps extends QuotaDeps {
    * rung"). Absent: nothing is told.
    */
   settled?: (endpointId: string, sessionId: string) => void;
+  /**
+   * ask_human's timeouts: the default and the longest an agent may ask for
+   * (SWITCHBOARD_ASK_HUMAN_TIMEOUT, _MAX_TIMEOUT). Absent: DEFAULT_ASK_SETTINGS.
+   */
+  asks?: { defaultSeconds: number; maxSeconds: number };
+  /**
+   * Told after an agent parked a todo on a question: the notify hooks carry it to the
+   * owner (todo.waiting_on_human, docs/design/ask-human.md). Absent: nobody is told.
+   */
+  asked?: (event: AskedEvent) => void;
 }
 
 /** A day: a client retrying a create after an outage of hours still finds its todo. */
@@ -119,6 +130,11 @@ function ownerMessage(verb: string, found: TodoProbe, holder: Holder): string {
       return `cannot ${verb}: you already failed the todo (it is ${state})`;
     case 'canceled':
       return `cannot ${verb}: a human canceled the todo (${LOST})`;
+    case 'asked':
+      return (
+        `cannot ${verb}: you asked a human about this todo (it is ${state}); ` +
+        'its next claim carries the answer: claim it again then'
+      );
     case 'revoked':
       return `cannot ${verb}: the endpoint was revoked and the todo dead-lettered (${LOST})`;
     default:

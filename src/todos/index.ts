@@ -8,3 +8,14 @@ export { heartbeat, heartbeatInput, complete, completeInput, fail, failInput, re
 export { retryNow, cancel, getTodoWithAttempts } from './operator.js';
 export { getTodo, getTodoInput, listTodos, listTodosInput, type ReadScope } from './read.js';
 export { type ReadTodo } from './waiting-read.js';
+export {
+  askHuman,
+  answerTodo,
+  answersOf,
+  needsYou,
+  NEEDS_YOU_SHOWN,
+  type Answerer,
+  type AskedEvent,
+  type WaitingTodo,
+} from './ask.js';
+export { askHumanInput, answerInput } from '../domain/asks.js';

@@ -5,6 +5,8 @@ import { AppError, notFound } from '../domain/errors.js';
 import type { Todo, TodoAttempt } from '../domain/todo.js';
 import { cancel as cancelRow, retryNow as retryRow } from '../store/todo-operator.js';
 import { getTodo as getRow, listAttempts } from '../store/todos.js';
+import { todoAnswers } from '../store/asks.js';
+import type { TodoAnswer } from '../domain/asks.js';
 import { zeroRowError, type TodoDeps } from './context.js';
 import { withWaiting, type ReadTodo } from './waiting-read.js';
 import { linksOfTodo, routeOf, type TodoLinks, type TodoRoute } from './read.js';
@@ -30,16 +32,20 @@ export async function cancel(deps: TodoDeps, endpointId: string, id: string): Pr
   throw await zeroRowError(deps, { endpointId }, id, 'cancel');
 }
 
-/** A todo with its attempt history, for operators (all queues of the endpoint). */
+/** A todo with its attempt history and answered questions, for operators (all queues of the endpoint). */
 export async function getTodoWithAttempts(
   deps: TodoDeps,
   endpointId: string,
   id: string,
-): Promise<{ todo: ReadTodo; attempts: TodoAttempt[]; links: TodoLinks; route?: TodoRoute }> {
+): Promise<{ todo: ReadTodo; attempts: TodoAttempt[]; answers: TodoAnswer[]; links: TodoLinks; route?: TodoRoute }> {
   const row = await getRow(deps.db, { endpointId }, id);
   if (!row) throw notFound('todo', id);
   const [todo = row] = await withWaiting(deps.db, endpointId, [row]);
   const route = await routeOf(deps.db, row);
-  const links = await linksOfTodo(deps.db, endpointId, id);
-  return { todo, attempts: await listAttempts(deps.db, endpointId, id), links, ...(route ? { route } : {}) };
+  const [attempts, answers, links] = await Promise.all([
+    listAttempts(deps.db, endpointId, id),
+    todoAnswers(deps.db, endpointId, id),
+    linksOfTodo(deps.db, endpointId, id),
+  ]);
+  return { todo, attempts, answers, links, ...(route ? { route } : {}) };
 }

@@ -10,6 +10,8 @@ import { LIMITS, listTodosInput, parseInput, todoId, type TodoAttempt } from '..
 import { getTodo as getRow, listAttempts, listTodos as listRows } from '../store/todos.js';
 import { routeOfTodo } from '../store/webhook-events.js';
 import { linksOf, type ChildLink, type ParentLink } from '../store/todo-links.js';
+import { todoAnswers } from '../store/asks.js';
+import type { TodoAnswer } from '../domain/asks.js';
 import type { Queryable } from '../db/pool.js';
 import type { TodoDeps } from './context.js';
 import { withWaiting, type ReadTodo } from './waiting-read.js';
@@ -62,20 +64,27 @@ export async function linksOfTodo(db: Queryable, endpointId: string, id: string)
   return { ...(parent ? { parent } : {}), children };
 }
 
-/** One todo with its attempts, oldest first, its lineage, and its routing trace when an event made it. */
+/**
+ * One todo with its attempts and its answered questions (docs/design/ask-human.md), oldest
+ * first, its lineage, and its routing trace when an event made it.
+ */
 export async function getTodo(
   deps: TodoDeps,
   scope: ReadScope,
   input: unknown,
-): Promise<{ todo: ReadTodo; attempts: TodoAttempt[]; links: TodoLinks; route?: TodoRoute }> {
+): Promise<{ todo: ReadTodo; attempts: TodoAttempt[]; answers: TodoAnswer[]; links: TodoLinks; route?: TodoRoute }> {
   const { id } = parseInput(getTodoInput, input);
-  // Both reads at once; the attempts are shown only when the todo is in scope.
-  const [todo, attempts] = await Promise.all([getRow(deps.db, scope, id), listAttempts(deps.db, scope.endpointId, id)]);
+  // The reads at once; the attempts and answers are shown only when the todo is in scope.
+  const [todo, attempts, answers] = await Promise.all([
+    getRow(deps.db, scope, id),
+    listAttempts(deps.db, scope.endpointId, id),
+    todoAnswers(deps.db, scope.endpointId, id),
+  ]);
   if (!todo) throw notFound('todo', id);
   const [withStatus] = await withWaiting(deps.db, scope.endpointId, [todo]);
   const route = await routeOf(deps.db, todo);
   const links = await linksOfTodo(deps.db, scope.endpointId, id);
-  return { todo: withStatus ?? todo, attempts, links, ...(route ? { route } : {}) };
+  return { todo: withStatus ?? todo, attempts, answers, links, ...(route ? { route } : {}) };
 }
 
 export async function listTodos(

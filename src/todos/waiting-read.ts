@@ -12,12 +12,46 @@ import type { Queryable } from '../db/pool.js';
 import type { Todo } from '../domain/todo.js';
 import type { Waiting } from '../domain/waiting.js';
 import { waitingFacts, waitingKeys } from '../store/todo-waiting.js';
+import { openAsks } from '../store/asks.js';
 import { mayWait, queueHold, waitingOf } from './waiting.js';
 
 export type ReadTodo = Todo & { admission?: TodoAdmission; waiting?: Waiting };
 
 /** The todos, in their order, with `admission` and `waiting` where they apply. */
 export async function withWaiting(db: Queryable, endpointId: string, todos: Todo[]): Promise<ReadTodo[]> {
+  return withHumanWaiting(db, endpointId, await withQueueWaiting(db, endpointId, todos));
+}
+
+/**
+ * A todo parked on a question waits for its answer (docs/design/ask-human.md): its reason
+ * is the open question, read with one statement for all of them.
+ */
+async function withHumanWaiting(db: Queryable, endpointId: string, todos: ReadTodo[]): Promise<ReadTodo[]> {
+  const parked = todos.filter((t) => t.state === 'waiting_on_human');
+  if (parked.length === 0) return todos;
+  const asks = new Map(
+    (
+      await openAsks(
+        db,
+        endpointId,
+        parked.map((t) => t.id),
+      )
+    ).map((a) => [a.todo_id, a]),
+  );
+  return todos.map((t) => {
+    const ask = t.state === 'waiting_on_human' ? asks.get(t.id) : undefined;
+    if (!ask) return t;
+    const waiting: Waiting = {
+      reason: 'waiting_on_human',
+      since: ask.asked_at.toISOString(),
+      question: ask.question,
+      ...(ask.choices ? { choices: ask.choices } : {}),
+    };
+    return { ...t, waiting };
+  });
+}
+
+async function withQueueWaiting(db: Queryable, endpointId: string, todos: Todo[]): Promise<ReadTodo[]> {
   const waiting = todos.filter(mayWait);
   if (waiting.length === 0) return todos;
   const queues = [...new Set(waiting.map((t) => t.queue))];

@@ -44,7 +44,7 @@ test('an agent sets, reads and clears its own budget, audited with its endpoint'
   await ok(c, 'create_todo', { queue: 'inbox', title: 'one' });
   await ok(c, 'create_todo', { queue: 'inbox', title: 'two' });
   const claimed = await ok(c, 'claim_next', {});
-  assert.deepEqual(Object.keys(claimed).sort(), ['admission', 'lease_token', 'prior_attempts', 'todo']);
+  assert.deepEqual(Object.keys(claimed).sort(), ['admission', 'answers', 'lease_token', 'prior_attempts', 'todo']);
   assert.deepEqual([claimed.admission.used, claimed.admission.remaining, claimed.admission.in_flight], [1, 0, 1]);
   const empty = await ok(c, 'claim_next', {});
   assert.equal(empty.empty, true);

@@ -182,7 +182,7 @@ test('show answers the todo with its attempts, one per claim', async () => {
   const todo = await push(h, member, endpoint.slug, { title: 'attempted', max_attempts: 3 });
   const fresh = await h.get(`/api/v1/todos/${todo.id}`, { token: member.token });
   expectStatus(fresh, 200);
-  assert.deepEqual(Object.keys(fresh.body).sort(), ['attempts', 'links', 'todo']);
+  assert.deepEqual(Object.keys(fresh.body).sort(), ['answers', 'attempts', 'links', 'todo']);
   assert.deepEqual(fresh.body.links, { children: [] });
   assert.equal(fresh.body.todo.id, todo.id);
   assert.deepEqual(fresh.body.attempts, []);

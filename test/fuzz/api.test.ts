@@ -253,6 +253,8 @@ function seedBody(method: string, path: string): unknown {
         password: PASSWORD,
         display_name: 'x',
       };
+    case 'POST /api/v1/todos/:id/answer':
+      return rng.chance(0.5) ? { text: hostileString(rng) } : { choice: rng.int(0, 3) };
     case 'POST /api/v1/auth/login':
       return {
         email: rng.pick(emails),
@@ -418,7 +420,9 @@ function seedBody(method: string, path: string): unknown {
         action: rng.pick(['cancel', 'retry']),
         filter: {
           ...(rng.chance(0.5) ? { queue: rng.pick(['inbox', 'work']) } : {}),
-          ...(rng.chance(0.3) ? { state: rng.pick(['pending', 'failed', 'canceled', 'claimed']) } : {}),
+          ...(rng.chance(0.3)
+            ? { state: rng.pick(['pending', 'failed', 'canceled', 'claimed', 'waiting_on_human']) }
+            : {}),
           ...(rng.chance(0.3) ? { q: rng.pick(['fuzz', '50%', 'todo_1']) } : {}),
           ...(rng.chance(0.2) ? { created_after: '2020-01-01T00:00:00Z' } : {}),
         },

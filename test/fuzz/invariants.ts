@@ -41,7 +41,7 @@ export const INVARIANTS: Invariant[] = [
               AND a.seq = t.claims AND a.ended_at IS NULL)`,
   },
   {
-    name: 'a todo that is not claimed has no open attempt (done, failed, canceled, pending)',
+    name: 'a todo that is not claimed has no open attempt (done, failed, canceled, pending, waiting_on_human)',
     sql: `SELECT t.endpoint_id, t.id, t.state FROM todos t
           WHERE t.state <> 'claimed' AND EXISTS (
             SELECT 1 FROM todo_attempts a WHERE a.endpoint_id = t.endpoint_id AND a.todo_id = t.id AND a.ended_at IS NULL)`,
@@ -58,6 +58,27 @@ export const INVARIANTS: Invariant[] = [
     sql: `SELECT t.endpoint_id, t.id, t.owner_session_id FROM todos t
           WHERE t.state = 'claimed' AND NOT t.synthetic AND NOT EXISTS (
             SELECT 1 FROM mcp_sessions s WHERE s.endpoint_id = t.endpoint_id AND s.id = t.owner_session_id)`,
+  },
+  {
+    // docs/design/ask-human.md: a todo is waiting on a human exactly while its question is open.
+    name: 'a todo waiting on a human has one open question, no lease, no owner and no ready_at',
+    sql: `SELECT t.endpoint_id, t.id FROM todos t
+          WHERE t.state = 'waiting_on_human' AND (t.lease_expires_at IS NOT NULL OR t.owner_session_id IS NOT NULL
+            OR t.ready_at IS NOT NULL OR (SELECT count(*) FROM todo_asks q
+              WHERE q.endpoint_id = t.endpoint_id AND q.todo_id = t.id AND q.ended_at IS NULL) <> 1)`,
+  },
+  {
+    name: 'an open question belongs to a todo waiting on a human (never to one in another state)',
+    sql: `SELECT q.endpoint_id, q.todo_id, t.state FROM todo_asks q
+          JOIN todos t ON t.endpoint_id = q.endpoint_id AND t.id = q.todo_id
+          WHERE q.ended_at IS NULL AND t.state <> 'waiting_on_human'`,
+  },
+  {
+    name: 'every question was asked by an attempt that ended asked, and an answer names who and how',
+    sql: `SELECT q.endpoint_id, q.todo_id, q.seq FROM todo_asks q
+          LEFT JOIN todo_attempts a ON a.endpoint_id = q.endpoint_id AND a.todo_id = q.todo_id AND a.seq = q.seq
+          WHERE (a.seq IS NOT NULL AND a.outcome IS DISTINCT FROM 'asked')
+             OR (q.outcome = 'answered' AND (q.answered_by IS NULL OR (q.answer_text IS NULL) = (q.answer_choice IS NULL)))`,
   },
   {
     name: 'a done todo has completed_at',

@@ -135,6 +135,13 @@ function hint(field: string): unknown {
       return `k${rng.int(0, 10)}`;
     case 'max_in_flight':
       return rng.pick([null, 0, 1, 3]);
+    // ask_human (docs/design/ask-human.md): a real question, choices or none, the bounds of the timeout.
+    case 'question':
+      return rng.chance(0.8) ? `deploy ${rng.int(0, 1e6)}?` : hostileString(rng);
+    case 'choices':
+      return rng.pick([undefined, ['yes', 'no'], ['a', 'b', 'c'], ['only one'], []]);
+    case 'timeout_seconds':
+      return rng.pick([undefined, 60, 3600, 59, 8 * 86_400]);
     case 'max_claims_per_window':
       return rng.pick([null, 0, 2, 50]);
     default:

@@ -14,7 +14,8 @@ import { Metrics } from '../../src/metrics/index.js';
 import { PresenceService, type DigestSender } from '../../src/presence/digest.js';
 import { clockIn, clockOut } from '../../src/presence/manage.js';
 import { requeueDueRetries } from '../../src/store/todo-sweeps.js';
-import { claim, createTodo, fail } from '../../src/todos/index.js';
+import { askHuman, claim, createTodo, fail, type AskedEvent } from '../../src/todos/index.js';
+import { until } from '../helpers/wait.js';
 import { testDatabase } from '../helpers/db.js';
 import { vend } from '../mcp/harness.js';
 import { receiver, selfSigned, verifies, type Received } from './receiver.js';
@@ -218,4 +219,43 @@ test('a deferred queue gets no notification, and its held transitions are announ
       .sort(),
     ['held one', 'held two'],
   );
+});
+
+test('an agent asking a human sends each matching hook one signed todo.waiting_on_human with the question', async () => {
+  const { v, hook, push } = await setup('/asked');
+  const { todo } = await push('deploy tonight');
+  const agent = {
+    endpointId: v.endpoint.id,
+    sessionId: 's-asker',
+    queues: v.endpoint.queues,
+    defaultLeaseSeconds: null,
+  };
+  const deps = {
+    db: pool,
+    defaultLeaseSeconds: 300,
+    asked: (e: AskedEvent) =>
+      void one.hooks.waitingOnHuman({
+        endpointId: e.endpointId,
+        todoId: e.todo.id,
+        queue: e.todo.queue,
+        title: e.todo.title,
+        question: e.question,
+        choices: e.choices,
+        askedAt: e.askedAt,
+        expiresAt: e.expiresAt,
+        traceparent: e.traceparent,
+      }),
+  };
+  await claim(deps, agent, { id: todo.id });
+  await askHuman(deps, agent, { id: todo.id, question: 'Deploy now or after QA?', choices: ['now', 'after QA'] });
+  await until(() => at('/asked').some((r) => r.json.type === 'todo.waiting_on_human'), 'the waiting_on_human hook');
+  await one.delivery.idle();
+  const got = at('/asked').filter((r) => r.json.type === 'todo.waiting_on_human');
+  assert.equal(got.length, 1);
+  assert.ok(verifies(got[0]!, hook.signing_secret));
+  assert.equal(got[0]!.json.todo_id, todo.id);
+  assert.equal(got[0]!.json.question, 'Deploy now or after QA?');
+  assert.deepEqual(got[0]!.json.choices, ['now', 'after QA']);
+  assert.equal(got[0]!.json.summary, 'deploy tonight');
+  assert.equal(typeof got[0]!.json.expires_at, 'string');
 });

@@ -14,6 +14,7 @@ import { newId } from '../../src/domain/ids.js';
 import { vendEndpoint } from '../../src/endpoints/manage.js';
 import { toolsFor, verbFor } from '../../src/mcp/verbs/index.js';
 import { insertHuman } from '../../src/store/humans.js';
+import { answerTodo } from '../../src/todos/index.js';
 import { testDatabase } from '../helpers/db.js';
 import { agent, server, until, type Agent, type Body } from '../doorbell/world.js';
 
@@ -147,6 +148,17 @@ test('the drain, create and admission verbs answer what their output schemas say
   await call(me, 'release', { id: next.todo.id });
   await call(me, 'claim', { id: next.todo.id });
   await call(me, 'complete', { id: next.todo.id });
+  // Asking a human (docs/design/ask-human.md): the parked todo's read, and the claim that carries the answer.
+  const asked = await call(me, 'create_todo', { queue: 'inbox', title: 'to ask' });
+  await call(me, 'claim', { id: asked.todo.id });
+  await call(me, 'ask_human', { id: asked.todo.id, question: 'which?', choices: ['a', 'b'], timeout_seconds: 600 });
+  assert.equal((await call(me, 'get_todo', { id: asked.todo.id })).todo.waiting.reason, 'waiting_on_human');
+  await answerTodo({ db: pool, defaultLeaseSeconds: 300 }, vended.endpoint.id, asked.todo.id, human, { choice: 1 });
+  const answered = await call(me, 'claim', { id: asked.todo.id });
+  assert.equal(answered.answers[0].choice, 1);
+  assert.equal(answered.prior_attempts[0].ask.outcome, 'answered');
+  assert.equal((await call(me, 'get_todo', { id: asked.todo.id })).answers.length, 1);
+  await call(me, 'complete', { id: asked.todo.id });
 
   // Nothing ready: empty; a paused budget holding work back: empty with `deferred`.
   assert.deepEqual(await call(me, 'claim_next', { queue: 'inbox' }), { empty: true });

@@ -40,7 +40,8 @@ test('create_todo → claim_next → heartbeat → complete: the wire shapes of 
   assert.deepEqual([again.created, again.todo.id], [false, created.todo.id]);
 
   const claimed = await ok(c, 'claim_next', {});
-  assert.deepEqual(Object.keys(claimed), ['todo', 'lease_token', 'prior_attempts']);
+  assert.deepEqual(Object.keys(claimed), ['todo', 'lease_token', 'prior_attempts', 'answers']);
+  assert.deepEqual(claimed.answers, []);
   assert.match(claimed.lease_token, /^lt_[A-Za-z0-9_-]{43}$/);
   assert.deepEqual(claimed.prior_attempts, []);
   const todo = claimed.todo;

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { LIMITS } from '../../domain/todo.js';
 import * as todos from '../../todos/index.js';
 import {
+  answerOut,
   attemptOut,
   linksOut,
   claimedOut,
@@ -55,12 +56,13 @@ export const drainVerbs: Verb[] = [
       todo: todoListedOut,
       attempts: z.array(attemptOut),
       links: linksOut,
+      answers: z.array(answerOut).describe('What humans answered to its ask_human questions, oldest first.'),
       route: routeOut.optional(),
     }),
     async run(ctx, args) {
       const scope = { endpointId: ctx.endpoint.id, queues: ctx.agent.queues };
-      const { todo, attempts, links, route } = await todos.getTodo(ctx.todos, scope, args);
-      return { todo: todoOut(todo), attempts, links, ...(route ? { route } : {}) };
+      const { todo, attempts, answers, links, route } = await todos.getTodo(ctx.todos, scope, args);
+      return { todo: todoOut(todo), attempts, answers, links, ...(route ? { route } : {}) };
     },
   },
   {
@@ -120,6 +122,21 @@ export const drainVerbs: Verb[] = [
     input: todos.failInput,
     output: leaseOut,
     run: async (ctx, args) => ({ todo: todoOut((await todos.fail(ctx.todos, ctx.agent, args)).todo) }),
+  },
+  {
+    name: 'ask_human',
+    annotations: SETTLES,
+    description:
+      'Ask your owner a question about a todo you hold, when you need a decision you must not guess ' +
+      '(offer choices for a pick, or let them answer in text). The claim ends and the todo waits, holding no ' +
+      'budget slot; when they answer (or timeout_seconds pass) it comes back first in its queue, and the next ' +
+      'claim carries `answers` (and `timed_out: true` if nobody answered). Do not keep working on it meanwhile.',
+    input: todos.askHumanInput,
+    output: leaseOut.extend({ expires_at: time.describe('When the question times out unanswered.') }),
+    run: async (ctx, args) => {
+      const asked = await todos.askHuman(ctx.todos, ctx.agent, args);
+      return { todo: todoOut(asked.todo), expires_at: asked.expires_at };
+    },
   },
   {
     name: 'release',
