@@ -7,6 +7,7 @@ import { runBulkBench } from './bulk.js';
 import { runClaimBench } from './claim.js';
 import { runDoorbellBench } from './doorbell.js';
 import { runEmbeddedBench } from './embedded.js';
+import { runFootprintBench } from './footprint.js';
 import { runMcpBench } from './mcp.js';
 import { runPeersBench } from './peers.js';
 import { runPriorityBench } from './priority.js';
@@ -24,6 +25,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   claim: runClaimBench,
   doorbell: runDoorbellBench,
   embedded: runEmbeddedBench,
+  footprint: runFootprintBench,
   mcp: runMcpBench,
   peers: runPeersBench,
   priority: runPriorityBench,
