@@ -101,6 +101,7 @@ const ROUTES: Route[] = [
   { method: 'GET', url: `/api/v1/todos/${todo.id}` },
   { method: 'POST', url: `/api/v1/todos/${todo.id}/retry` },
   { method: 'POST', url: `/api/v1/todos/${todo.id}/cancel` },
+  { method: 'POST', url: `/api/v1/todos/${todo.id}/answer`, body: { text: 'yes' } },
   { method: 'POST', url: `/api/v1/endpoints/${ep.endpoint.slug}/todos/bulk`, body: { action: 'cancel', filter: {} } },
   { method: 'POST', url: `/api/v1/endpoints/${ep.endpoint.slug}/webhooks`, body: { queue: 'inbox' } },
   { method: 'GET', url: `/api/v1/endpoints/${ep.endpoint.slug}/webhooks` },
@@ -115,6 +116,12 @@ const ROUTES: Route[] = [
   { method: 'GET', url: '/api/v1/quarantine/qi_01M8NK6R97BHCY3TA06992VD2A' },
   { method: 'POST', url: '/api/v1/quarantine/qi_01M8NK6R97BHCY3TA06992VD2A/release' },
   { method: 'POST', url: '/api/v1/quarantine/qi_01M8NK6R97BHCY3TA06992VD2A/discard', body: { reason: 'x' } },
+  { method: 'GET', url: '/api/v1/grants' },
+  { method: 'POST', url: '/api/v1/grants', body: { from: ep.endpoint.slug, to: 'elsewhere', queues: ['inbox'] } },
+  { method: 'GET', url: '/api/v1/grants/gr_01M8NK6R97BHCY3TA06992VD2A' },
+  { method: 'POST', url: '/api/v1/grants/gr_01M8NK6R97BHCY3TA06992VD2A/approve' },
+  { method: 'POST', url: '/api/v1/grants/gr_01M8NK6R97BHCY3TA06992VD2A/deny' },
+  { method: 'DELETE', url: '/api/v1/grants/gr_01M8NK6R97BHCY3TA06992VD2A' },
   { method: 'DELETE', url: `/api/v1/webhooks/${webhookId}` },
   { method: 'GET', url: `/api/v1/endpoints/${ep.endpoint.slug}/events` },
   { method: 'GET', url: `/api/v1/events/${eventId}` },
@@ -192,7 +199,7 @@ test('the route table covers every /api/v1 route the server registers', async ()
   const normalise = (url: string) =>
     url
       .replace(ep.endpoint.slug, ':ref')
-      .replace(/\/(tokens|humans|todos|webhooks|events|sessions|quarantine)\/[a-z]{2}_[0-9A-Z]{26}/, '/$1/:id')
+      .replace(/\/(tokens|humans|todos|webhooks|events|sessions|quarantine|grants)\/[a-z]{2}_[0-9A-Z]{26}/, '/$1/:id')
       .replace(/(\/humans\/:id\/tokens\/)tk_[0-9A-Z]{26}/, '$1:tokenId')
       .replace(/\/queue\/[0-9a-f-]{36}$/, '/queue/:entry')
       .replace(/\/doorbell-tests\/dt_[0-9A-Z]{26}/, '/doorbell-tests/:test_id')
