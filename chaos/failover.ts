@@ -11,8 +11,12 @@
 // Verdict: every answered create exists, once; every todo is done with exactly one
 // completed attempt, the one a worker was answered OK for (chaos/todos.ts checkTodos,
 // budgets included); no serve crashed and nothing answered 5xx but 503 `unavailable`;
-// after each fault both instances answer /readyz 200 within READY_POLLS polls. Reported:
-// time without a writable primary and time until claims flow again, per fault.
+// after each fault both instances answer /readyz 200 within READY_POLLS polls, and through
+// it each answered 503 while no writable primary answered and 200 then at most
+// READY_200_IN_GAP polls; after each fault and at the end, every complete answered OK is
+// done and every answered claim is held or ended under its lease token
+// (chaos/acknowledged.ts). Reported: time without a writable primary and time until claims
+// flow again, per fault.
 //
 // Knobs: CHAOS_FAILOVER_TODOS (short 600, long 4,000), CHAOS_FAILOVER_PUSHES (short 200,
 // long 1,000), CHAOS_WORKERS (16 here), CHAOS_KEEP=1 keeps the formation's dir and logs.
@@ -27,6 +31,7 @@ import { newId } from '../src/domain/ids.js';
 import { vendEndpoint } from '../src/endpoints/manage.js';
 import { insertHuman } from '../src/store/humans.js';
 import { ChaosClient, newTally, type Tally } from './client.js';
+import { ReadyWatch, checkAcknowledged, type ClaimLog } from './acknowledged.js';
 import { Formation, failoverUnavailable } from './autofailover.js';
 import { Instance } from './cluster.js';
 import {
@@ -127,13 +132,16 @@ class Probe {
     await this.loop;
   }
 
-  /** From `since`: ms from the first failed probe to the next good one (0 if none failed), and when it came back. */
-  gap(since: number): { downMs: number; backAt: number | null } {
+  /**
+   * From `since`: ms from the first failed probe to the next good one (0 if none failed),
+   * when the gap began (null if none) and when a writable primary came back.
+   */
+  gap(since: number): { downMs: number; downAt: number | null; backAt: number | null } {
     const after = this.timeline.filter((p) => p.at >= since);
     const firstBad = after.find((p) => !p.ok);
-    if (!firstBad) return { downMs: 0, backAt: after.find((p) => p.ok)?.at ?? null };
+    if (!firstBad) return { downMs: 0, downAt: null, backAt: after.find((p) => p.ok)?.at ?? null };
     const back = after.find((p) => p.ok && p.at > firstBad.at);
-    return { downMs: back ? back.at - firstBad.at : -1, backAt: back?.at ?? null };
+    return { downMs: back ? back.at - firstBad.at : -1, downAt: firstBad.at, backAt: back?.at ?? null };
   }
 }
 
@@ -203,6 +211,7 @@ export async function runFailover(o: {
     const urls = () => instances.map((i) => i.url);
     const tally = newTally();
     const log: CompleteLog[] = [];
+    const claims: ClaimLog[] = [];
     const stats = newStats();
     const pushed: Pushed[] = [];
     const unanswered: string[] = [];
@@ -216,6 +225,7 @@ export async function runFailover(o: {
         leaseSeconds: 10,
         workMs: 150,
         log,
+        claims,
         stats,
         holdStream: i % 4 === 0,
       }),
@@ -237,6 +247,17 @@ export async function runFailover(o: {
     const claimTimes: Array<{ at: number; claims: number }> = [];
     const sampler = setInterval(() => claimTimes.push({ at: Date.now(), claims: stats.claims }), 100);
     const finishable = plan.total - plan.metered + PUSHES;
+    // Read on the new primary; the suite's pool may meet the old one's dead connections first.
+    const acknowledged = async (when: string): Promise<Violation[]> => {
+      for (let tries = 0; ; tries++) {
+        try {
+          return await checkAcknowledged(pool, workers.endpoint.id, [...log], [...claims], when);
+        } catch (err) {
+          if (tries >= 40) throw err;
+          await sleep(250);
+        }
+      }
+    };
     const progress = async () => (await remaining(pool, workers.endpoint.id).catch(() => ({ done: 0 }))).done;
 
     const faults: Array<{ name: string; run: () => Promise<string> }> = [
@@ -264,6 +285,7 @@ export async function runFailover(o: {
       const before = await formation.primary();
       const claimsBefore = stats.claims;
       const t0 = Date.now();
+      const watch = new ReadyWatch(instances);
       const what = await fault.run();
       const faultMs = Date.now() - t0;
       say(`fault: ${what} (primary was ${before})`);
@@ -301,6 +323,16 @@ export async function runFailover(o: {
           `(the fault's command took ${faultMs} ms; ${base - claimsBefore} claims were answered meanwhile)`,
       );
       say(facts[facts.length - 1]!);
+      await watch.stop();
+      const ready = watch.judge(
+        instances.map((i) => i.name),
+        gap.downAt !== null && gap.backAt !== null ? { from: gap.downAt, to: gap.backAt } : null,
+        fault.name,
+      );
+      violations.push(...ready.violations);
+      facts.push(ready.fact);
+      say(ready.fact);
+      violations.push(...(await acknowledged(`after the ${fault.name}`)));
       if (flowedAt === null) violations.push({ check: `claims flow after the ${fault.name}`, detail: 'none seen' });
       if (after === before || after === null) {
         // The monitor may still be settling: ask again a few times before calling it a failure.
@@ -339,6 +371,7 @@ export async function runFailover(o: {
 
     const t = await checkTodos(pool, workers.endpoint.id, { ...plan, total }, log);
     violations.push(...t.violations);
+    violations.push(...(await acknowledged('at the end')));
     facts.push(...t.facts);
     if (unanswered.length > 0) {
       violations.push({
@@ -375,7 +408,8 @@ export async function runFailover(o: {
     facts.push(
       `calls ${tally.calls}, lost ${tally.lost}; 5xx: ${[...tally.http5xx].map(([k, v]) => `${k} ×${v}`).join(', ') || 'none'}; ` +
         `tool errors: ${[...tally.toolErrors].map(([k, v]) => `${k} ×${v}`).join(', ') || 'none'}`,
-      `workers: ${stats.claims} claims, ${stats.completes} completes OK, ${stats.conflicts} conflicts`,
+      `workers: ${stats.claims} claims (${claims.length} checked held or ended under their lease token), ` +
+        `${stats.completes} completes OK (each checked done after each fault and at the end), ${stats.conflicts} conflicts`,
     );
     await pool.end();
     facts.unshift(`run: ${((Date.now() - started) / 1000).toFixed(0)} s, ${WORKERS} workers, 2 serve instances`);

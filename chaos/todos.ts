@@ -23,6 +23,7 @@ import type { Pool } from '../src/db/pool.js';
 import { setPolicy } from '../src/budgets/service.js';
 import { COUNTER_MISMATCHES_SQL } from '../src/store/todo-counts.js';
 import { ChaosClient, type Tally } from './client.js';
+import type { ClaimLog } from './acknowledged.js';
 
 export const QUEUES = ['inbox', 'capped', 'metered'] as const;
 export const CAPPED_IN_FLIGHT = 6;
@@ -115,6 +116,8 @@ export interface WorkerOptions {
   /** The owner's answer to a parked todo (docs/design/ask-human.md); absent: workers never ask. */
   answer?: (todoId: string) => Promise<'ok' | 'conflict'>;
   asks?: AskLog[];
+  /** Every claim answered, with its lease token (chaos/acknowledged.ts checks them); absent: not kept. */
+  claims?: ClaimLog[];
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -169,6 +172,7 @@ export async function runWorker(index: number, o: WorkerOptions): Promise<void> 
       }
       o.stats.claims += 1;
       const session = c.sessionId ?? '';
+      o.claims?.push({ todo: todo.id, seq: todo.claims, session, token: String(r.value.lease_token) });
       const roll = Math.random();
       // A stall outlives the lease: someone may take the todo over, and then the complete must be refused.
       const stall = roll < 0.004;
