@@ -31,12 +31,12 @@ test('zod’s own problems are worded as zod 3 worded them', () => {
     [
       listTodosInput,
       { state: 'bogus' },
-      "state: Invalid enum value. Expected 'pending' | 'claimed' | 'done' | 'failed' | 'canceled', received 'bogus'",
+      "state: Invalid enum value. Expected 'pending' | 'claimed' | 'done' | 'failed' | 'canceled' | 'waiting_on_human', received 'bogus'",
     ],
     [
       listTodosInput,
       { state: 3 },
-      "state: Expected 'pending' | 'claimed' | 'done' | 'failed' | 'canceled', received number",
+      "state: Expected 'pending' | 'claimed' | 'done' | 'failed' | 'canceled' | 'waiting_on_human', received number",
     ],
     [listTodosInput, { limit: 1.5 }, 'limit: Expected integer, received float'],
     [listTodosInput, { limit: 201 }, 'limit: Number must be less than or equal to 200'],
