@@ -78,6 +78,15 @@ for (const s of sessions.get(main) ?? []) {
   pools.harvest(a.json);
 }
 
+// A hand-off grant main → sibling (docs/design/handoff.md), so create_todo {endpoint} meets
+// a target it may reach as well as ones it may not (foreign, unknown, itself).
+const granted = await call(world, 'POST', '/api/v1/grants', admin.control, {
+  from: main.slug,
+  to: sibling.slug,
+  queues: ['inbox'],
+});
+assert.equal(granted.status, 201, granted.text);
+
 // ---- generation -------------------------------------------------------------------------
 
 function pick(kind: string): string {
@@ -142,6 +151,13 @@ function hint(field: string): unknown {
       return rng.pick([undefined, ['yes', 'no'], ['a', 'b', 'c'], ['only one'], []]);
     case 'timeout_seconds':
       return rng.pick([undefined, 60, 3600, 59, 8 * 86_400]);
+    // create_todo's hand-off (docs/design/handoff.md): a granted target, others that are not, a parent, a reply.
+    case 'endpoint':
+      return rng.pick([sibling.slug, sibling.slug, foreign.slug, main.slug, 'no-such-endpoint', undefined]);
+    case 'parent_id':
+      return rng.chance(0.8) ? pick('td') : hostileString(rng);
+    case 'reply':
+      return rng.chance(0.5);
     case 'max_claims_per_window':
       return rng.pick([null, 0, 2, 50]);
     default:
