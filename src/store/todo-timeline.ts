@@ -69,7 +69,12 @@ export interface TimelineAsk {
 }
 
 /** The newest `limit` questions, newest first, each with the session that asked it. */
-export async function timelineAsks(db: Queryable, endpointId: string, id: string, limit: number): Promise<TimelineAsk[]> {
+export async function timelineAsks(
+  db: Queryable,
+  endpointId: string,
+  id: string,
+  limit: number,
+): Promise<TimelineAsk[]> {
   const res = await db.query<TimelineAsk>(
     `SELECT q.seq, q.question, q.choices, q.asked_at, q.ended_at, q.outcome, q.answer_text, q.answer_choice,
             q.answered_by, a.session_id

@@ -186,15 +186,13 @@ export function assembleTimeline(s: TimelineSources, limit = TIMELINE_SHOWN): Ti
     ...s.rings.map(rung),
     ...s.attempts.flatMap(attemptEntries),
     ...s.asks.flatMap(askEntries),
-    ...s.children.map(
-      (c): TimelineEntry => ({
-        at: c.created_at,
-        kind: 'handed_off',
-        who: { type: 'endpoint', ref: c.endpoint },
-        detail: `${c.id} to ${c.endpoint}${c.queue ? `/${c.queue}` : ''}${c.reply ? ', reply asked' : ''}`,
-        todo_id: c.id,
-      }),
-    ),
+    ...s.children.map((c): TimelineEntry => ({
+      at: c.created_at,
+      kind: 'handed_off',
+      who: { type: 'endpoint', ref: c.endpoint },
+      detail: `${c.id} to ${c.endpoint}${c.queue ? `/${c.queue}` : ''}${c.reply ? ', reply asked' : ''}`,
+      todo_id: c.id,
+    })),
     ...(s.reply ? [replyEntry(s.reply)] : []),
   ];
   if (s.origin.state === 'canceled' && s.origin.completed_at) {
