@@ -16,13 +16,16 @@ export interface TimelineOrigin {
   human: string | null;
   /** The creating endpoint's slug (an agent's create or a hand-off), or null. */
   endpoint: string | null;
+  /** The slug of the todo's own endpoint (whose agent hands work off from it). */
+  own_endpoint: string;
 }
 
 export async function timelineOrigin(db: Queryable, endpointId: string, id: string): Promise<TimelineOrigin | null> {
   const res = await db.query<TimelineOrigin>(
     `SELECT t.created_at, t.state, t.source, t.schedule_id, t.event_id, t.completed_at,
-            h.email AS human, e.slug AS endpoint
+            h.email AS human, e.slug AS endpoint, o.slug AS own_endpoint
        FROM todos t
+       JOIN endpoints o ON o.id = t.endpoint_id
        LEFT JOIN humans h ON h.id = t.created_by_human_id
        LEFT JOIN endpoints e ON e.id = t.created_by_endpoint_id
       WHERE t.endpoint_id = $1 AND t.id = $2`,

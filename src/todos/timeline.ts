@@ -189,7 +189,7 @@ export function assembleTimeline(s: TimelineSources, limit = TIMELINE_SHOWN): Ti
     ...s.children.map((c): TimelineEntry => ({
       at: c.created_at,
       kind: 'handed_off',
-      who: { type: 'endpoint', ref: c.endpoint },
+      who: { type: 'endpoint', ref: s.origin.own_endpoint },
       detail: `${c.id} to ${c.endpoint}${c.queue ? `/${c.queue}` : ''}${c.reply ? ', reply asked' : ''}`,
       todo_id: c.id,
     })),

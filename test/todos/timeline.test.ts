@@ -76,11 +76,12 @@ const origin = (o: Partial<TimelineSources['origin']> = {}): TimelineSources['or
   completed_at: null,
   human: null,
   endpoint: null,
+  own_endpoint: 'reviewer-def',
   ...o,
 });
 const none = { rings: [], attempts: [], asks: [], children: [], reply: null };
 
-test('steps of one instant keep their order; hand-offs, the reply and a cancel fall in by time; a hand-off names the sender', () => {
+test("steps of one instant keep their order; hand-offs (by the todo's own endpoint), the reply and a cancel fall in by time; a hand-off names the sender", () => {
   const t = assembleTimeline({
     ...none,
     origin: origin({ endpoint: 'planner-abc', state: 'canceled', completed_at: at(9) }),
@@ -116,7 +117,7 @@ test('steps of one instant keep their order; hand-offs, the reply and a cancel f
       ['created', 'planner-abc'],
       ['rung', 's1'],
       ['claimed', 's1'],
-      ['handed_off', 'coder-xyz'],
+      ['handed_off', 'reviewer-def'],
       ['done', 's1'],
       ['replied', 'planner-abc'],
       ['claimed', 's2'],
@@ -124,6 +125,7 @@ test('steps of one instant keep their order; hand-offs, the reply and a cancel f
     ],
   );
   assert.equal(t.entries[3]?.todo_id, 'td_child');
+  assert.equal(t.entries[3]?.detail, 'td_child to coder-xyz/inbox, reply asked');
   assert.equal(t.entries[5]?.todo_id, 'td_reply');
   assert.equal(t.entries[0]?.who.type, 'endpoint');
 });
