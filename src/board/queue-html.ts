@@ -2,7 +2,8 @@
 // the push form, and the todo detail shown as a drawer (htmx) or a full page (no JS).
 // Slots marked data-slot="…" are where later parts land: the budget strip in each queue
 // header (docs/design/admission.md), the deferred reason chip on a card, the rings of a
-// todo (docs/design/doorbell-acknowledgement.md), its route (docs/design/routing.md).
+// todo (docs/design/doorbell-acknowledgement.md), its route (docs/design/routing.md), its
+// timeline (timeline-html.ts).
 
 import type { EndpointLanes, LaneCard, QueueLanes } from '../endpoints/board.js';
 import type { Todo, TodoAttempt } from '../domain/todo.js';
@@ -11,8 +12,10 @@ import { budgetKey } from '../budgets/board.js';
 import type { QueueStatus } from '../admission/status.js';
 import type { RingView } from '../doorbell/todo-rings.js';
 import type { TodoLinks } from '../todos/read.js';
+import type { Timeline } from '../todos/timeline.js';
 import { budgetStrip, deferredChip } from './budget-html.js';
 import { linksSection } from './links-html.js';
+import { timelineSection } from './timeline-html.js';
 import { bulkButtons } from './bulk-html.js';
 import { chartStrip } from './queue-charts.js';
 import { routeSection, type RouteEvent } from './route-html.js';
@@ -188,6 +191,9 @@ type TodoView = {
   links?: TodoLinks;
   /** The human's live sessions: the ones a link can open. */
   liveSessions?: ReadonlySet<string>;
+  /** What happened to it, oldest first (src/todos/timeline.ts), and the human's endpoint slugs to link. */
+  timeline?: Timeline;
+  endpointSlugs?: ReadonlySet<string>;
   /** How a webhook event's rules made it, and that event (null when gone). */
   route?: TodoRoute;
   event?: RouteEvent | null;
@@ -238,6 +244,7 @@ export function todoDetail(view: TodoView, csrf: string, back: string, now: Date
 ${actions(todo, csrf, back)}
 <h3>Body</h3>${todo.body ? html`<pre>${todo.body}</pre>` : html`<p class="note">none</p>`}
 <h3>Payload</h3>${json(todo.payload)}<h3>Result</h3>${json(todo.result)}
+${timelineSection(view.timeline, { liveSessions: live, endpoints: view.endpointSlugs ?? new Set<string>() })}
 <h3>Attempts</h3>${attemptsTable(attempts, live)}
 ${linksSection(view.links)}${ringsSection(rings)}${routeSection(view.route, view.event ?? null)}`;
 }

@@ -9,6 +9,7 @@ import { endpointCards, queueLanes } from '../endpoints/board.js';
 import { cancelTodo, pushTodo, retryTodo, showTodo } from '../endpoints/todos.js';
 import { isAppError } from '../domain/errors.js';
 import { todoRings } from '../doorbell/todo-rings.js';
+import { todoTimeline } from '../todos/timeline.js';
 import { eventOfRoute } from '../webhooks/events.js';
 import type { BoardSession } from '../identity/board-sessions.js';
 import { withError } from './field-errors.js';
@@ -103,13 +104,15 @@ export function queuePages(app: FastifyInstance, deps: BoardDeps): void {
     try {
       const shown = await showTodo(deps.operator, session.principal.human.id, request.params.id);
       const humanId = session.principal.human.id;
-      const [rings, cards, event] = await Promise.all([
+      const [rings, cards, event, timeline] = await Promise.all([
         todoRings(deps.operator.db, shown.todo.endpoint_id, shown.todo.id),
         endpointCards(deps.operator, humanId, deps.now()),
         shown.route ? eventOfRoute(deps.operator, humanId, shown.route.event_id) : null,
+        todoTimeline(deps.operator.db, shown.todo.endpoint_id, shown.todo.id),
       ]);
       const liveSessions = new Set(cards.flatMap((c) => c.sessions.map((s) => s.id)));
-      view = { ...shown, rings, liveSessions, event };
+      const endpointSlugs = new Set(cards.map((c) => c.endpoint.slug));
+      view = { ...shown, rings, liveSessions, event, endpointSlugs, ...(timeline ? { timeline } : {}) };
     } catch (err) {
       if (isAppError(err, 'not_found')) return notFoundPage(reply, session, 'todo');
       throw err;
