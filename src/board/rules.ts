@@ -7,7 +7,7 @@
 // cases as the API, with the endpoint named in the path as owner, so another human's
 // endpoint or webhook answers 404.
 
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isAppError } from '../domain/errors.js';
 import { resolveEndpoint } from '../endpoints/manage.js';
 import type { BoardSession } from '../identity/board-sessions.js';
@@ -93,6 +93,19 @@ ${results ? html`<section aria-labelledby="r-results"><h2 id="r-results">Dry run
     return sendHtml(reply, status, page(`Rules of webhook ${hook.id}`, body, chromeOf(session, 'endpoints')));
   }
 
+  /** A form's sender and the webhook its path names; null once a sign-in or a 404 was answered. */
+  async function formHook(
+    request: FastifyRequest<HookParams & { Body: Form }>,
+    reply: FastifyReply,
+  ): Promise<{ session: BoardSession; hook: Hook } | null> {
+    const session = await signedInForm(deps.identity, request, reply);
+    if (!session) return null;
+    const hook = await hookOf(session, request.params);
+    if (hook) return { session, hook };
+    await notFoundPage(reply, session, 'endpoint');
+    return null;
+  }
+
   app.get<HookParams & { Querystring: { trust?: string } }>(
     '/endpoints/:ref/webhooks/:id/rules',
     async (request, reply) => {
@@ -107,10 +120,9 @@ ${results ? html`<section aria-labelledby="r-results"><h2 id="r-results">Dry run
 
   /** The trust gate on, with the actors typed (commas or new lines between them) and the optional `when`. */
   app.post<HookParams & { Body: Form }>('/endpoints/:ref/webhooks/:id/rules/trust', async (request, reply) => {
-    const session = await signedInForm(deps.identity, request, reply);
-    if (!session) return reply;
-    const hook = await hookOf(session, request.params);
-    if (!hook) return notFoundPage(reply, session, 'endpoint');
+    const found = await formHook(request, reply);
+    if (!found) return reply;
+    const { session, hook } = found;
     const typed = { actors: field(request.body, 'actors'), when: field(request.body, 'when') };
     const actors = typed.actors
       .split(/[,\r\n]+/)
@@ -129,10 +141,9 @@ ${results ? html`<section aria-labelledby="r-results"><h2 id="r-results">Dry run
   });
 
   app.post<HookParams & { Body: Form }>('/endpoints/:ref/webhooks/:id/rules/trust/clear', async (request, reply) => {
-    const session = await signedInForm(deps.identity, request, reply);
-    if (!session) return reply;
-    const hook = await hookOf(session, request.params);
-    if (!hook) return notFoundPage(reply, session, 'endpoint');
+    const found = await formHook(request, reply);
+    if (!found) return reply;
+    const { session, hook } = found;
     try {
       await clearTrust(routingDeps(), hook.owner, hook.id);
     } catch (err) {
@@ -143,10 +154,9 @@ ${results ? html`<section aria-labelledby="r-results"><h2 id="r-results">Dry run
   });
 
   app.post<HookParams & { Body: Form }>('/endpoints/:ref/webhooks/:id/rules', async (request, reply) => {
-    const session = await signedInForm(deps.identity, request, reply);
-    if (!session) return reply;
-    const hook = await hookOf(session, request.params);
-    if (!hook) return notFoundPage(reply, session, 'endpoint');
+    const found = await formHook(request, reply);
+    if (!found) return reply;
+    const { session, hook } = found;
     const typed = {
       rules: field(request.body, 'rules'),
       payload: field(request.body, 'payload'),
@@ -165,10 +175,9 @@ ${results ? html`<section aria-labelledby="r-results"><h2 id="r-results">Dry run
   });
 
   app.post<HookParams & { Body: Form }>('/endpoints/:ref/webhooks/:id/rules/test', async (request, reply) => {
-    const session = await signedInForm(deps.identity, request, reply);
-    if (!session) return reply;
-    const hook = await hookOf(session, request.params);
-    if (!hook) return notFoundPage(reply, session, 'endpoint');
+    const found = await formHook(request, reply);
+    if (!found) return reply;
+    const { session, hook } = found;
     const typed = {
       rules: field(request.body, 'rules'),
       payload: field(request.body, 'payload'),
