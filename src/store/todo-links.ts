@@ -17,9 +17,15 @@ export interface InsertLinkArgs {
 
 /** Written once per child; a repeated idempotent create finds the row already there. */
 export async function insertLink(db: Queryable, a: InsertLinkArgs): Promise<void> {
+  // A reply marks the child (todos.reply_wanted): the reply trigger fires only on such
+  // todos' ends (migrations/0044_reply_wanted.sql).
   await db.query(
-    `INSERT INTO todo_links (child_endpoint_id, child_id, from_endpoint_id, parent_id, reply, reply_queue, depth)
-     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
+    `WITH link AS (
+       INSERT INTO todo_links (child_endpoint_id, child_id, from_endpoint_id, parent_id, reply, reply_queue, depth)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING
+       RETURNING child_endpoint_id, child_id, reply)
+     UPDATE todos t SET reply_wanted = true FROM link
+      WHERE link.reply AND t.endpoint_id = link.child_endpoint_id AND t.id = link.child_id`,
     [a.childEndpointId, a.childId, a.fromEndpointId, a.parentId, a.reply, a.replyQueue, a.depth],
   );
 }
