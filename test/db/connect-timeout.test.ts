@@ -48,7 +48,9 @@ after(async () => {
 /** The test database's URL with the blackhole listed before its host. */
 function blackholeFirst(): string {
   const real = new URL(realUrl);
-  return `postgres://${real.username}@127.0.0.1:${blackholePort},${real.host}${real.pathname}?target_session_attrs=read-write`;
+  // The credentials as the test database has them (the embedded server wants a password).
+  const auth = real.password ? `${real.username}:${real.password}` : real.username;
+  return `postgres://${auth}@127.0.0.1:${blackholePort},${real.host}${real.pathname}?target_session_attrs=read-write`;
 }
 
 test('SWITCHBOARD_DB_CONNECT_TIMEOUT: 5 s by default, a duration of 100ms–60s, a bad one named', () => {

@@ -42,7 +42,7 @@ before(async () => {
     ini,
     [
       '[databases]',
-      `* = host=${target.hostname} port=${target.port || 5432} user=${decodeURIComponent(target.username) || 'postgres'}`,
+      `* = host=${target.hostname} port=${target.port || 5432} user=${decodeURIComponent(target.username) || 'postgres'}${target.password ? ` password=${decodeURIComponent(target.password)}` : ''}`,
       '[pgbouncer]',
       'listen_addr = 127.0.0.1',
       `listen_port = ${port}`,
