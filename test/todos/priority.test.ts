@@ -103,6 +103,7 @@ async function backlog(pool: Pool, endpointId: string, from: number, to: number)
 interface PlanNode {
   'Node Type': string;
   'Index Name'?: string;
+  'Relation Name'?: string;
   'Shared Hit Blocks'?: number;
   'Shared Read Blocks'?: number;
   Plans?: PlanNode[];
@@ -146,7 +147,12 @@ test('claim_next reads a large backlog in claim order off the ready index, witho
   for (const queues of [['inbox'], ['inbox', 'other']]) {
     const { nodes: plan, blocks } = await claimPlan(pool, endpoint.id, queues);
     const types = plan.map((n) => n['Node Type']);
-    assert.ok(!types.some((t) => /Sort/.test(t)), `no sort over ${queues.join(',')}: ${types.join(', ')}`);
+    // No sort reads the backlog (a sort under a todo's few answers, which PostgreSQL 16+
+    // shows for jsonb_agg's ORDER BY, reads todo_asks, not todos).
+    const sortsOverTodos = plan.filter(
+      (n) => /Sort/.test(n['Node Type']) && nodes(n).some((m) => m['Relation Name'] === 'todos'),
+    );
+    assert.deepEqual(sortsOverTodos.length, 0, `no sort over ${queues.join(',')}: ${types.join(', ')}`);
     const index = queues.length === 1 ? 'todos_ready_queue_idx' : 'todos_ready_idx';
     assert.ok(
       plan.some((n) => n['Node Type'] === 'Index Scan' && n['Index Name'] === index),
