@@ -52,6 +52,7 @@ import { idleSessionSweep } from './sweeps/sessions.js';
 import { reaperSweep, retentionSweep, retryRequeueSweep } from './sweeps/todos.js';
 import { doorbellTestsSweep, unheardSweep } from './sweeps/unheard.js';
 import type { TodoDeps } from './todos/index.js';
+import { coalescing } from './todos/coalesce.js';
 import { Waiters } from './todos/waiters.js';
 import type { VersionInfo } from './version.js';
 import { NO_TRACING, type Tracing } from './tracing/index.js';
@@ -173,6 +174,7 @@ export function buildServices(o: ServiceOptions): Services {
     defaultLeaseSeconds: config.todos.defaultLeaseSeconds,
     idempotencyWindowSeconds: config.todos.idempotencyWindowSeconds,
     keepAttempts: config.todos.keepAttempts,
+    coalesce: coalescing(db, { maxBatch: config.todos.coalesceMaxBatch, metrics }),
     metrics,
     quotas: config.quotas,
     tracing,

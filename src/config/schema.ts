@@ -82,6 +82,11 @@ const SCHEMA = z.object({
   // releases add a few); a todo released over and over would otherwise grow its history
   // without bound. At least 5, the prior_attempts a claim answers.
   SWITCHBOARD_ATTEMPTS_KEPT_PER_TODO: integer(25, 5, 1_000),
+  // The most concurrent calls one claim or settle statement serves (group commit,
+  // docs/design/coalescing.md). 32 covers twice the 16 workers a busy agent fleet runs per
+  // instance; far larger batches hold their row locks longer and grow the statement's
+  // arrays for no gain. 1 turns coalescing off: every call runs its own statement.
+  SWITCHBOARD_COALESCE_MAX_BATCH: integer(32, 1, 1_000),
   // How long an ask_human question waits for its answer when the agent names no timeout:
   // a day spans one person's night; the todo then comes back to its queue unanswered.
   SWITCHBOARD_ASK_HUMAN_TIMEOUT: duration('24h', 60_000, 30 * 86_400_000, '1m–30d'),
@@ -530,6 +535,7 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
         defaultLeaseSeconds: Math.round(e.SWITCHBOARD_DEFAULT_LEASE / 1000),
         idempotencyWindowSeconds: Math.round(e.SWITCHBOARD_IDEMPOTENCY_WINDOW / 1000),
         keepAttempts: e.SWITCHBOARD_ATTEMPTS_KEPT_PER_TODO,
+        coalesceMaxBatch: e.SWITCHBOARD_COALESCE_MAX_BATCH,
         askTimeoutSeconds: Math.round(e.SWITCHBOARD_ASK_HUMAN_TIMEOUT / 1000),
         askMaxTimeoutSeconds: Math.round(e.SWITCHBOARD_ASK_HUMAN_MAX_TIMEOUT / 1000),
       },

@@ -110,3 +110,14 @@ export class GroupCommitLanes<I, O> {
     return this.lanes.size;
   }
 }
+
+/**
+ * Whether a failed batch may have failed for one input's sake, so each should run again
+ * alone: a data exception (22), an integrity constraint (23), an error raised by a
+ * function (P0), a deadlock or serialization failure between two batches (40). Anything
+ * else — the connection closed, the server shutting down, a timeout — fails every caller.
+ */
+export function retryAlone(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^(22|23|P0|40)/.test(code);
+}

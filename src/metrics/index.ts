@@ -9,7 +9,7 @@
 // No endpoint, session, todo or human id is ever a label; the queue series carry the
 // endpoint's slug (capped: SWITCHBOARD_METRICS_MAX_ENDPOINTS).
 
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { admissionCounters } from './admission.js';
 import { counter, type Collector, type SeriesLabels } from './define.js';
 import { DoorbellCounters } from './doorbell.js';
@@ -73,6 +73,14 @@ export class Metrics implements SeriesLabels {
   );
   readonly leaseExpirations = counter(this.registry, 'switchboard_lease_expirations_total', 'Leases that lapsed.');
   readonly todoAttempts = counter(this.registry, 'switchboard_todo_attempts_total', 'Attempt rows opened.');
+  /** Calls each coalesced statement served (docs/design/coalescing.md): 1 at low load. */
+  readonly coalescedCalls = new Histogram<'statement'>({
+    name: 'switchboard_coalesced_calls',
+    help: 'Calls one claim or settle statement served together (group commit): 1 when alone.',
+    labelNames: ['statement'],
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128],
+    registers: [this.registry],
+  });
   /**
    * The one counter of failing collectors. It is read after this scrape's reads settled,
    * so a failure shows in the scrape that met it.

@@ -65,23 +65,33 @@ const LOCKED_RETRIES = 3;
 const LOCKED_RETRY_MS = 5;
 
 /** The claim statement's rows, tried again while every claimable candidate was locked by another. */
-async function claimNextPastLocks(db: Queryable, args: ClaimArgs): Promise<ClaimRow[]> {
+async function claimNextPastLocks(db: Queryable, args: ClaimArgs, run: ClaimNext): Promise<ClaimRow[]> {
   for (let attempt = 0; ; attempt++) {
-    const rows = await claimNext(db, args);
+    const rows = await run(args);
     if (rows.length > 0 || attempt >= LOCKED_RETRIES || !(await anyClaimable(db, args))) return rows;
     await new Promise((resolve) => setTimeout(resolve, LOCKED_RETRY_MS * (attempt + 1)));
   }
 }
 
-/** The oldest admissible todo over `queues`; the refusals met on the way, for the deferred summary. */
-export async function admitNext(db: Queryable, args: ClaimArgs): Promise<NextOutcome> {
+/** The claim_next statement: the store's, or the instance's coalesced lane (src/todos/coalesce.ts). */
+export type ClaimNext = (args: ClaimArgs) => Promise<ClaimRow[]>;
+
+/**
+ * The oldest admissible todo over `queues`; the refusals met on the way, for the deferred
+ * summary. `run` is the claim statement (default: the store's, on `db`).
+ */
+export async function admitNext(
+  db: Queryable,
+  args: ClaimArgs,
+  run: ClaimNext = (a) => claimNext(db, a),
+): Promise<NextOutcome> {
   // No policy on the requested queues (the common case): the claim statement's answer is
   // final, and nothing else runs.
   if (args.queues.length === 0) return { claimed: null, refused: [] };
-  const first = readProbe(await claimNextPastLocks(db, args));
+  const first = readProbe(await claimNextPastLocks(db, args, run));
   if (first === null) return { claimed: null, refused: [] };
   if (first.claimed) return { claimed: first.claimed, refused: [] };
-  return admitNextBudgeted(db, args, first);
+  return admitNextBudgeted(db, args, first, run);
 }
 
 /** claim_next over queues of which some have policies: admit statements until a claim or none admissible. */
@@ -89,6 +99,7 @@ async function admitNextBudgeted(
   db: Queryable,
   args: ClaimArgs,
   first: { policies: Map<string, Probed>; refused: Refusal[] },
+  run: ClaimNext,
 ): Promise<NextOutcome> {
   const refused: Refusal[] = [...first.refused];
   const outcome = async (claimed: Claimed | null) => ({ claimed, refused: await held(db, refused) });
@@ -97,7 +108,7 @@ async function admitNextBudgeted(
   let locked = 0;
   for (let stale = 0; queues.length > 0 && stale <= STALE_RETRIES;) {
     if (policies === null) {
-      const probe = readProbe(await claimNextPastLocks(db, { ...args, queues }));
+      const probe = readProbe(await claimNextPastLocks(db, { ...args, queues }, run));
       if (!probe) break;
       if (probe.claimed) return outcome(probe.claimed);
       policies = probe.policies;

@@ -24,6 +24,7 @@ import {
   type DeferredEntry,
 } from './admission.js';
 import { admitById, admitNext } from './claim-loop.js';
+import { statements } from './coalesce.js';
 import { holdDeferred } from '../budgets/gate.js';
 import { claimSelfTestTodo } from '../doorbell/ack.js';
 import { keepAttempts, zeroRowError, type Agent, type TodoDeps } from './context.js';
@@ -150,13 +151,17 @@ async function claimNextOnce(
   queues: string[],
   lease: number | undefined,
 ): Promise<ClaimNextResult> {
-  const out = await admitNext(deps.db, {
-    endpointId: agent.endpointId,
-    queues,
-    sessionId: agent.sessionId,
-    leaseSeconds: resolveLeaseSeconds(lease, agent.defaultLeaseSeconds, deps.defaultLeaseSeconds),
-    keepAttempts: keepAttempts(deps),
-  });
+  const out = await admitNext(
+    deps.db,
+    {
+      endpointId: agent.endpointId,
+      queues,
+      sessionId: agent.sessionId,
+      leaseSeconds: resolveLeaseSeconds(lease, agent.defaultLeaseSeconds, deps.defaultLeaseSeconds),
+      keepAttempts: keepAttempts(deps),
+    },
+    statements(deps.db, deps.coalesce).claimNext,
+  );
   countRefusals(deps, out.refused);
   if (out.claimed) return admitted(deps, out.claimed, agent.endpointSlug);
   const deferred = await deferredSummary(deps, agent.endpointId, out.refused);

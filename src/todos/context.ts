@@ -9,6 +9,7 @@ import { probeTodo, type Holder, type TodoProbe, type TodoScope } from '../store
 import type { QuotaDeps } from '../quotas/check.js';
 import type { Tracing } from '../tracing/index.js';
 import type { AskedEvent } from '../domain/asks.js';
+import type { Coalescing } from './coalesce.js';
 
 export interface TodoDeps extends QuotaDeps {
   /** A pool, or a transaction's client when the caller writes more in the same transaction. */
@@ -46,6 +47,12 @@ export interface TodoDeps extends QuotaDeps {
    * owner (todo.waiting_on_human, docs/design/ask-human.md). Absent: nobody is told.
    */
   asked?: (event: AskedEvent) => void;
+  /**
+   * The instance's group-commit lanes over the claim and settle statements
+   * (docs/design/coalescing.md), used only when `db` is their pool. Absent or null: each
+   * call runs its own statement.
+   */
+  coalesce?: Coalescing | null;
 }
 
 /** A day: a client retrying a create after an outage of hours still finds its todo. */

@@ -19,6 +19,7 @@ import { DEFAULT_BACKOFF, RETRY_JITTER } from '../domain/backoff.js';
 import { reopenQueue } from '../budgets/reopen.js';
 import { artifactArg, attemptNote, leaseTokenArg, summaryArg } from '../domain/attempts.js';
 import * as claims from '../store/claims.js';
+import { statements } from './coalesce.js';
 import { zeroRowError, type Agent, type TodoDeps } from './context.js';
 
 // The owner verbs' arguments, as tools/list shows them.
@@ -78,14 +79,16 @@ interface Target {
 export async function heartbeat(deps: TodoDeps, agent: Agent, input: unknown): Promise<{ todo: TodoSummary }> {
   const data = parseInput(heartbeatInput, input);
   const lease = resolveLeaseSeconds(data.lease_seconds, agent.defaultLeaseSeconds, deps.defaultLeaseSeconds);
-  return owned(deps, agent, data, 'heartbeat', (a) => claims.heartbeat(deps.db, { ...a, leaseSeconds: lease }));
+  return owned(deps, agent, data, 'heartbeat', (a) =>
+    statements(deps.db, deps.coalesce).heartbeat({ ...a, leaseSeconds: lease }),
+  );
 }
 
 export async function complete(deps: TodoDeps, agent: Agent, input: unknown): Promise<{ todo: TodoSummary }> {
   const data = parseInput(completeInput, input);
   const note = attemptNote(data.summary, data.artifact);
   const done = await settle(deps, agent, data, 'complete', (a) =>
-    claims.complete(deps.db, { ...a, ...note, result: data.result }),
+    statements(deps.db, deps.coalesce).complete({ ...a, ...note, result: data.result }),
   );
   deps.metrics?.todosCompleted.inc();
   return done;
@@ -95,7 +98,7 @@ export async function fail(deps: TodoDeps, agent: Agent, input: unknown): Promis
   const data = parseInput(failInput, input);
   const note = attemptNote(data.summary, data.artifact);
   const failed = await settle(deps, agent, data, 'fail', (a) =>
-    claims.fail(deps.db, {
+    statements(deps.db, deps.coalesce).fail({
       ...a,
       ...note,
       retry: data.retry ?? true,
@@ -113,7 +116,9 @@ export async function fail(deps: TodoDeps, agent: Agent, input: unknown): Promis
 export async function release(deps: TodoDeps, agent: Agent, input: unknown): Promise<{ todo: TodoSummary }> {
   const data = parseInput(releaseInput, input);
   const note = attemptNote(data.summary, undefined);
-  const released = await settle(deps, agent, data, 'release', (a) => claims.release(deps.db, { ...a, ...note }));
+  const released = await settle(deps, agent, data, 'release', (a) =>
+    statements(deps.db, deps.coalesce).release({ ...a, ...note }),
+  );
   deps.metrics?.todosReleased.inc();
   return released;
 }
