@@ -9,7 +9,6 @@ import { runDoorbellBench } from './doorbell.js';
 import { runEmbeddedBench } from './embedded.js';
 import { runFootprintBench } from './footprint.js';
 import { runMcpBench } from './mcp.js';
-import { runPeersBench } from './peers.js';
 import { runPriorityBench } from './priority.js';
 import { runRingsBench } from './rings.js';
 import { runRoutingBench } from './routing.js';
@@ -27,7 +26,17 @@ const BENCHES: Record<string, () => Promise<void>> = {
   embedded: runEmbeddedBench,
   footprint: runFootprintBench,
   mcp: runMcpBench,
-  peers: runPeersBench,
+  // Its peers need Node.js 22+ and their own install: `npm run bench:peers` (bench/peers/run.sh).
+  peers: async () => {
+    const entry = './peers/peers.js';
+    const loaded = (await import(entry).catch((err: unknown) => {
+      throw new Error(
+        'the peers benchmark needs its own dependencies and Node.js 22 or later: run `npm run bench:peers`',
+        { cause: err },
+      );
+    })) as { runPeersBench: () => Promise<void> };
+    await loaded.runPeersBench();
+  },
   priority: runPriorityBench,
   rings: runRingsBench,
   routing: runRoutingBench,

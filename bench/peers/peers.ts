@@ -1,4 +1,6 @@
-// Switchboard next to two peer PostgreSQL job queues, graphile-worker and pg-boss, on the
+// Switchboard next to two peer PostgreSQL job queues, graphile-worker and pg-boss, at
+// their newest releases (which need Node.js 22 or later: this folder is a package of its
+// own, run by `npm run bench:peers` under Node.js 24, see bench/peers/run.sh), on the
 // same server, with the same number of workers (16) and the same number of jobs (20,000),
 // each job doing no work. For each system, each run:
 //
@@ -11,33 +13,39 @@
 //   `seedTodos` in bench/claim.ts sends), printed for reference only;
 // - VACUUM ANALYZE of the system's job table (not timed, as `seedTodos` does);
 // - claim → complete: 16 workers drain the queue. Switchboard: `switchboardRound` from
-//   bench/claim.ts (the store-level use cases). graphile-worker: its own runner with
-//   concurrency 16, unbatched (no local queue, no completion batching: the defaults).
+//   bench/claim.ts (the store-level use cases, coalescing as `serve` does). graphile-worker:
+//   its own runner with concurrency 16, unbatched (no local queue, no completion batching:
+//   the defaults), and again batched (a local queue, completions sharing statements).
 //   pg-boss: 16 loops of `fetch` (batch size 1) → `complete`, its one-job-at-a-time API;
 //   its `work()` runner is measured separately because it sleeps its polling interval
 //   (minimum 0.5 s) after every fetch, jobs found or not.
 //
 // A warm-up run of each system (2,000 jobs), then 3 runs (BENCH_ROUNDS) rotating which
 // system goes first; each figure is the median of its runs. Targets: Switchboard's
-// claim → complete ≥ 1.0× graphile-worker's and ≥ 1.5× pg-boss's.
+// claim → complete ≥ 1.0× graphile-worker's unbatched (stretch: ≥ 0.5× its batched) and
+// ≥ 1.5× pg-boss's.
 
 import { randomBytes } from 'node:crypto';
 import { cpus, loadavg, totalmem } from 'node:os';
 import pg from 'pg';
-import PgBoss from 'pg-boss';
-import { createPool, type Pool } from '../src/db/pool.js';
-import { createTodo } from '../src/todos/index.js';
-import { switchboardRound, WORKERS } from './claim.js';
-import { backendCpu, backendCpuUsed } from './cpu.js';
-import { benchDatabase, median, vendBenchEndpoint } from './db.js';
+import { PgBoss } from 'pg-boss';
+import { createPool, type Pool } from '../../src/db/pool.js';
+import { createTodo } from '../../src/todos/index.js';
+import { switchboardRound, WORKERS } from '../claim.js';
+import { backendCpu, backendCpuUsed } from '../cpu.js';
+import { benchDatabase, median, vendBenchEndpoint } from '../db.js';
 
 const TODOS = Number(process.env.BENCH_TODOS ?? 20_000);
 const SINGLE = Math.min(TODOS, Number(process.env.BENCH_ENQUEUE_SINGLE ?? 2_000));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WARMUP = Math.min(TODOS, 2_000);
 const PGBOSS_WORK_SECONDS = Number(process.env.BENCH_PGBOSS_WORK_SECONDS ?? 5);
+// graphile-worker's batched mode: how many jobs its local queue fetches at once.
+const LOCAL_QUEUE = Number(process.env.BENCH_GW_LOCAL_QUEUE ?? 500);
 // BENCH_PEERS=graphile-worker (a comma list) leaves the other peer out; Switchboard always runs.
-const PEERS = (process.env.BENCH_PEERS ?? 'graphile-worker,pg-boss').split(',').map((p) => p.trim());
+const PEERS = (process.env.BENCH_PEERS ?? 'graphile-worker,graphile-worker-batched,pg-boss')
+  .split(',')
+  .map((p) => p.trim());
 
 interface RunResult {
   /** One-by-one enqueue, jobs/s. */
@@ -142,13 +150,20 @@ async function peerDatabase(benchUrl: string, suffix: string): Promise<{ url: st
   };
 }
 
-async function graphileSystem(benchUrl: string): Promise<System> {
+/**
+ * graphile-worker's runner with 16 concurrent jobs. Unbatched (its defaults): each worker
+ * fetches its own job and each completion is its own statement. Batched: the local queue
+ * fetches and locks up to LOCAL_QUEUE jobs a statement and hands them out in memory, and
+ * completions (and failures) wait 0 ms for others to share their statement — its own
+ * high-throughput mode (its performance docs, "batching").
+ */
+async function graphileSystem(benchUrl: string, batched: boolean): Promise<System> {
   // graphile-worker formats an info line for every successful job unless NO_LOG_SUCCESS is
   // set when it loads (dist/worker.js); with the silent logger below that line would only be
   // built and dropped, so it is skipped. Set before the dynamic import.
   process.env.NO_LOG_SUCCESS = '1';
   const gw = await import('graphile-worker');
-  const db = await peerDatabase(benchUrl, 'gw');
+  const db = await peerDatabase(benchUrl, batched ? 'gwb' : 'gw');
   const logger = new gw.Logger(() => (level, message) => {
     if (String(level) === 'error') process.stderr.write(`graphile-worker: ${message}\n`);
   });
@@ -163,7 +178,7 @@ async function graphileSystem(benchUrl: string): Promise<System> {
   await gw.runMigrations({ pgPool, logger });
   const utils = await gw.makeWorkerUtils({ pgPool, logger });
   return {
-    name: 'graphile-worker',
+    name: batched ? 'graphile-worker batched' : 'graphile-worker',
     async run(jobs, single) {
       const singleRate = await timedRate(single, async () => {
         for (let i = 0; i < single; i++) await utils.addJob('noop', { i });
@@ -193,9 +208,12 @@ async function graphileSystem(benchUrl: string): Promise<System> {
             },
           },
           crontab: '',
-          // Unbatched, spelled out (these are the defaults): each worker fetches its own
-          // job (no local queue) and each completion is its own statement.
-          preset: { worker: { localQueue: { size: -1 }, completeJobBatchDelay: -1, failJobBatchDelay: -1 } },
+          preset: {
+            worker: batched
+              ? { localQueue: { size: LOCAL_QUEUE }, completeJobBatchDelay: 0, failJobBatchDelay: 0 }
+              : // Unbatched, spelled out (these are the defaults).
+                { localQueue: { size: -1 }, completeJobBatchDelay: -1, failJobBatchDelay: -1 },
+          },
         });
         await done;
         // A job's completion (a DELETE) is sent without the worker waiting for it, so the
@@ -242,8 +260,8 @@ async function pgBossSystem(benchUrl: string): Promise<System & { workRate(): Pr
       const singleRate = await timedRate(single, async () => {
         for (let i = 0; i < single; i++) await boss.send(queue, { i });
       });
-      const rows = Array.from({ length: jobs - single }, (_, i) => ({ name: queue, data: { i } }));
-      const bulkRate = await timedRate(rows.length, () => boss.insert(rows));
+      const rows = Array.from({ length: jobs - single }, (_, i) => ({ data: { i } }));
+      const bulkRate = await timedRate(rows.length, () => boss.insert(queue, rows));
       await probe.query('VACUUM ANALYZE pgboss.job');
       const drained = await drainWithCpu(probe, jobs, async () => {
         const started = process.hrtime.bigint();
@@ -268,7 +286,10 @@ async function pgBossSystem(benchUrl: string): Promise<System & { workRate(): Pr
     /** pg-boss's own runner: 16 `work()` loops, batch size 1, polling at its 0.5 s minimum. */
     async workRate() {
       const queue = await freshQueue();
-      await boss.insert(Array.from({ length: 2_000 }, (_, i) => ({ name: queue, data: { i } })));
+      await boss.insert(
+        queue,
+        Array.from({ length: 2_000 }, (_, i) => ({ data: { i } })),
+      );
       let completed = 0;
       const started = process.hrtime.bigint();
       for (let w = 0; w < WORKERS; w++) {
@@ -283,7 +304,7 @@ async function pgBossSystem(benchUrl: string): Promise<System & { workRate(): Pr
     },
     async close() {
       closing = true;
-      await boss.stop({ graceful: true, wait: true, close: true, timeout: 5_000 });
+      await boss.stop({ graceful: true, close: true, timeout: 5_000 });
       await probe.end();
       await db.drop();
     },
@@ -312,7 +333,8 @@ export async function runPeersBench(): Promise<void> {
         `peers: graphile-worker ${await peerVersion('graphile-worker')}, pg-boss ${await peerVersion('pg-boss')}\n`,
     );
     systems.push(await switchboardSystem(pool));
-    if (PEERS.includes('graphile-worker')) systems.push(await graphileSystem(db.url));
+    if (PEERS.includes('graphile-worker')) systems.push(await graphileSystem(db.url, false));
+    if (PEERS.includes('graphile-worker-batched')) systems.push(await graphileSystem(db.url, true));
     const boss = PEERS.includes('pg-boss') ? await pgBossSystem(db.url) : null;
     if (boss) systems.push(boss);
 
@@ -325,7 +347,7 @@ export async function runPeersBench(): Promise<void> {
         const r = await s.run(TODOS, SINGLE);
         results.get(s.name)?.push(r);
         process.stdout.write(
-          `  run ${round + 1} ${s.name.padEnd(16)} enqueue one-by-one ${fmtRate(r.single)}/s, ` +
+          `  run ${round + 1} ${s.name.padEnd(23)} enqueue one-by-one ${fmtRate(r.single)}/s, ` +
             `bulk ${fmtRate(r.bulk)}/s, claim→complete ${fmtRate(r.drain)}/s ` +
             `(cpu ms/job: client ${r.clientMs.toFixed(3)}, postgres ${r.pgMs.toFixed(3)}; ` +
             `WAL ${r.walBytes.toFixed(0)} B/job; load ${load()})\n`,
@@ -382,6 +404,13 @@ export async function runPeersBench(): Promise<void> {
       );
     }
     const gwRatio = sbDrain / med('graphile-worker', 'drain');
+    const gwBatchedRatio = sbDrain / med('graphile-worker batched', 'drain');
+    if (Number.isFinite(gwBatchedRatio)) {
+      process.stdout.write(
+        `stretch: switchboard claim→complete ≥ 0.5× graphile-worker batched: ${gwBatchedRatio.toFixed(2)}× ` +
+          `${gwBatchedRatio >= 0.5 ? 'met' : 'NOT met'}\n`,
+      );
+    }
     const bossRatio = sbDrain / med('pg-boss', 'drain');
     if (Number.isFinite(gwRatio)) {
       process.stdout.write(
@@ -402,8 +431,9 @@ export async function runPeersBench(): Promise<void> {
   }
 }
 
+/** A peer's installed version, from its package.json in this folder's node_modules (not in its exports). */
 async function peerVersion(name: string): Promise<string> {
-  const { createRequire } = await import('node:module');
-  const require = createRequire(import.meta.url);
-  return (require(`${name}/package.json`) as { version: string }).version;
+  const { readFile } = await import('node:fs/promises');
+  const file = new URL(`./node_modules/${name}/package.json`, import.meta.url);
+  return (JSON.parse(await readFile(file, 'utf8')) as { version: string }).version;
 }
