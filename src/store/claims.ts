@@ -90,7 +90,7 @@ export function claimSql(pick: (gate: string) => string, admission: 'probe' | 'a
  * 32 bytes in base64url, 244 random bits from PostgreSQL's strong random source. The
  * claim answers it once; the attempt keeps only its SHA-256 (tokenHash).
  */
-const NEW_TOKEN = `'lt_' || translate(rtrim(encode(uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid()),
+export const NEW_TOKEN = `'lt_' || translate(rtrim(encode(uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid()),
   'base64'), '='), '+/', '-_')`;
 
 /**
@@ -112,7 +112,7 @@ function pruneAttemptsSql(keep: string): string {
  * statement closes as lease_expired. A first claim reads nothing.
  */
 export const PRIOR_SHOWN = 5;
-const PRIOR_ATTEMPTS = `CASE WHEN claimed.claims > 1 THEN (
+export const PRIOR_ATTEMPTS = `CASE WHEN claimed.claims > 1 THEN (
       SELECT coalesce(jsonb_agg(jsonb_build_object('attempt', p.attempt,
                'outcome', coalesce(p.outcome, 'lease_expired'), 'summary', p.summary,
                'summary_truncated', p.summary_truncated, 'artifact', p.artifact,
@@ -128,7 +128,7 @@ const PRIOR_ATTEMPTS = `CASE WHEN claimed.claims > 1 THEN (
  * What the todo's questions to a human got (docs/design/ask-human.md): the answered and
  * timed-out ones, oldest first. A first claim asked nothing, so it reads nothing.
  */
-const ANSWERS = `CASE WHEN claimed.claims > 1 THEN ${answersOf('claimed.endpoint_id', 'claimed.id')}
+export const ANSWERS = `CASE WHEN claimed.claims > 1 THEN ${answersOf('claimed.endpoint_id', 'claimed.id')}
     ELSE '[]'::jsonb END`;
 
 /**
@@ -140,11 +140,12 @@ const ANSWERS = `CASE WHEN claimed.claims > 1 THEN ${answersOf('claimed.endpoint
  * the rings and sessions, so a todo nobody rang costs two index probes, not two more
  * tables written.
  */
-export const ACKED_RINGS = `CASE WHEN EXISTS (SELECT 1 FROM doorbell_rings r
+export const ackedRingsOf = (session: string) => `CASE WHEN EXISTS (SELECT 1 FROM doorbell_rings r
                      WHERE r.endpoint_id = $1 AND r.todo_id = claimed.id AND r.acked_at IS NULL)
                   OR EXISTS (SELECT 1 FROM doorbell_rings r
                      WHERE r.endpoint_id = $1 AND r.todo_id IS NULL AND r.acked_at IS NULL)
-      THEN ack_rings_of_claim($1, claimed.id, $3) END`;
+      THEN ack_rings_of_claim($1, claimed.id, ${session}) END`;
+export const ACKED_RINGS = ackedRingsOf('$3');
 
 const NULL_TODO = [...COLUMNS.split(','), 'traceparent', 'taken_over', 'waited_seconds', 'lease_token', 'rings']
   .map(() => 'NULL')
