@@ -58,6 +58,7 @@ function shapeOf(columns: readonly Column<never>[], extra = ''): SettleShape {
   return {
     with: `i AS MATERIALIZED (SELECT u.*${extra} FROM unnest(${arrays}) WITH ORDINALITY AS u(${names}, ord)),\n     `,
     from: ['i'],
+    keys: 't.endpoint_id = ANY ($1::text[]) AND t.id = ANY ($2::text[]) AND ',
     ord: 'i.ord::int AS ord, ',
     closeFrom: 'r JOIN i ON i.ord = r.ord',
     claimer: '(SELECT c.session_id FROM closed c WHERE c.ord = r.ord) AS claimer',

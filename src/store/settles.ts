@@ -107,6 +107,11 @@ export interface SettleShape {
   with: string;
   /** FROM items of the todo update (the batch's `i`). */
   from: string[];
+  /**
+   * Conditions on the todo ANDed before the ownership check: the batch's todo keys as
+   * arrays, so the plan finds its rows by primary key whatever the count of claimed todos.
+   */
+  keys: string;
   /** Columns RETURNING and the attempt close start with (the batch's ordinal). */
   ord: string;
   /** The FROM list of the attempt close, which reads `r` (and the batch's note). */
@@ -115,7 +120,7 @@ export interface SettleShape {
   claimer: string;
 }
 
-export const SINGLE: SettleShape = { with: '', from: [], ord: '', closeFrom: 'r', claimer: CLAIMER };
+export const SINGLE: SettleShape = { with: '', from: [], keys: '', ord: '', closeFrom: 'r', claimer: CLAIMER };
 
 const fromList = (items: string[]) => (items.length > 0 ? `FROM ${items.join(', ')} ` : '');
 
@@ -124,7 +129,7 @@ export const heartbeatSql = (s: SettleShape, v: { holder: HolderSql; lease: stri
        UPDATE todos t SET lease_expires_at = now() + make_interval(secs => ${v.lease}),
          ready_at = CASE WHEN t.attempt < t.max_attempts THEN now() + make_interval(secs => ${v.lease}) END,
          updated_at = now()
-       ${fromList(s.from)}WHERE ${ownedBy(v.holder)} RETURNING ${s.ord}${SUMMARY}, ${TRACEPARENT}),
+       ${fromList(s.from)}WHERE ${s.keys}${ownedBy(v.holder)} RETURNING ${s.ord}${SUMMARY}, ${TRACEPARENT}),
      a AS (UPDATE todo_attempts a SET lease_expires_at = r.lease_expires_at FROM r
             WHERE a.endpoint_id = r.endpoint_id AND a.todo_id = r.id AND a.seq = r.claims AND a.ended_at IS NULL)
      SELECT * FROM r`;
@@ -150,7 +155,7 @@ export const completeSql = (
 ) => `WITH ${s.with}r AS (
        UPDATE todos t SET state = 'done', result = ${v.result}, completed_at = now(),
          lease_expires_at = NULL, ready_at = NULL, updated_at = now()
-       ${fromList(s.from)}WHERE ${ownedBy(v.holder)}
+       ${fromList(s.from)}WHERE ${s.keys}${ownedBy(v.holder)}
        RETURNING ${s.ord}${SUMMARY}, ${UNDER_POLICY}, ${RUN_SECONDS}, ${TRACEPARENT}),
      closed AS (${closeAttemptSql('r', 'completed', v.note, s.closeFrom)} RETURNING ${s.ord}a.session_id)
      SELECT r.*, ${s.claimer} FROM r`;
@@ -199,7 +204,7 @@ export const failSql = (
 ) => `WITH ${s.with}r AS (
        UPDATE todos t SET state = 'failed', error = ${v.error}, result = coalesce(${v.result}, t.result),
          lease_expires_at = NULL, next_retry_at = ${v.retryAt}, ready_at = ${v.retryAt}, updated_at = now()
-       ${fromList([...s.from, ...v.from])}WHERE ${ownedBy(v.holder)}
+       ${fromList([...s.from, ...v.from])}WHERE ${s.keys}${ownedBy(v.holder)}
        RETURNING ${s.ord}${SUMMARY}, ${UNDER_POLICY}, ${RUN_SECONDS}, ${TRACEPARENT}),
      closed AS (${closeAttemptSql('r', 'failed', v.note, s.closeFrom)} RETURNING ${s.ord}a.session_id)
      SELECT r.*, ${s.claimer} FROM r`;
@@ -245,7 +250,7 @@ export async function fail(
 export const releaseSql = (s: SettleShape, v: { holder: HolderSql; note: string }) => `WITH ${s.with}r AS (
        UPDATE todos t SET state = 'pending', owner_session_id = NULL, lease_expires_at = NULL,
          ready_at = now(), updated_at = now()
-       ${fromList(s.from)}WHERE ${ownedBy(v.holder)}
+       ${fromList(s.from)}WHERE ${s.keys}${ownedBy(v.holder)}
        RETURNING ${s.ord}${SUMMARY}, ${UNDER_POLICY}, ${RUN_SECONDS}, ${TRACEPARENT}),
      closed AS (${closeAttemptSql('r', 'released', v.note, s.closeFrom)} RETURNING ${s.ord}a.session_id)
      SELECT r.*, ${s.claimer}, ${NOTIFY_READY} AS notified FROM r`;
