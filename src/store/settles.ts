@@ -61,36 +61,83 @@ export const CLAIMER = `(SELECT session_id FROM closed) AS claimer`;
 /** How long the settled claim ran (its claimed_at, which settling leaves as it was), for switchboard_run_seconds. */
 export const RUN_SECONDS = `extract(epoch FROM now() - t.claimed_at)::float8 AS run_seconds`;
 
+/** Who a settle names and says holds the claim, as SQL expressions (parameters or a batch's input columns). */
+export interface HolderSql {
+  endpoint: string;
+  id: string;
+  session: string;
+  /** The lease token, or SQL null. */
+  tok: string;
+}
+
 /**
- * The caller holds the claim: without a token ($tok null), its session is the owner;
- * with one, the token is the current attempt's (one primary-key probe of todo_attempts),
+ * The caller holds the claim: without a token (null), its session is the owner; with
+ * one, the token is the current attempt's (one primary-key probe of todo_attempts),
  * whatever session or none the call came from.
  */
-export const owned = (tok: string) => `t.endpoint_id = $1 AND t.id = $2 AND t.state = 'claimed' AND NOT t.synthetic
-  AND CASE WHEN ${tok}::text IS NULL THEN t.owner_session_id = $3
+export const ownedBy = (
+  h: HolderSql,
+) => `t.endpoint_id = ${h.endpoint} AND t.id = ${h.id} AND t.state = 'claimed' AND NOT t.synthetic
+  AND CASE WHEN ${h.tok}::text IS NULL THEN t.owner_session_id = ${h.session}
       ELSE EXISTS (SELECT 1 FROM todo_attempts a WHERE a.endpoint_id = t.endpoint_id AND a.todo_id = t.id
-                     AND a.seq = t.claims AND a.ended_at IS NULL AND a.lease_token_hash = ${tokenHash(`${tok}::text`)})
+                     AND a.seq = t.claims AND a.ended_at IS NULL AND a.lease_token_hash = ${tokenHash(`${h.tok}::text`)})
       END`;
 
+/** ownedBy over the single statements' parameters: $1 the endpoint, $2 the todo, $3 the session, `tok` the token. */
+export const owned = (tok: string) => ownedBy({ endpoint: '$1', id: '$2', session: '$3', tok });
+
+/** The note's SET list on the closing attempt, from three SQL expressions. */
+export const noteSetOf = (summary: string, truncated: string, artifact: string) =>
+  `summary = ${summary}::text, summary_truncated = ${truncated}::boolean, artifact = ${artifact}::text`;
 /** The note's SET list on the closing attempt, from three parameters starting at `from`. */
-export const noteSet = (from: number) =>
-  `summary = $${from}::text, summary_truncated = $${from + 1}::boolean, artifact = $${from + 2}::text`;
+export const noteSet = (from: number) => noteSetOf(`$${from}`, `$${from + 1}`, `$${from + 2}`);
 export const noteValues = (n: Partial<AttemptNote>) => [
   n.summary ?? null,
   n.summaryTruncated ?? false,
   n.artifact ?? null,
 ];
 
-// Statement texts are built once: the driver compares a named statement's text with the
-// one it prepared on every call, which is a pointer check for the same string.
-const HEARTBEAT = `WITH r AS (
-       UPDATE todos t SET lease_expires_at = now() + make_interval(secs => $4),
-         ready_at = CASE WHEN t.attempt < t.max_attempts THEN now() + make_interval(secs => $4) END,
+/**
+ * Where a settle statement reads its inputs. The single statements read parameters
+ * (SINGLE); a batch (./settles-batch.ts) reads rows of a CTE `i` with an ordinal `ord`,
+ * which each answer row carries so the caller maps rows back to inputs.
+ */
+export interface SettleShape {
+  /** CTEs before `r`, each followed by a comma: the batch's input rows. */
+  with: string;
+  /** FROM items of the todo update (the batch's `i`). */
+  from: string[];
+  /**
+   * Conditions on the todo ANDed before the ownership check: the batch's todo keys as
+   * arrays, so the plan finds its rows by primary key whatever the count of claimed todos.
+   */
+  keys: string;
+  /** Columns RETURNING and the attempt close start with (the batch's ordinal). */
+  ord: string;
+  /** The FROM list of the attempt close, which reads `r` (and the batch's note). */
+  closeFrom: string;
+  /** The claimer column of the answer, from the CTE `closed`. */
+  claimer: string;
+}
+
+export const SINGLE: SettleShape = { with: '', from: [], keys: '', ord: '', closeFrom: 'r', claimer: CLAIMER };
+
+const fromList = (items: string[]) => (items.length > 0 ? `FROM ${items.join(', ')} ` : '');
+
+/** The heartbeat: a new lease (`lease`: seconds) on the todo and on its open attempt. */
+export const heartbeatSql = (s: SettleShape, v: { holder: HolderSql; lease: string }) => `WITH ${s.with}r AS (
+       UPDATE todos t SET lease_expires_at = now() + make_interval(secs => ${v.lease}),
+         ready_at = CASE WHEN t.attempt < t.max_attempts THEN now() + make_interval(secs => ${v.lease}) END,
          updated_at = now()
-       WHERE ${owned('$5')} RETURNING ${SUMMARY}, ${TRACEPARENT}),
+       ${fromList(s.from)}WHERE ${s.keys}${ownedBy(v.holder)} RETURNING ${s.ord}${SUMMARY}, ${TRACEPARENT}),
      a AS (UPDATE todo_attempts a SET lease_expires_at = r.lease_expires_at FROM r
             WHERE a.endpoint_id = r.endpoint_id AND a.todo_id = r.id AND a.seq = r.claims AND a.ended_at IS NULL)
      SELECT * FROM r`;
+
+// Statement texts are built once: the driver compares a named statement's text with the
+// one it prepared on every call, which is a pointer check for the same string.
+const HOLDER = (tok: string): HolderSql => ({ endpoint: '$1', id: '$2', session: '$3', tok });
+const HEARTBEAT = heartbeatSql(SINGLE, { holder: HOLDER('$5'), lease: '$4' });
 
 export async function heartbeat(db: Queryable, a: OwnedArgs & { leaseSeconds: number }): Promise<BeatTodo | null> {
   const res = await db.query<BeatTodo>({
@@ -101,12 +148,18 @@ export async function heartbeat(db: Queryable, a: OwnedArgs & { leaseSeconds: nu
   return res.rows[0] ?? null;
 }
 
-const COMPLETE = `WITH r AS (
-       UPDATE todos t SET state = 'done', result = $4::jsonb, completed_at = now(),
+/** The complete: done, with `result` (jsonb), the attempt closed `completed` with the note. */
+export const completeSql = (
+  s: SettleShape,
+  v: { holder: HolderSql; result: string; note: string },
+) => `WITH ${s.with}r AS (
+       UPDATE todos t SET state = 'done', result = ${v.result}, completed_at = now(),
          lease_expires_at = NULL, ready_at = NULL, updated_at = now()
-       WHERE ${owned('$5')} RETURNING ${SUMMARY}, ${UNDER_POLICY}, ${RUN_SECONDS}, ${TRACEPARENT}),
-     closed AS (${closeAttemptSql('r', 'completed', noteSet(6))} RETURNING a.session_id)
-     SELECT r.*, ${CLAIMER} FROM r`;
+       ${fromList(s.from)}WHERE ${s.keys}${ownedBy(v.holder)}
+       RETURNING ${s.ord}${SUMMARY}, ${UNDER_POLICY}, ${RUN_SECONDS}, ${TRACEPARENT}),
+     closed AS (${closeAttemptSql('r', 'completed', v.note, s.closeFrom)} RETURNING ${s.ord}a.session_id)
+     SELECT r.*, ${s.claimer} FROM r`;
+const COMPLETE = completeSql(SINGLE, { holder: HOLDER('$5'), result: '$4::jsonb', note: noteSet(6) });
 
 export async function complete(
   db: Queryable,
@@ -127,22 +180,42 @@ export async function complete(
   return res.rows[0] ?? null;
 }
 
-// Below the cap the retry waits the todo's backoff (its own, else the server's $6 base and
-// $7 cap) for the attempt that failed, times a jitter factor drawn per failure from
-// [1 - $8, 1 + $8] (one draw per statement, `jitter.draw`, so next_retry_at and ready_at
-// agree), unless $9 (retry) is false: then it is dead-lettered now. The arithmetic is
-// retryDelaySeconds() in src/domain/todo.ts, per row.
-const RETRY_AT = `CASE WHEN $9::boolean AND t.attempt < t.max_attempts THEN now() + make_interval(secs =>
-      least(coalesce(t.retry_max_seconds, $7::int)::float8,
-            coalesce(t.retry_base_seconds, $6::int) * power(2::float8, least(greatest(t.attempt - 1, 0), ${MAX_DOUBLINGS})))
-      * (1 - $8::float8 + 2 * $8::float8 * jitter.draw)) END`;
-const FAIL = `WITH r AS (
-       UPDATE todos t SET state = 'failed', error = $4, result = coalesce($5::jsonb, t.result),
-         lease_expires_at = NULL, next_retry_at = ${RETRY_AT}, ready_at = ${RETRY_AT}, updated_at = now()
-       FROM (SELECT random() AS draw) jitter
-       WHERE ${owned('$10')} RETURNING ${SUMMARY}, ${UNDER_POLICY}, ${RUN_SECONDS}, ${TRACEPARENT}),
-     closed AS (${closeAttemptSql('r', 'failed', noteSet(11))} RETURNING a.session_id)
-     SELECT r.*, ${CLAIMER} FROM r`;
+/**
+ * When a failed todo is retried: below the cap, after the todo's backoff (its own, else
+ * the server's `base` and `max`) for the attempt that failed, times a jitter factor drawn
+ * per failure from [1 - jitter, 1 + jitter] (`draw`: one random() per failure, so
+ * next_retry_at and ready_at agree), unless `retry` is false: then never (dead-lettered
+ * now). The arithmetic is retryDelaySeconds() in src/domain/todo.ts, per row.
+ */
+export const retryAtSql = (v: { retry: string; base: string; max: string; jitter: string; draw: string }) =>
+  `CASE WHEN ${v.retry}::boolean AND t.attempt < t.max_attempts THEN now() + make_interval(secs =>
+      least(coalesce(t.retry_max_seconds, ${v.max}::int)::float8,
+            coalesce(t.retry_base_seconds, ${v.base}::int) * power(2::float8, least(greatest(t.attempt - 1, 0), ${MAX_DOUBLINGS})))
+      * (1 - ${v.jitter}::float8 + 2 * ${v.jitter}::float8 * ${v.draw})) END`;
+
+/**
+ * The fail: failed with `error` and `result` (jsonb, null keeps the stored one), retried
+ * at `retryAt`, the attempt closed `failed` with the note. `from`: FROM items besides the
+ * shape's (the single statement's one jitter draw).
+ */
+export const failSql = (
+  s: SettleShape,
+  v: { holder: HolderSql; error: string; result: string; retryAt: string; note: string; from: string[] },
+) => `WITH ${s.with}r AS (
+       UPDATE todos t SET state = 'failed', error = ${v.error}, result = coalesce(${v.result}, t.result),
+         lease_expires_at = NULL, next_retry_at = ${v.retryAt}, ready_at = ${v.retryAt}, updated_at = now()
+       ${fromList([...s.from, ...v.from])}WHERE ${s.keys}${ownedBy(v.holder)}
+       RETURNING ${s.ord}${SUMMARY}, ${UNDER_POLICY}, ${RUN_SECONDS}, ${TRACEPARENT}),
+     closed AS (${closeAttemptSql('r', 'failed', v.note, s.closeFrom)} RETURNING ${s.ord}a.session_id)
+     SELECT r.*, ${s.claimer} FROM r`;
+const FAIL = failSql(SINGLE, {
+  holder: HOLDER('$10'),
+  error: '$4',
+  result: '$5::jsonb',
+  retryAt: retryAtSql({ retry: '$9', base: '$6', max: '$7', jitter: '$8', draw: 'jitter.draw' }),
+  note: noteSet(11),
+  from: ['(SELECT random() AS draw) jitter'],
+});
 
 /**
  * Below the cap the retry waits the todo's backoff, jittered (RETRY_AT); `backoff` is the
@@ -173,12 +246,15 @@ export async function fail(
   return res.rows[0] ?? null;
 }
 
-const RELEASE = `WITH r AS (
+/** The release: pending again, attempt count kept, the attempt closed `released`; announces the todo ready. */
+export const releaseSql = (s: SettleShape, v: { holder: HolderSql; note: string }) => `WITH ${s.with}r AS (
        UPDATE todos t SET state = 'pending', owner_session_id = NULL, lease_expires_at = NULL,
          ready_at = now(), updated_at = now()
-       WHERE ${owned('$4')} RETURNING ${SUMMARY}, ${UNDER_POLICY}, ${RUN_SECONDS}, ${TRACEPARENT}),
-     closed AS (${closeAttemptSql('r', 'released', noteSet(5))} RETURNING a.session_id)
-     SELECT r.*, ${CLAIMER}, ${NOTIFY_READY} AS notified FROM r`;
+       ${fromList(s.from)}WHERE ${s.keys}${ownedBy(v.holder)}
+       RETURNING ${s.ord}${SUMMARY}, ${UNDER_POLICY}, ${RUN_SECONDS}, ${TRACEPARENT}),
+     closed AS (${closeAttemptSql('r', 'released', v.note, s.closeFrom)} RETURNING ${s.ord}a.session_id)
+     SELECT r.*, ${s.claimer}, ${NOTIFY_READY} AS notified FROM r`;
+const RELEASE = releaseSql(SINGLE, { holder: HOLDER('$4'), note: noteSet(5) });
 
 /** Back to pending with the attempt count kept; announces the todo as ready again. */
 export async function release(db: Queryable, a: OwnedArgs & Partial<AttemptNote>): Promise<SettledTodo | null> {

@@ -79,11 +79,12 @@ export const tokenHash = (token: string) => `sha256(convert_to(${token}, 'UTF8')
 /**
  * Closes the open attempt of each todo in CTE `src` (which yields endpoint_id, id and
  * claims) with the given outcome, and `note` (a SET list: what the agent said) when given.
- * `claims` is the seq of the latest attempt, so this is a primary-key lookup.
+ * `claims` is the seq of the latest attempt, so this is a primary-key lookup. `from` is
+ * the FROM list when the note reads more than `src` (a batch joins its input rows).
  */
-export function closeAttemptSql(src: string, outcome: string, note?: string): string {
+export function closeAttemptSql(src: string, outcome: string, note?: string, from = src): string {
   return `UPDATE todo_attempts a SET ended_at = now(), outcome = '${outcome}'${note ? `, ${note}` : ''}
-    FROM ${src} WHERE a.endpoint_id = ${src}.endpoint_id AND a.todo_id = ${src}.id
+    FROM ${from} WHERE a.endpoint_id = ${src}.endpoint_id AND a.todo_id = ${src}.id
       AND a.seq = ${src}.claims AND a.ended_at IS NULL`;
 }
 

@@ -25,6 +25,7 @@ import { admitNext } from '../../src/todos/claim-loop.js';
 import { allPolicyStates, heldPolicyOf, pendingByQueue, policyStates } from '../../src/store/admission.js';
 import { laneCards, laneCounts, liveFingerprint } from '../../src/store/board-lanes.js';
 import { claimById, claimNext, complete, fail, heartbeat, release } from '../../src/store/claims.js';
+import { completeMany, failMany, heartbeatMany, releaseMany } from '../../src/store/settles-batch.js';
 import { countUnheardSessions, markUnheardRings, pruneRings } from '../../src/store/doorbell-rings.js';
 import { reapDeadInstances } from '../../src/store/instances.js';
 import { claimReadyTransitions, queuesWithUndecided } from '../../src/store/notify-hooks.js';
@@ -474,6 +475,30 @@ const freshStatements: Record<string, (q: Queryable) => Promise<unknown>> = {
       jitter: 0,
     }),
   'release by lease token': (q) => release(q, freshToken(7)),
+  // The coalesced settles (docs/design/coalescing.md, "Settles"): one statement over calls of
+  // both endpoints, by session and by lease token.
+  'heartbeat, a batch': (q) =>
+    heartbeatMany(
+      q,
+      [freshOwned('td_fc2'), freshToken(1), owned('td_c2')].map((a) => ({ ...a, leaseSeconds: 300 })),
+    ),
+  'complete, a batch': (q) =>
+    completeMany(
+      q,
+      [freshOwned('td_fc4'), freshToken(3), owned('td_c4')].map((a) => ({ ...a, result: { ok: true } })),
+    ),
+  'fail, a batch': (q) =>
+    failMany(
+      q,
+      [freshOwned('td_fc6'), freshToken(5), owned('td_c6')].map((a) => ({
+        ...a,
+        error: 'x',
+        result: null,
+        backoff: { baseSeconds: 30, maxSeconds: 30 },
+        jitter: 0,
+      })),
+    ),
+  'release, a batch': (q) => releaseMany(q, [freshOwned('td_fc8'), freshToken(7), owned('td_c8')]),
   "a settle's idle check": (q) => answerRing(q, { endpointId: freshId, sessionId: 'ms_fresh0', graceSeconds: 2 }),
   'unheard sweep': (q) => markUnheardRings(q, { windowSeconds: 60, limit: 500 }),
   'session close': (q) => closeSession(q, freshId, 'ms_fresh0'),
