@@ -9,6 +9,7 @@ import { runDoorbellBench } from './doorbell.js';
 import { runEmbeddedBench } from './embedded.js';
 import { runFootprintBench } from './footprint.js';
 import { runMcpBench } from './mcp.js';
+import { runMcpCreateBench } from './mcp-create.js';
 import { runPeersBench } from './peers.js';
 import { runPriorityBench } from './priority.js';
 import { runRingsBench } from './rings.js';
@@ -27,6 +28,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   embedded: runEmbeddedBench,
   footprint: runFootprintBench,
   mcp: runMcpBench,
+  'mcp-create': runMcpCreateBench,
   peers: runPeersBench,
   priority: runPriorityBench,
   rings: runRingsBench,
