@@ -94,7 +94,8 @@ const FLOOR_CLAIM = `
   RETURNING id`;
 const FLOOR_DONE = `UPDATE todos SET state = 'done', result = $3::jsonb WHERE endpoint_id = $1 AND id = $2`;
 
-async function floorRound(pool: Pool, endpointId: string, todos: number): Promise<number> {
+/** One floor round: WORKERS connections loop the two bare statements (claim, done) until empty. */
+export async function floorRound(pool: Pool, endpointId: string, todos: number): Promise<number> {
   return timed(
     Array.from({ length: WORKERS }, (_, w) => async () => {
       let n = 0;

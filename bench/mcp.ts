@@ -9,15 +9,20 @@
 // and session lookup, the verb, the JSON-RPC answer.
 // Store: bench/claim.ts's switchboardRound — 16 workers looping claimNext → complete
 // through the todo use cases in this process — on an endpoint seeded the same way.
-// Rounds alternate which goes first; the ratio is the median of per-round ratios.
-// Target: MCP ≥ 0.5 of the store-level rate. Each round is also charged the CPU that this
+// Floor: bench/claim.ts's floorRound — 16 connections looping the two bare statements
+// (a SKIP LOCKED claim, an update to done) — on an endpoint seeded the same way.
+// Rounds alternate which goes first; the ratios are the medians of per-round ratios.
+// Target: MCP ≥ 0.5 of the bare two-statement floor (issue 37), and ≥ 0.5 of the
+// store-level rate. Then the create section (bench/mcp-create.ts) on the same serve child:
+// MCP create_todo against a bare INSERT, target ≥ 0.5 (BENCH_MCP_CREATES=off skips it). Each round is also charged the CPU that this
 // process, the serve child and PostgreSQL's backends spent on it (bench/cpu.ts), which a
 // shared machine disturbs far less than it disturbs the rates.
 
 import { createPool, type Pool } from '../src/db/pool.js';
-import { seedTodos, switchboardRound, timed, WORKERS } from './claim.js';
+import { floorRound, seedTodos, switchboardRound, timed, WORKERS } from './claim.js';
 import { backendCpu, backendCpuUsed } from './cpu.js';
 import { benchDatabase, median, vendBenchEndpoint } from './db.js';
+import { createSection, describeCreates } from './mcp-create.js';
 import { openSession, type ClientKind } from './mcp-client.js';
 import { startServe, type ServeChild } from './serve.js';
 
@@ -129,32 +134,45 @@ export async function runMcpBench(): Promise<void> {
       return charged(pool, serve, todos, () => switchboardRound(pool, endpointId, todos));
     };
     const mcp = async (todos = TODOS) => mcpRound(pool, serve, await vendWithTodos(pool, todos), todos);
-    // Warm-up: connections, prepared statements and JIT on both sides, not measured.
+    const bare = async (todos = TODOS) => floorRound(pool, (await vendWithTodos(pool, todos)).endpointId, todos);
+    // Warm-up: connections, prepared statements and JIT on every side, not measured.
+    await bare(WARM_UP_TODOS);
     await store(WARM_UP_TODOS);
     await mcp(WARM_UP_TODOS);
+    const floor: number[] = [];
     const base: Round[] = [];
     const over: Round[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
-      // Alternate which goes first, so a trend in the machine favours neither.
+      // Alternate the order, so a trend in the machine favours none.
       if (round % 2) {
+        floor.push(await bare());
         base.push(await store());
         over.push(await mcp());
       } else {
         over.push(await mcp());
         base.push(await store());
+        floor.push(await bare());
       }
+      const m = over.at(-1)?.rate ?? 0;
       process.stdout.write(
-        `  round ${round}: store ${describe(base.at(-1))}, mcp ${describe(over.at(-1))}, ` +
-          `ratio ${((over.at(-1)?.rate ?? 0) / (base.at(-1)?.rate ?? 1)).toFixed(3)}\n`,
+        `  round ${round}: floor ${floor.at(-1)?.toFixed(0)}/s, store ${describe(base.at(-1))}, ` +
+          `mcp ${describe(over.at(-1))}, mcp÷floor ${(m / (floor.at(-1) ?? 1)).toFixed(3)}, ` +
+          `mcp÷store ${(m / (base.at(-1)?.rate ?? 1)).toFixed(3)}\n`,
       );
     }
     const ratio = median(over.map((m, i) => m.rate / (base[i]?.rate ?? m.rate)));
+    const floorRatio = median(over.map((m, i) => m.rate / (floor[i] ?? m.rate)));
     process.stdout.write(
-      `store claimNext→complete       ${median(base.map((r) => r.rate)).toFixed(0)} cycles/s\n` +
+      `floor (2 bare statements)      ${median(floor).toFixed(0)} cycles/s\n` +
+        `store claimNext→complete       ${median(base.map((r) => r.rate)).toFixed(0)} cycles/s\n` +
         `mcp claim_next→complete        ${median(over.map((r) => r.rate)).toFixed(0)} cycles/s\n` +
-        `ratio                          ${ratio.toFixed(3)} (target ≥ 0.5)\n` +
+        `mcp ÷ bare two-statement floor ${floorRatio.toFixed(3)} (target ≥ 0.5)\n` +
+        `mcp ÷ store                    ${ratio.toFixed(3)} (target ≥ 0.5)\n` +
         `server-side cpu/cycle ratio    ${cpuRatio(base, over)} (store: workers + postgres; mcp: serve + postgres)\n`,
     );
+    if (process.env.BENCH_MCP_CREATES !== 'off') {
+      process.stdout.write(describeCreates(await createSection(pool, serve, CLIENT)));
+    }
   } finally {
     await serve.stop();
     await pool.end();

@@ -9,6 +9,7 @@ import { runDoorbellBench } from './doorbell.js';
 import { runEmbeddedBench } from './embedded.js';
 import { runFootprintBench } from './footprint.js';
 import { runMcpBench } from './mcp.js';
+import { runMcpCreateBench } from './mcp-create.js';
 import { runPriorityBench } from './priority.js';
 import { runRingsBench } from './rings.js';
 import { runRoutingBench } from './routing.js';
@@ -26,6 +27,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   embedded: runEmbeddedBench,
   footprint: runFootprintBench,
   mcp: runMcpBench,
+  'mcp-create': runMcpCreateBench,
   // Its peers need Node.js 22+ and their own install: `npm run bench:peers` (bench/peers/run.sh).
   peers: async () => {
     const entry = './peers/peers.js';

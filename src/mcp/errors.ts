@@ -20,9 +20,55 @@ function wire(value: object): Record<string, unknown> {
   return JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
 }
 
+/**
+ * A success: the value serialised once. `structuredContent` is that text parsed, but only
+ * when something reads it (the SDK's path, a test): the direct tools/call path writes the
+ * text itself into its answer (`jsonRpcAnswer`), so a result is never serialised, parsed
+ * and serialised again on the way out (bench/README.md, "mcp").
+ */
 export function toolResult(value: object): CallToolResult {
   const text = JSON.stringify(value);
-  return { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) as Record<string, unknown> };
+  const result: CallToolResult = { content: [{ type: 'text', text }] };
+  let parsed: Record<string, unknown> | undefined;
+  Object.defineProperty(result, 'structuredContent', {
+    enumerable: true,
+    configurable: true,
+    get: () => (parsed ??= JSON.parse(text) as Record<string, unknown>),
+    set: (replaced: Record<string, unknown>) => {
+      parsed = replaced;
+      unchanged.delete(result);
+    },
+  });
+  unchanged.set(result, text);
+  return result;
+}
+
+/** Results of `toolResult` whose structuredContent is still their text, with that text. */
+const unchanged = new WeakMap<CallToolResult, string>();
+
+/**
+ * The JSON-RPC answer carrying `result`, as the JSON text the direct tools/call path sends:
+ * a success of `toolResult` embeds its text twice (as content[0].text, escaped, and as
+ * structuredContent, verbatim) without serialising its value again; anything else is
+ * serialised as it is.
+ */
+export function jsonRpcAnswer(id: string | number, result: CallToolResult): string {
+  const text = unchanged.get(result);
+  const first = result.content[0];
+  if (
+    text === undefined ||
+    result.content.length !== 1 ||
+    first?.type !== 'text' ||
+    first.text !== text ||
+    Object.keys(first).length !== 2 ||
+    Object.keys(result).length !== 2
+  ) {
+    return JSON.stringify({ jsonrpc: '2.0', id, result });
+  }
+  return (
+    `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":` +
+    `${JSON.stringify(text)}}],"structuredContent":${text}}}`
+  );
 }
 
 function errorResult(code: string, message: string, details?: Record<string, unknown>): CallToolResult {

@@ -16,9 +16,9 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import type { Services } from '../services.js';
 import { authenticateMcp, type Caller } from './auth.js';
 import { McpLimits, refuse } from './limits.js';
-import type { ErrorLog } from './errors.js';
 import { directCallOf, invalidParamsOf, isDirectNotification } from './direct-call.js';
 import { authInfoFor, buildProtocol, callTool, type ProtocolDeps } from './protocol.js';
+import { jsonRpcAnswer, type ErrorLog } from './errors.js';
 import { SessionRegistry, type ClientDeclared, type RequestProtocol } from './sessions.js';
 import { StatelessMcp } from './modern.js';
 import type { BusEvent } from '../domain/events.js';
@@ -194,10 +194,7 @@ function routes(scope: FastifyInstance, deps: McpDeps, protocol: ProtocolDeps, r
         () => abortedOnClose(reply),
         call.traceparent,
       );
-      return reply
-        .header('mcp-session-id', sessionId)
-        .type('application/json')
-        .send({ jsonrpc: '2.0', id: call.id, result });
+      return reply.header('mcp-session-id', sessionId).type('application/json').send(jsonRpcAnswer(call.id, result));
     }
     const known = await knownSession(registry, request, reply, caller);
     if (!known) return reply;

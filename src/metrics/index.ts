@@ -76,7 +76,7 @@ export class Metrics implements SeriesLabels {
   /** Calls each coalesced statement served (docs/design/coalescing.md): 1 at low load. */
   readonly coalescedCalls = new Histogram<'statement'>({
     name: 'switchboard_coalesced_calls',
-    help: 'Calls one claim or settle statement served together (group commit): 1 when alone.',
+    help: 'Calls one claim, settle or create statement served together (group commit): 1 when alone.',
     labelNames: ['statement'],
     buckets: [1, 2, 4, 8, 16, 32, 64, 128],
     registers: [this.registry],

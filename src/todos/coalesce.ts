@@ -7,11 +7,13 @@
 import type { Queryable } from '../db/pool.js';
 import type { Metrics } from '../metrics/index.js';
 import * as claims from '../store/claims.js';
+import { insertTodo } from '../store/todos.js';
 import { claimLanes, type ClaimLanes } from './coalesce-claims.js';
 import { settleLanes, type SettleLanes } from './coalesce-settles.js';
+import { createLanes, type CreateLanes } from './coalesce-creates.js';
 
 /** The instance's lanes, bound to its pool. */
-export interface Coalescing extends ClaimLanes, SettleLanes {
+export interface Coalescing extends ClaimLanes, SettleLanes, CreateLanes {
   readonly pool: Queryable;
 }
 
@@ -29,11 +31,15 @@ export function coalescing(pool: Queryable, options: CoalescingOptions): Coalesc
     pool,
     ...claimLanes(pool, options.maxBatch, observe),
     ...settleLanes(pool, options.maxBatch, observe),
+    ...createLanes(pool, options.maxBatch, observe),
   };
 }
 
 /** The claim and settle statements a use case runs on `db`: coalesced when `lanes` run on that pool. */
-export function statements(db: Queryable, lanes: Coalescing | null | undefined): ClaimLanes & SettleLanes {
+export function statements(
+  db: Queryable,
+  lanes: Coalescing | null | undefined,
+): ClaimLanes & SettleLanes & CreateLanes {
   if (lanes && lanes.pool === db) return lanes;
   return {
     claimNext: (a) => claims.claimNext(db, a),
@@ -41,5 +47,6 @@ export function statements(db: Queryable, lanes: Coalescing | null | undefined):
     fail: (a) => claims.fail(db, a),
     heartbeat: (a) => claims.heartbeat(db, a),
     release: (a) => claims.release(db, a),
+    insertTodo: (a, windowSeconds) => insertTodo(db, a, windowSeconds),
   };
 }

@@ -48,7 +48,7 @@ export interface TodoDeps extends QuotaDeps {
    */
   asked?: (event: AskedEvent) => void;
   /**
-   * The instance's group-commit lanes over the claim and settle statements
+   * The instance's group-commit lanes over the claim, settle and create statements
    * (docs/design/coalescing.md), used only when `db` is their pool. Absent or null: each
    * call runs its own statement.
    */

@@ -12,7 +12,8 @@ import {
   type Todo,
 } from '../domain/todo.js';
 import { requireTodoRoom } from '../quotas/check.js';
-import { insertTodo, type InsertTodoArgs } from '../store/todos.js';
+import type { InsertTodoArgs } from '../store/todos.js';
+import { statements } from './coalesce.js';
 import { idempotencyWindow, type Sender, type TodoDeps } from './context.js';
 
 /**
@@ -53,7 +54,9 @@ export async function createTodo(
   await requireTodoRoom(deps.db, deps, target.endpointId, 1);
   const args = insertArgs(target.endpointId, sender, data, deps.tracing?.traceparent() ?? null);
   if (target.source !== undefined) args.source = target.source;
-  const result = await insertTodo(deps.db, args, idempotencyWindow(deps));
+  // Coalesced with other creates of the endpoint only on the plain path: a caller that
+  // hands a transaction's client writes more in it and runs alone (docs/design/coalescing.md).
+  const result = await statements(deps.db, deps.coalesce).insertTodo(args, idempotencyWindow(deps));
   if (result.created) deps.metrics?.todosCreated.inc();
   return result;
 }
