@@ -579,7 +579,8 @@ export async function checkHandoffs(
       `${log.handoffs.filter((x) => x.outcome === 'ambiguous').length} never answered, ` +
       `${log.handoffs.filter((x) => x.outcome === 'refused').length} refused; children: ${count((c) => c.state === 'done')} done, ` +
       `${count((c) => c.state === 'failed')} failed for good, ${count((c) => c.state === 'canceled')} canceled ` +
-      `(owner's cancels OK: ${log.cancels.filter((k) => k.outcome === 'ok' && !k.parked).length} mid-run, ` +
+      `(owner's cancels OK: ${log.cancels.filter((k) => k.outcome === 'ok' && !k.parked).length} of ` +
+      `${log.cancels.filter((k) => !k.parked).length} tried mid-run, ` +
       `${log.cancels.filter((k) => k.outcome === 'ok' && k.parked).length} parked at the end); ` +
       `replies: ${asMessage.length} as session messages (${log.messages.size} taken by workers, ${queued.length} still queued, ` +
       `${redelivered} delivered more than once before the ack), ${asTodo.length} as reply todos, ` +
