@@ -352,6 +352,41 @@ export class ChaosClient {
     }
   }
 
+  /**
+   * Ends the session (DELETE /mcp), retried across instances until an answer says it is
+   * closed: 200, or 404 when an earlier DELETE whose answer was lost already closed it.
+   */
+  async end(): Promise<boolean> {
+    if (!this.sessionId) return false;
+    for (let tries = 0; tries < 60; tries++) {
+      const url = this.url();
+      try {
+        const headers = this.headers();
+        delete headers['content-type'];
+        const raw = await new Promise<number>((resolve, reject) => {
+          const req = request(
+            new URL('/mcp', url),
+            { method: 'DELETE', agent: this.agent(url), headers, timeout: REQUEST_TIMEOUT_MS },
+            (res) => {
+              res.resume();
+              res.on('end', () => resolve(res.statusCode ?? 0));
+              res.on('error', reject);
+            },
+          );
+          req.on('timeout', () => req.destroy(new Error('request timed out')));
+          req.on('error', reject);
+          req.end();
+        });
+        if (raw === 200 || raw === 404) return true;
+      } catch {
+        /* lost: another instance */
+      }
+      this.hop();
+      await sleep(100 + Math.random() * 200);
+    }
+    return false;
+  }
+
   close(): void {
     for (const a of this.agents.values()) a.destroy();
   }

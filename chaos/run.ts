@@ -6,8 +6,11 @@
 // on it, and 48 MCP workers draining todos (chaos/todos.ts) while producers and consumers
 // exchange session messages (chaos/messages.ts). Meanwhile chaos/cluster.ts kill -9s a
 // random instance every few seconds and restarts it, terminates random backends, and
-// restarts PostgreSQL once. When the work is done the faults stop, and the invariants are
-// checked from the database and from what the clients were told. Exit 1 on any violation.
+// restarts PostgreSQL once. A few of the workers' completes hand a child off first to a
+// second endpoint, whose helpers drain it, and the replies come back (chaos/handoffs.ts).
+// When the work is done the workers end their sessions, the parked children are canceled
+// (their replies become todos), the faults stop, and the invariants are checked from the
+// database and from what the clients were told. Exit 1 on any violation.
 //
 // Knobs (environment): CHAOS_TODOS (default 20,000; short 3,000; the long form is
 // CHAOS_TODOS=100000), CHAOS_MESSAGES (default 4,000; short 600), CHAOS_WORKERS (48),
@@ -23,6 +26,7 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPool } from '../src/db/pool.js';
+import { createGrant } from '../src/grants/manage.js';
 import { isAppError } from '../src/domain/errors.js';
 import { answerTodo } from '../src/todos/index.js';
 import { migrate } from '../src/db/migrate.js';
@@ -32,6 +36,16 @@ import { insertHuman } from '../src/store/humans.js';
 import { newTally } from './client.js';
 import { Database, FaultDriver, Instance, freePort } from './cluster.js';
 import { runFailover } from './failover.js';
+import {
+  HELPER_QUEUES,
+  cancelParked,
+  checkHandoffs,
+  handoffsOutstanding,
+  newHandoffLog,
+  runCanceler,
+  runHelper,
+  workerHandoff,
+} from './handoffs.js';
 import { Consumer, checkMessages, messagesOutstanding, newMessageLog, runProducer } from './messages.js';
 import {
   checkTodos,
@@ -65,6 +79,7 @@ const DEADLINE_S = num('CHAOS_DEADLINE_S', Math.max(600, TODOS / 5));
 const LEASE_SECONDS = 10;
 const PRODUCERS = 8;
 const CONSUMERS = 12;
+const HELPERS = 4;
 const INSTANCES = 3;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -113,6 +128,13 @@ async function main(): Promise<number> {
   // The senders are another endpoint: the listeners opt in to agent messages.
   const listeners = await vend('chaos-listeners', undefined, { accept_agent_messages: true });
   const senders = await vend('chaos-senders');
+  // The hand-offs' target: another endpoint of the owner, granted to the workers on both its queues.
+  const helpers = await vend('chaos-helpers', HELPER_QUEUES);
+  await createGrant({ db: pool }, human.id, {
+    from: workers.endpoint.slug,
+    to: helpers.endpoint.slug,
+    queues: HELPER_QUEUES,
+  });
   const plan = planTodos(TODOS);
   await seedTodos(pool, workers.endpoint.id, human.id, plan);
   say(
@@ -141,8 +163,12 @@ async function main(): Promise<number> {
   const asks: AskLog[] = [];
   const stats = newStats();
   const messageLog = newMessageLog();
+  const handoffLog = newHandoffLog();
   let stopWork = false;
   let stopMessages = false;
+  let closeSessions = false;
+  let stopHelpers = false;
+  const handoff = workerHandoff(handoffLog, helpers.endpoint.slug, () => closeSessions);
   let progress = 0;
 
   const faults = new FaultDriver(
@@ -176,6 +202,7 @@ async function main(): Promise<number> {
         stats,
         holdStream: i % 3 === 0,
         asks,
+        handoff,
         answer: async (id) => {
           try {
             await answerTodo({ db: pool, defaultLeaseSeconds: LEASE_SECONDS }, workers.endpoint.id, id, human, {
@@ -189,6 +216,20 @@ async function main(): Promise<number> {
         },
       }),
     ),
+  ];
+  const helping = [
+    ...Array.from({ length: HELPERS }, (_, i) =>
+      runHelper(i, {
+        urls,
+        credential: helpers.credential,
+        tally,
+        stop: () => stopHelpers,
+        leaseSeconds: LEASE_SECONDS,
+        workMs: WORK_MS / 2,
+        log: handoffLog,
+      }),
+    ),
+    runCanceler(pool, helpers.endpoint.id, handoffLog, LEASE_SECONDS, () => stopHelpers),
   ];
   const perProducer = Math.ceil(MESSAGES / PRODUCERS);
   const producing = Array.from({ length: PRODUCERS }, (_, i) =>
@@ -237,15 +278,55 @@ async function main(): Promise<number> {
       break;
     }
   }
-  say('work done: stopping the faults and the clients');
-  await faults.stop();
-  stopWork = true;
-  stopMessages = true;
-  await Promise.all([...running, ...producing, ...consuming]);
-  for (const i of instances) if (!i.up) await i.start().catch(() => undefined);
-
   const violations: Violation[] = [];
   const facts: string[] = [];
+  // The hand-offs' end, still under the faults: the workers stop claiming and keep taking
+  // their replies until every `work` child has ended and its reply was taken; then they
+  // end their sessions, and the owner cancels the parked children, whose replies find no
+  // live session and come back as todos.
+  say('work done: stopping the clients; the hand-offs settle under the faults');
+  stopWork = true;
+  stopMessages = true;
+  await Promise.all([...producing, ...consuming]);
+  const settled = async (what: string, done: (o: { live: number; due: number; queued: number }) => boolean) => {
+    for (let last = 0; ;) {
+      try {
+        const o = await handoffsOutstanding(
+          pool,
+          workers.endpoint.id,
+          helpers.endpoint.id,
+          what === 'work' ? 'work' : null,
+        );
+        if (done(o) && (what !== 'work' || handoffLog.draining >= WORKERS)) return;
+        if (Date.now() - last >= 5_000) {
+          last = Date.now();
+          say(
+            `hand-offs (${what}): ${o.live} children live, ${o.due} replies due, ${o.queued} messages queued to the workers`,
+          );
+        }
+      } catch (err) {
+        say(`(hand-off read failed: ${(err as Error).message})`);
+      }
+      if (Date.now() - started > DEADLINE_S * 1000) {
+        timedOut = true;
+        say(`deadline of ${DEADLINE_S} s passed while the hand-offs settled (${what})`);
+        return;
+      }
+      await sleep(500);
+    }
+  };
+  await settled('work', (o) => o.live === 0 && o.due === 0 && o.queued === 0);
+  closeSessions = true;
+  await Promise.all(running);
+  const parked = await cancelParked(pool, helpers.endpoint.id, handoffLog, LEASE_SECONDS);
+  say(`worker sessions ended; ${parked} parked children canceled`);
+  await settled('all', (o) => o.live === 0 && o.due === 0);
+  stopHelpers = true;
+  await Promise.all(helping);
+  say('hand-offs settled: stopping the faults');
+  await faults.stop();
+  for (const i of instances) if (!i.up) await i.start().catch(() => undefined);
+
   if (timedOut) violations.push({ check: 'finished before the deadline', detail: `${DEADLINE_S} s` });
   const t = await checkTodos(pool, workers.endpoint.id, plan, log, asks);
   violations.push(...t.violations);
@@ -253,6 +334,9 @@ async function main(): Promise<number> {
   const m = await checkMessages(pool, listeners.endpoint.id, messageLog, MESSAGES);
   violations.push(...m.violations);
   facts.push(...m.facts);
+  const h = await checkHandoffs(pool, workers.endpoint.id, helpers.endpoint.id, handoffLog);
+  violations.push(...h.violations);
+  facts.push(...h.facts);
   const crashes = instances.flatMap((i) => i.crashes);
   const failedStarts = instances.flatMap((i) => i.failedStarts);
   facts.push(

@@ -118,6 +118,18 @@ export interface WorkerOptions {
   asks?: AskLog[];
   /** Every claim answered, with its lease token (chaos/acknowledged.ts checks them); absent: not kept. */
   claims?: ClaimLog[];
+  /** Hand-offs to another endpoint and their replies (chaos/handoffs.ts); absent: workers never hand off. */
+  handoff?: WorkerHandoff;
+}
+
+/** What a worker does about hand-offs; chaos/handoffs.ts implements it. */
+export interface WorkerHandoff {
+  /** Before the claim's complete: perhaps hand a child off (a small share of seeded inbox todos). */
+  maybeHandOff(c: ChaosClient, todo: { id: string; claims: number; queue: string }, stop: () => boolean): Promise<void>;
+  /** Takes and acknowledges the messages queued to this session (hand-off replies). */
+  drain(c: ChaosClient): Promise<void>;
+  /** After the claim loop: keeps draining until the suite says so, then ends the session. */
+  finish(c: ChaosClient): Promise<void>;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -125,7 +137,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 type Settle = 'complete' | 'fail' | 'release' | 'ask_human';
 
 /** Sends a settling verb until the answer is known; `lost` then `conflict` is ambiguous. */
-async function settle(
+export async function settle(
   c: ChaosClient,
   verb: Settle,
   args: Record<string, unknown>,
@@ -158,15 +170,18 @@ export async function runWorker(index: number, o: WorkerOptions): Promise<void> 
   const streaming = o.holdStream ? c.holdStream(o.stop, () => undefined) : Promise.resolve();
   try {
     while (!o.stop()) {
+      // Now and then, the replies queued to this session (a busy agent reads its messages between todos).
+      if (o.handoff && Math.random() < 0.1) await o.handoff.drain(c);
       const queue = Math.random() < 0.2 ? QUEUES[Math.floor(Math.random() * QUEUES.length)] : undefined;
       const r = await c.call('claim_next', { lease_seconds: o.leaseSeconds, ...(queue ? { queue } : {}) });
       if (r.kind !== 'ok') {
         await sleep(50 + Math.random() * 100);
         continue;
       }
-      const todo = r.value.todo as { id: string; claims: number; attempt: number } | undefined;
+      const todo = r.value.todo as { id: string; claims: number; attempt: number; queue: string } | undefined;
       if (!todo) {
         o.stats.empties += 1;
+        if (o.handoff) await o.handoff.drain(c);
         await sleep(100 + Math.random() * 200);
         continue;
       }
@@ -200,6 +215,8 @@ export async function runWorker(index: number, o: WorkerOptions): Promise<void> 
       let verb: Settle = 'complete';
       if (!stall && roll < 0.02 && todo.attempt === 1) verb = 'fail';
       else if (!stall && roll < 0.04) verb = 'release';
+      // Some completes hand a child off first (its own draw: the rolls above keep their shares).
+      if (!stall && verb === 'complete' && o.handoff) await o.handoff.maybeHandOff(c, todo, o.stop);
       const args =
         verb === 'complete'
           ? { id: todo.id, result: { seq: todo.claims, session, worker: index } }
@@ -216,6 +233,7 @@ export async function runWorker(index: number, o: WorkerOptions): Promise<void> 
       if (verb === 'fail' && answer === 'ok') o.stats.fails += 1;
       if (verb === 'release' && answer === 'ok') o.stats.releases += 1;
     }
+    if (o.handoff) await o.handoff.finish(c);
   } finally {
     await streaming;
     c.close();
@@ -255,11 +273,14 @@ export function newStats(): WorkStats {
   };
 }
 
+/** The kind of a hand-off's reply todo (src/grants/reply.ts): on the workers' endpoint, never seeded. */
+export const REPLY_KIND = 'handoff_reply';
+
 /** Todos still to finish: inbox and capped not done, metered claimed (its pending rest is held by the spent window). */
 export async function remaining(pool: Pool, endpointId: string): Promise<{ open: number; done: number }> {
   const res = await pool.query<{ open: number; done: number }>(
     `SELECT count(*) FILTER (WHERE (queue <> 'metered' AND state <> 'done') OR (queue = 'metered' AND state NOT IN ('done', 'pending')))::int AS open,
-            count(*) FILTER (WHERE state = 'done')::int AS done
+            count(*) FILTER (WHERE state = 'done' AND kind IS DISTINCT FROM '${REPLY_KIND}')::int AS done
        FROM todos WHERE endpoint_id = $1`,
     [endpointId],
   );
@@ -299,10 +320,25 @@ export async function checkTodos(
   const q = async <T extends object>(text: string, values: unknown[] = [endpointId]) =>
     (await pool.query<T>(text, values)).rows;
 
+  // The seeded todos; hand-off replies that came back as todos (chaos/handoffs.ts) are counted apart.
   const states = await q<{ queue: string; state: string; n: number }>(
-    `SELECT queue, state, count(*)::int AS n FROM todos WHERE endpoint_id = $1 GROUP BY 1, 2 ORDER BY 1, 2`,
+    `SELECT queue, state, count(*)::int AS n FROM todos WHERE endpoint_id = $1 AND kind IS DISTINCT FROM '${REPLY_KIND}'
+      GROUP BY 1, 2 ORDER BY 1, 2`,
   );
   facts.push(`todo states: ${states.map((s) => `${s.queue}/${s.state} ${s.n}`).join(', ')}`);
+  const replies = await q<{ queue: string; state: string; n: number }>(
+    `SELECT queue, state, count(*)::int AS n FROM todos WHERE endpoint_id = $1 AND kind = '${REPLY_KIND}'
+      GROUP BY 1, 2 ORDER BY 1, 2`,
+  );
+  if (replies.length > 0) {
+    facts.push(`reply todos (not seeded): ${replies.map((s) => `${s.queue}/${s.state} ${s.n}`).join(', ')}`);
+  }
+  // A reply todo is worked like any other while the workers run, and waits when it came after they left.
+  add(
+    out,
+    'reply todos done or pending',
+    replies.filter((s) => s.state !== 'done' && s.state !== 'pending'),
+  );
   const total = states.reduce((n, s) => n + s.n, 0);
   if (total !== plan.total) out.push({ check: 'todo count', detail: `${total} todos, expected ${plan.total}` });
   add(
