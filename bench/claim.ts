@@ -9,6 +9,7 @@
 // a Switchboard run back to back see the same machine state, so per-round ratios cancel
 // most of the drift that checkpoints and autovacuum add). Target: ratio ≥ 0.85.
 
+import { coalescing } from '../src/todos/coalesce.js';
 import { randomBytes } from 'node:crypto';
 import { createPool, type Pool } from '../src/db/pool.js';
 import { newId } from '../src/domain/ids.js';
@@ -68,9 +69,14 @@ export async function timed(workers: Array<() => Promise<number>>, expected = TO
   return total / seconds;
 }
 
-/** One store-level round: WORKERS sessions loop claimNext → complete through the use cases until empty. */
+/**
+ * One store-level round: WORKERS sessions loop claimNext → complete through the use cases
+ * until empty, coalescing as `serve` does (SWITCHBOARD_COALESCE_MAX_BATCH, default 32; 1 is
+ * the uncoalesced path).
+ */
 export async function switchboardRound(pool: Pool, endpointId: string, todos: number): Promise<number> {
-  const deps = { db: pool, defaultLeaseSeconds: 300 };
+  const maxBatch = Number(process.env.SWITCHBOARD_COALESCE_MAX_BATCH ?? 32);
+  const deps = { db: pool, defaultLeaseSeconds: 300, coalesce: coalescing(pool, { maxBatch }) };
   return timed(
     Array.from({ length: WORKERS }, (_, w) => async () => {
       const agent: Agent = { endpointId, sessionId: `bench-${w}`, queues: ['inbox'], defaultLeaseSeconds: null };

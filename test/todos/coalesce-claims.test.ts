@@ -28,7 +28,7 @@ async function seed(endpointId: string, count: number, priority: (g: number) => 
 
 /** A claim statement's claimed row (not a policy). */
 function todoOf(r: ClaimRow | undefined): ClaimedTodo | undefined {
-  return r && r.id !== null ? (r) : undefined;
+  return r && r.id !== null ? r : undefined;
 }
 
 /** How many calls each claim statement served, as the coalescing metric saw them. */
