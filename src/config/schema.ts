@@ -82,7 +82,7 @@ const SCHEMA = z.object({
   // releases add a few); a todo released over and over would otherwise grow its history
   // without bound. At least 5, the prior_attempts a claim answers.
   SWITCHBOARD_ATTEMPTS_KEPT_PER_TODO: integer(25, 5, 1_000),
-  // The most concurrent calls one claim or settle statement serves (group commit,
+  // The most concurrent calls one claim, settle or create statement serves (group commit,
   // docs/design/coalescing.md). 32 covers twice the 16 workers a busy agent fleet runs per
   // instance; far larger batches hold their row locks longer and grow the statement's
   // arrays for no gain. 1 turns coalescing off: every call runs its own statement.
