@@ -89,7 +89,7 @@ export interface Config {
     defaultLeaseSeconds: number;
     idempotencyWindowSeconds: number;
     keepAttempts: number;
-    /** SWITCHBOARD_COALESCE_MAX_BATCH: the most calls one claim or settle statement serves; 1: off. */
+    /** SWITCHBOARD_COALESCE_MAX_BATCH: the most calls one claim, settle or create statement serves; 1: off. */
     coalesceMaxBatch: number;
     /** An ask_human question's default and longest wait (SWITCHBOARD_ASK_HUMAN_TIMEOUT, _MAX_TIMEOUT). */
     askTimeoutSeconds: number;
