@@ -7,12 +7,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { newId } from '../../src/domain/ids.js';
+import * as claimsBatch from '../../src/store/claims-batch.js';
 import * as claims from '../../src/store/claims.js';
 import * as rings from '../../src/store/rings.js';
 import * as operator from '../../src/store/todo-operator.js';
 import * as sweeps from '../../src/store/todo-sweeps.js';
 import * as bulk from '../../src/store/todo-bulk.js';
 import * as idempotency from '../../src/store/todo-idempotency.js';
+import * as settlesBatch from '../../src/store/settles-batch.js';
+import * as todosBatch from '../../src/store/todos-batch.js';
 import * as todos from '../../src/store/todos.js';
 import { testDatabase } from '../helpers/db.js';
 import { makeEndpoint } from '../helpers/fixtures.js';
@@ -105,6 +108,47 @@ const CHECKS: Record<string, () => Promise<void>> = {
   'claims.byIdSql': async () => {
     for (const mode of ['probe', 'admit'] as const) assert.match(claims.byIdSql(mode), /NOT t\.synthetic/);
   },
+  // Reads rings only: the todo it names is the one the claim statement just picked.
+  'claims.ackedRingsOf': async () => assert.doesNotMatch(claims.ackedRingsOf('$3'), /FROM todos/),
+  'claimsBatch.nextManySql': async () => assert.match(claimsBatch.nextManySql('true'), /NOT t\.synthetic/),
+  'claimsBatch.claimNextMany': async () => {
+    const fake = await row('pending', true);
+    const callers = [
+      { sessionId: 'ms_a', leaseSeconds: 60 },
+      { sessionId: 'ms_b', leaseSeconds: 60 },
+    ];
+    for (;;) {
+      const answers = await claimsBatch.claimNextMany(pool, E, ['inbox'], callers);
+      const ids = answers.flat().map((t) => t.id);
+      assert.ok(!ids.includes(fake));
+      if (ids.length === 0) break;
+    }
+    assert.equal(await stateOf(fake), 'pending');
+  },
+  'settlesBatch.heartbeatMany': async () =>
+    assert.deepEqual(
+      await settlesBatch.heartbeatMany(pool, [{ ...owned(await row('claimed', true)), leaseSeconds: 60 }]),
+      [null],
+    ),
+  'settlesBatch.completeMany': async () =>
+    assert.deepEqual(await settlesBatch.completeMany(pool, [{ ...owned(await row('claimed', true)), result: null }]), [
+      null,
+    ]),
+  'settlesBatch.failMany': async () =>
+    assert.deepEqual(
+      await settlesBatch.failMany(pool, [
+        {
+          ...owned(await row('claimed', true)),
+          error: null,
+          result: null,
+          backoff: { baseSeconds: 30, maxSeconds: 30 },
+          jitter: 0,
+        },
+      ]),
+      [null],
+    ),
+  'settlesBatch.releaseMany': async () =>
+    assert.deepEqual(await settlesBatch.releaseMany(pool, [owned(await row('claimed', true))]), [null]),
   'claims.claimSql': async () => {
     const sql = claims.claimSql(() => 'SELECT endpoint_id, id FROM picked_marker', 'probe', '$5');
     assert.match(sql, /picked_marker/);
@@ -188,6 +232,23 @@ const CHECKS: Record<string, () => Promise<void>> = {
     const [row] = await bulk.insertTodos(pool, E, [insertArgs('real bulk', null)], 86_400);
     assert.equal(row?.todo.synthetic, false, 'the bulk create never makes a synthetic todo');
   },
+  'todosBatch.insertTodosBatch': async () => {
+    // A finished todo holds its key for the window; a synthetic one does not.
+    const fake = await row('done', true);
+    await pool.query(`UPDATE todos SET idempotency_key = 'synthetic-batch-key' WHERE endpoint_id = $1 AND id = $2`, [
+      E,
+      fake,
+    ]);
+    const [created] = await todosBatch.insertTodosBatch(
+      pool,
+      E,
+      [insertArgs('real batch', 'synthetic-batch-key')],
+      86_400,
+    );
+    assert.equal(created?.created, true);
+    assert.notEqual(created?.todo.id, fake);
+    assert.equal(created?.todo.synthetic, false, 'the batched create never makes a synthetic todo');
+  },
   'idempotency.findKeyHolder': async () => {
     const fake = await row('pending', true);
     await pool.query(`UPDATE todos SET idempotency_key = 'synthetic-key' WHERE endpoint_id = $1 AND id = $2`, [
@@ -209,7 +270,7 @@ const CHECKS: Record<string, () => Promise<void>> = {
 };
 
 test('every exported todo query of the store is classified here', () => {
-  const modules = { claims, rings, operator, sweeps, todos, bulk, idempotency };
+  const modules = { claims, claimsBatch, rings, operator, sweeps, settlesBatch, todos, todosBatch, bulk, idempotency };
   const exported = Object.entries(modules).flatMap(([name, m]) =>
     Object.entries(m)
       .filter(([, v]) => typeof v === 'function')
