@@ -74,8 +74,12 @@ export async function timed(workers: Array<() => Promise<number>>, expected = TO
  * until empty, coalescing as `serve` does (SWITCHBOARD_COALESCE_MAX_BATCH, default 32; 1 is
  * the uncoalesced path).
  */
-export async function switchboardRound(pool: Pool, endpointId: string, todos: number): Promise<number> {
-  const maxBatch = Number(process.env.SWITCHBOARD_COALESCE_MAX_BATCH ?? 32);
+export async function switchboardRound(
+  pool: Pool,
+  endpointId: string,
+  todos: number,
+  maxBatch = Number(process.env.SWITCHBOARD_COALESCE_MAX_BATCH ?? 32),
+): Promise<number> {
   const deps = { db: pool, defaultLeaseSeconds: 300, coalesce: coalescing(pool, { maxBatch }) };
   return timed(
     Array.from({ length: WORKERS }, (_, w) => async () => {

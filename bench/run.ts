@@ -16,6 +16,7 @@ import { runRoutingBench } from './routing.js';
 import { runScaleBench } from './scale.js';
 import { runSessionsBench } from './sessions.js';
 import { runTracingBench } from './tracing.js';
+import { runWalBench } from './wal.js';
 
 const BENCHES: Record<string, () => Promise<void>> = {
   admission: runAdmissionBench,
@@ -45,6 +46,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   scale: runScaleBench,
   sessions: runSessionsBench,
   tracing: runTracingBench,
+  wal: runWalBench,
 };
 
 const names = process.argv.slice(2);
