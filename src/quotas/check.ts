@@ -70,8 +70,15 @@ export async function withQuota<T>(
   });
 }
 
+/** The live-todo quota `deps` configure. */
+export const liveTodoLimit = (deps: QuotaDeps) => (deps.quotas ?? DEFAULT_QUOTAS).liveTodosPerEndpoint;
+
+/** Refuses a create of `adding` todos that would take the endpoint past `limit` live todos. */
+export async function requireRoomUnder(db: Queryable, endpointId: string, adding: number, limit: number) {
+  if ((await liveTodoCount(db, endpointId)) + adding > limit) throw quotaExceeded('liveTodosPerEndpoint', limit);
+}
+
 /** Refuses a create of `adding` todos that would take the endpoint past its live-todo quota. */
 export async function requireTodoRoom(db: Queryable, deps: QuotaDeps, endpointId: string, adding: number) {
-  const limit = (deps.quotas ?? DEFAULT_QUOTAS).liveTodosPerEndpoint;
-  if ((await liveTodoCount(db, endpointId)) + adding > limit) throw quotaExceeded('liveTodosPerEndpoint', limit);
+  await requireRoomUnder(db, endpointId, adding, liveTodoLimit(deps));
 }

@@ -47,17 +47,20 @@ const LIVE = `('pending', 'scheduled', 'claimed', 'waiting_on_human')`;
 /**
  * The endpoint's live (pending, scheduled, claimed, waiting on a human) todos, from the maintained counters:
  * the folded counts plus the deltas not folded yet (store/todo-counts.ts), both through
- * the endpoint's index. Read without a lock, so concurrent creates may overshoot the quota
- * by their number; a lock here would serialise every create of the endpoint.
+ * the endpoint's index, as one SQL expression of the endpoint parameter `endpoint` (the
+ * coalesced create reads it inside its insert, store/todos-batch.ts). Read without a lock,
+ * so concurrent creates may overshoot the quota by their number; a lock here would
+ * serialise every create of the endpoint.
  */
-export async function liveTodoCount(db: Queryable, endpointId: string): Promise<number> {
-  const res = await db.query<{ n: string | null }>(
-    `SELECT sum(n) AS n FROM (
-       SELECT n FROM todo_counts WHERE endpoint_id = $1 AND state IN ${LIVE}
+export const liveTodoCountSql = (endpoint: string) => `(SELECT coalesce(sum(n), 0) FROM (
+       SELECT n FROM todo_counts WHERE endpoint_id = ${endpoint} AND state IN ${LIVE}
        UNION ALL
        SELECT (CASE WHEN to_state IN ${LIVE} THEN n ELSE 0 END) - (CASE WHEN from_state IN ${LIVE} THEN n ELSE 0 END)
-         FROM todo_count_deltas WHERE endpoint_id = $1) c`,
-    [endpointId],
-  );
+         FROM todo_count_deltas WHERE endpoint_id = ${endpoint}) c)`;
+
+const LIVE_TODO_COUNT = `SELECT ${liveTodoCountSql('$1')} AS n`;
+
+export async function liveTodoCount(db: Queryable, endpointId: string): Promise<number> {
+  const res = await db.query<{ n: string | null }>(LIVE_TODO_COUNT, [endpointId]);
   return Number(res.rows[0]?.n ?? 0);
 }

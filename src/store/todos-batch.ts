@@ -11,6 +11,7 @@
 
 import type { Queryable } from '../db/pool.js';
 import type { Todo } from '../domain/todo.js';
+import { liveTodoCountSql } from './quotas.js';
 import { HOLDER_ORDER, holdsKey } from './todo-idempotency.js';
 import {
   LIVE_ENDPOINT,
@@ -31,26 +32,33 @@ export interface CreatedRow {
  * Inserts the rows (all of endpoint `endpointId`) in one statement and answers, in the
  * rows' order, each inserted todo, the holder of each key held before the statement, or
  * null for a row to run alone: its queue is not granted (or the endpoint stopped taking
- * work), or its key went to another row of the batch or to a concurrent create. Rows are
- * inserted in key order, as the bulk create's, so two batches never wait on each other's
- * keys in opposite orders.
+ * work), its key went to another row of the batch or to a concurrent create, or it is past
+ * the endpoint's room under `liveLimit` (the live-todo quota; null: unchecked). The room is
+ * read once, in the statement: row k (1-based) goes in only when the endpoint's live todos
+ * plus k stay within the limit, as k single creates checking in turn would; a row past it
+ * runs alone, where the single check answers it. Rows are inserted in key order, as the
+ * bulk create's, so two batches never wait on each other's keys in opposite orders.
  */
 export async function insertTodosBatch(
   db: Queryable,
   endpointId: string,
   rows: InsertTodoArgs[],
   windowSeconds: number,
+  liveLimit: number | null = null,
 ): Promise<(CreatedRow | null)[]> {
   const column = <T>(pick: (r: InsertTodoArgs) => T) => rows.map(pick);
-  const res = await db.query<Todo & { created: boolean; notified?: unknown }>(
+  const res = await db.query<Todo & { created: boolean; notified?: unknown; room: string | null }>(
     `WITH ${LIVE_ENDPOINT},
+     room AS (SELECT $21::bigint - ${liveTodoCountSql('$1')} AS n WHERE $21::bigint IS NOT NULL),
      input AS (
        SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
                             $10::text[], $11::text[], $12::text[], $13::int[], $14::smallint[],
                             $15::timestamptz[], $16::int[], $17::int[], $18::text[], $19::text[], $20::text[])
+                  WITH ORDINALITY
          AS i(id, queue, title, body, payload, kind, source, created_by_human_id, created_by_endpoint_id,
               idempotency_key, max_attempts, priority, not_before, retry_base_seconds, retry_max_seconds,
-              schedule_id, traceparent, event_id)),
+              schedule_id, traceparent, event_id, ord)
+        WHERE NOT EXISTS (SELECT 1 FROM room WHERE i.ord > room.n)),
      held AS (
        SELECT DISTINCT ON (t.idempotency_key) ${todoColumnsOf('t')} FROM todos t
         WHERE t.endpoint_id = $1 AND ${holdsKey('$2')}
@@ -78,9 +86,9 @@ export async function insertTodosBatch(
        UNION ALL
        SELECT ${NOTIFY_SCHEDULED} FROM (SELECT endpoint_id, min(not_before) AS not_before FROM r
                                          WHERE r.not_before > now() GROUP BY endpoint_id) r)
-     SELECT true AS created, r.*, (SELECT count(*) FROM notices) AS notified FROM r
+     SELECT true AS created, r.*, (SELECT count(*) FROM notices) AS notified, (SELECT n FROM room) AS room FROM r
      UNION ALL
-     SELECT false AS created, h.*, 0 AS notified FROM held h`,
+     SELECT false AS created, h.*, 0 AS notified, (SELECT n FROM room) AS room FROM held h`,
     [
       endpointId,
       windowSeconds,
@@ -102,17 +110,22 @@ export async function insertTodosBatch(
       column((r) => r.scheduleId ?? null),
       column((r) => r.traceparent ?? null),
       column((r) => r.eventId ?? null),
+      liveLimit,
     ],
   );
   const byId = new Map<string, CreatedRow>();
   const byKey = new Map<string, CreatedRow>();
+  let room = Infinity;
   for (const raw of res.rows) {
-    const { created, ...rest } = raw;
+    const { created, room: left, ...rest } = raw;
+    if (left !== null) room = Number(left);
     const todo = withoutNotice<Todo>(rest) as Todo;
     if (created) byId.set(todo.id, { todo, created: true });
     else if (todo.idempotency_key !== null) byKey.set(todo.idempotency_key, { todo, created: false });
   }
-  return rows.map(
-    (r) => byId.get(r.id) ?? (r.idempotencyKey === null ? undefined : byKey.get(r.idempotencyKey)) ?? null,
+  return rows.map((r, k) =>
+    k >= room
+      ? null
+      : (byId.get(r.id) ?? (r.idempotencyKey === null ? undefined : byKey.get(r.idempotencyKey)) ?? null),
   );
 }

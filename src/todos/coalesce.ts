@@ -7,10 +7,9 @@
 import type { Queryable } from '../db/pool.js';
 import type { Metrics } from '../metrics/index.js';
 import * as claims from '../store/claims.js';
-import { insertTodo } from '../store/todos.js';
 import { claimLanes, type ClaimLanes } from './coalesce-claims.js';
 import { settleLanes, type SettleLanes } from './coalesce-settles.js';
-import { createLanes, type CreateLanes } from './coalesce-creates.js';
+import { checkedInsert, createLanes, type CreateLanes } from './coalesce-creates.js';
 
 /** The instance's lanes, bound to its pool. */
 export interface Coalescing extends ClaimLanes, SettleLanes, CreateLanes {
@@ -47,6 +46,6 @@ export function statements(
     fail: (a) => claims.fail(db, a),
     heartbeat: (a) => claims.heartbeat(db, a),
     release: (a) => claims.release(db, a),
-    insertTodo: (a, windowSeconds) => insertTodo(db, a, windowSeconds),
+    insertTodo: (args, windowSeconds, liveLimit) => checkedInsert(db, { args, windowSeconds, liveLimit }),
   };
 }

@@ -11,7 +11,7 @@ import {
   type CreateTodoInput,
   type Todo,
 } from '../domain/todo.js';
-import { requireTodoRoom } from '../quotas/check.js';
+import { liveTodoLimit } from '../quotas/check.js';
 import type { InsertTodoArgs } from '../store/todos.js';
 import { statements } from './coalesce.js';
 import { idempotencyWindow, type Sender, type TodoDeps } from './context.js';
@@ -51,12 +51,16 @@ export async function createTodo(
       granted: target.grantedQueues,
     });
   }
-  await requireTodoRoom(deps.db, deps, target.endpointId, 1);
   const args = insertArgs(target.endpointId, sender, data, deps.tracing?.traceparent() ?? null);
   if (target.source !== undefined) args.source = target.source;
-  // Coalesced with other creates of the endpoint only on the plain path: a caller that
-  // hands a transaction's client writes more in it and runs alone (docs/design/coalescing.md).
-  const result = await statements(deps.db, deps.coalesce).insertTodo(args, idempotencyWindow(deps));
+  // The live-todo quota is checked with the insert. Coalesced with other creates of the
+  // endpoint only on the plain path: a caller that hands a transaction's client writes more
+  // in it and runs alone (docs/design/coalescing.md).
+  const result = await statements(deps.db, deps.coalesce).insertTodo(
+    args,
+    idempotencyWindow(deps),
+    liveTodoLimit(deps),
+  );
   if (result.created) deps.metrics?.todosCreated.inc();
   return result;
 }

@@ -47,19 +47,18 @@ function row(endpointId: string, humanId: string, input: Record<string, unknown>
 
 test('32 racing creates share insert statements, and each caller gets its own todo', async () => {
   const endpoint = await makeEndpoint(db.pool);
-  // The pool as the lanes see it, counting finished quota reads: once all 32 callers are
-  // past theirs, every create is in the lane.
-  let quotaReads = 0;
-  const counted: Queryable = {
-    query: (async (...args: Parameters<Queryable['query']>) => {
-      const query = db.pool.query.bind(db.pool) as (...a: unknown[]) => Promise<unknown>;
-      const res = await query(...args);
-      if (typeof args[0] === 'string' && args[0].includes('todo_counts')) quotaReads += 1;
-      return res;
-    }) as unknown as Queryable['query'],
+  // The lanes, counting the calls that entered them: once all 32 have, every create is in
+  // the lane (the first one alone, reading its room and inserting; the rest queued).
+  const { lanes: inner, batches } = lanesOn(db.pool);
+  let entered = 0;
+  const lanes: Coalescing = {
+    ...inner,
+    insertTodo: (...args) => {
+      entered += 1;
+      return inner.insertTodo(...args);
+    },
   };
-  const { lanes, batches } = lanesOn(counted);
-  const deps: TodoDeps = { db: counted, defaultLeaseSeconds: 300, coalesce: lanes };
+  const deps: TodoDeps = { db: db.pool, defaultLeaseSeconds: 300, coalesce: lanes };
   // The endpoint row locked FOR UPDATE holds the first insert (it takes FOR KEY SHARE), so
   // the other 31 queue behind it, whatever the machine's timing.
   const lock = await db.pool.connect();
@@ -76,7 +75,7 @@ test('32 racing creates share insert statements, and each caller gets its own to
     );
   });
   try {
-    while (quotaReads < 32) await new Promise((r) => setTimeout(r, 5));
+    while (entered < 32) await new Promise((r) => setTimeout(r, 5));
   } finally {
     await lock.query('COMMIT');
     lock.release();
@@ -97,21 +96,47 @@ test('32 racing creates share insert statements, and each caller gets its own to
   assert.equal(served.statements, 2, 'the first alone, the 31 queued behind it in one statement');
 });
 
+test('the live-todo quota holds in a batch: rows past the room run alone and are refused with the quota', async () => {
+  const endpoint = await makeEndpoint(db.pool);
+  const { lanes, batches } = lanesOn(db.pool);
+  const LIMIT = 4;
+  // Submitted together: the first runs alone (its room read, then its insert), the other 7
+  // queue behind it and go in one statement, which reads the room once: 4 - 1 = 3 fit.
+  const answers = Array.from({ length: 8 }, (_, i) =>
+    lanes.insertTodo(row(endpoint.id, endpoint.human_id, { title: `q${i}` }), WINDOW, LIMIT).then(
+      (made) => made.todo.title,
+      (err: unknown) => (isAppError(err) ? err.code : err),
+    ),
+  );
+  const got = await Promise.all(answers);
+  assert.deepEqual(
+    got,
+    ['q0', 'q1', 'q2', 'q3', ...Array(4).fill('resource_exhausted')],
+    'callers in order fill the room',
+  );
+  const { rows } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM todos WHERE endpoint_id = $1', [
+    endpoint.id,
+  ]);
+  assert.equal(rows[0]?.n, LIMIT, 'never past the quota');
+  assert.equal((await batches()).statements, 2, 'the first alone, the other 7 in one statement');
+});
+
 test('keys in one batch behave as racing single calls: one creates, the other finds it; a held key answers its holder', async () => {
   const endpoint = await makeEndpoint(db.pool);
   const { lanes, batches } = lanesOn(db.pool);
   const held = await lanes.insertTodo(
     row(endpoint.id, endpoint.human_id, { title: 'held', idempotency_key: 'old' }),
     WINDOW,
+    null,
   );
   await db.pool.query(`UPDATE todos SET state = 'done', completed_at = now() WHERE id = $1`, [held.todo.id]);
   // Submitted together: the first runs alone, the rest queue and go in one statement.
   const [first, a, b, c, d] = await Promise.all([
-    lanes.insertTodo(row(endpoint.id, endpoint.human_id, { title: 'first' }), WINDOW),
-    lanes.insertTodo(row(endpoint.id, endpoint.human_id, { title: 'a', idempotency_key: 'k' }), WINDOW),
-    lanes.insertTodo(row(endpoint.id, endpoint.human_id, { title: 'b', idempotency_key: 'k' }), WINDOW),
-    lanes.insertTodo(row(endpoint.id, endpoint.human_id, { title: 'c', idempotency_key: 'old' }), WINDOW),
-    lanes.insertTodo(row(endpoint.id, endpoint.human_id, { title: 'd' }), WINDOW),
+    lanes.insertTodo(row(endpoint.id, endpoint.human_id, { title: 'first' }), WINDOW, null),
+    lanes.insertTodo(row(endpoint.id, endpoint.human_id, { title: 'a', idempotency_key: 'k' }), WINDOW, null),
+    lanes.insertTodo(row(endpoint.id, endpoint.human_id, { title: 'b', idempotency_key: 'k' }), WINDOW, null),
+    lanes.insertTodo(row(endpoint.id, endpoint.human_id, { title: 'c', idempotency_key: 'old' }), WINDOW, null),
+    lanes.insertTodo(row(endpoint.id, endpoint.human_id, { title: 'd' }), WINDOW, null),
   ]);
   assert.equal(first?.created, true);
   assert.equal(a?.created, true);
@@ -133,7 +158,7 @@ test('keys in one batch behave as racing single calls: one creates, the other fi
 test('a failing input fails only its caller: bad data, a constraint, a queue not granted', async () => {
   const endpoint = await makeEndpoint(db.pool);
   const { lanes, batches } = lanesOn(db.pool);
-  const good = (title: string) => lanes.insertTodo(row(endpoint.id, endpoint.human_id, { title }), WINDOW);
+  const good = (title: string) => lanes.insertTodo(row(endpoint.id, endpoint.human_id, { title }), WINDOW, null);
   const nul = row(endpoint.id, endpoint.human_id, { title: 'x' });
   nul.title = 'nul \u0000 byte';
   const range = row(endpoint.id, endpoint.human_id, { title: 'y' });
@@ -142,10 +167,10 @@ test('a failing input fails only its caller: bad data, a constraint, a queue not
   const calls = [
     good('first'),
     good('g1'),
-    lanes.insertTodo(nul, WINDOW),
+    lanes.insertTodo(nul, WINDOW, null),
     good('g2'),
-    lanes.insertTodo(range, WINDOW),
-    lanes.insertTodo(elsewhere, WINDOW),
+    lanes.insertTodo(range, WINDOW, null),
+    lanes.insertTodo(elsewhere, WINDOW, null),
     good('g3'),
   ];
   const settled = await Promise.allSettled(calls);
@@ -188,7 +213,7 @@ test('a batched create sends one todo_ready, and the long-poll waiters it wakes 
     const { lanes, batches } = lanesOn(db.pool);
     const made = await Promise.all(
       Array.from({ length: 6 }, (_, i) =>
-        lanes.insertTodo(row(endpoint.id, endpoint.human_id, { title: `w${i}` }), WINDOW),
+        lanes.insertTodo(row(endpoint.id, endpoint.human_id, { title: `w${i}` }), WINDOW, null),
       ),
     );
     assert.deepEqual(await batches(), { statements: 2, calls: 6 }, 'one alone, then five in one statement');
