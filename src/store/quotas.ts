@@ -48,7 +48,7 @@ const LIVE = `('pending', 'scheduled', 'claimed', 'waiting_on_human')`;
  * The endpoint's live (pending, scheduled, claimed, waiting on a human) todos, from the maintained counters:
  * the folded counts plus the deltas not folded yet (store/todo-counts.ts), both through
  * the endpoint's index, as one SQL expression of the endpoint parameter `endpoint` (the
- * coalesced create reads it inside its insert, store/todos-batch.ts). Read without a lock,
+ * coalesced create reads it inside its insert, store/todo-rows.ts). Read without a lock,
  * so concurrent creates may overshoot the quota by their number; a lock here would
  * serialise every create of the endpoint.
  */
