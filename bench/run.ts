@@ -8,6 +8,7 @@ import { runClaimBench } from './claim.js';
 import { runDoorbellBench } from './doorbell.js';
 import { runEmbeddedBench } from './embedded.js';
 import { runFootprintBench } from './footprint.js';
+import { runIdsBench } from './ids.js';
 import { runMcpBench } from './mcp.js';
 import { runMcpCreateBench } from './mcp-create.js';
 import { runPriorityBench } from './priority.js';
@@ -27,6 +28,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   doorbell: runDoorbellBench,
   embedded: runEmbeddedBench,
   footprint: runFootprintBench,
+  ids: runIdsBench,
   mcp: runMcpBench,
   'mcp-create': runMcpCreateBench,
   // Its peers need Node.js 22+ and their own install: `npm run bench:peers` (bench/peers/run.sh).

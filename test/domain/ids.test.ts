@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decodeTime } from 'ulid';
-import { isId, newId, newSessionId } from '../../src/domain/ids.js';
+import { isId, newId, newSessionId, randomPool } from '../../src/domain/ids.js';
 
 const SESSION_ID = /^ms_[0-9A-HJKMNP-TV-Z]{26}$/;
 
@@ -38,4 +38,21 @@ test('every bit of a session id is used: each of the 32 characters appears in ev
     assert.equal(new Set(ids.map((id) => id[position])).size, 32, `position ${position}`);
   }
   assert.equal(new Set(ids.map((id) => id[0])).size, 8, 'the first carries the top 3 of 128 bits');
+});
+
+test('the pooled randomness behind the ULIDs is uniform over the 32 characters, across pool refills', () => {
+  const draw = randomPool(64);
+  const counts = new Array<number>(32).fill(0);
+  const n = 64_000;
+  for (let i = 0; i < n; i++) {
+    const x = draw();
+    assert.ok(x >= 0 && x < 1);
+    const k = Math.floor(x * 32);
+    counts[k] = (counts[k] ?? 0) + 1;
+  }
+  // Each character expects 2,000; 6 standard deviations (~264) is far from any fair run.
+  for (const [character, seen] of counts.entries()) assert.ok(Math.abs(seen - 2_000) < 264, `${character}: ${seen}`);
+  // The ids drawing from it: the random parts (after the 10 time characters) never repeat.
+  const ids = Array.from({ length: 5_000 }, () => newId('td').slice(13));
+  assert.equal(new Set(ids).size, ids.length);
 });
