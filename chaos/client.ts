@@ -25,6 +25,12 @@ export interface Tally {
   toolErrors: Map<string, number>;
   /** Sessions that answered 404 and were initialised afresh. */
   sessionsLost: number;
+  /**
+   * Calls refused 429 by the credential's /mcp rate limit (SWITCHBOARD_MCP_RATE): 48 idle
+   * workers polling for work can outrun it. The limit is the server's answer, not a fault:
+   * the client waits the Retry-After it is told, as an agent must, and the call did not run.
+   */
+  rateLimited: number;
   /** Per verb: calls, total and longest wall time in ms (whatever the outcome). */
   latency: Map<string, { n: number; totalMs: number; maxMs: number }>;
   /** The first few unexpected answers (500s, internal errors), verbatim. */
@@ -43,6 +49,7 @@ export function newTally(): Tally {
     http5xx: new Map(),
     toolErrors: new Map(),
     sessionsLost: 0,
+    rateLimited: 0,
     samples: [],
     latency: new Map(),
     unexpected: 0,
@@ -63,6 +70,7 @@ interface Raw {
   type: string;
   text: string;
   sessionId: string | undefined;
+  retryAfter: string | undefined;
 }
 
 /** Per-request timeout: longer than the server's 10 s pool checkout, so a slow answer still counts. */
@@ -79,6 +87,7 @@ function post(agent: Agent, url: URL, headers: Record<string, string>, body: str
           type: res.headers['content-type'] ?? '',
           text: Buffer.concat(chunks).toString('utf8'),
           sessionId: typeof res.headers['mcp-session-id'] === 'string' ? res.headers['mcp-session-id'] : undefined,
+          retryAfter: res.headers['retry-after'],
         }),
       );
       res.on('error', reject);
@@ -249,6 +258,12 @@ export class ChaosClient {
       tally.lost += 1;
       this.hop();
       return { kind: 'lost', reason: `HTTP ${raw.status} ${code}` };
+    }
+    if (raw.status === 429) {
+      tally.rateLimited += 1;
+      const seconds = Number(raw.retryAfter);
+      await sleep((Number.isFinite(seconds) && seconds > 0 ? seconds : 1) * 1000);
+      return { kind: 'lost', reason: 'HTTP 429 rate limited', refused: true };
     }
     if (raw.status === 404) {
       tally.sessionsLost += 1;

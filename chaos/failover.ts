@@ -406,7 +406,7 @@ export async function runFailover(o: {
       });
     }
     facts.push(
-      `calls ${tally.calls}, lost ${tally.lost}; 5xx: ${[...tally.http5xx].map(([k, v]) => `${k} ×${v}`).join(', ') || 'none'}; ` +
+      `calls ${tally.calls}, lost ${tally.lost}, rate limited ${tally.rateLimited}; 5xx: ${[...tally.http5xx].map(([k, v]) => `${k} ×${v}`).join(', ') || 'none'}; ` +
         `tool errors: ${[...tally.toolErrors].map(([k, v]) => `${k} ×${v}`).join(', ') || 'none'}`,
       `workers: ${stats.claims} claims (${claims.length} checked held or ended under their lease token), ` +
         `${stats.completes} completes OK (each checked done after each fault and at the end), ${stats.conflicts} conflicts`,

@@ -370,7 +370,8 @@ async function main(): Promise<number> {
       `workers: ${stats.claims} claims, ${stats.completes} completes OK, ${stats.fails} fails, ${stats.releases} releases, ` +
         `${stats.stalls} stalls past the lease (${stats.stallsAccepted} still accepted: nobody had taken the todo), ` +
         `${stats.heartbeats} heartbeats, ${stats.conflicts} conflicts, ${stats.empties} empty claim_next`,
-      `calls: ${tally.calls}, lost ${tally.lost} (connection errors, timeouts, 5xx), sessions renewed after 404: ${tally.sessionsLost}`,
+      `calls: ${tally.calls}, lost ${tally.lost} (connection errors, timeouts, 5xx), sessions renewed after 404: ${tally.sessionsLost}, ` +
+        `rate limited (429, waited its Retry-After): ${tally.rateLimited}`,
       `5xx: ${[...tally.http5xx].map(([k, n]) => `${k} ×${n}`).join(', ') || 'none'}`,
       `latency by verb (mean/max ms): ${[...tally.latency]
         .map(([k, l]) => `${k} ${(l.totalMs / l.n).toFixed(0)}/${l.maxMs} (×${l.n})`)
