@@ -83,8 +83,11 @@ export const ownedBy = (
                      AND a.seq = t.claims AND a.ended_at IS NULL AND a.lease_token_hash = ${tokenHash(`${h.tok}::text`)})
       END`;
 
-/** ownedBy over the single statements' parameters: $1 the endpoint, $2 the todo, $3 the session, `tok` the token. */
-export const owned = (tok: string) => ownedBy({ endpoint: '$1', id: '$2', session: '$3', tok });
+/** The single statements' holder: $1 the endpoint, $2 the todo, $3 the session, `tok` the token. */
+const HOLDER = (tok: string): HolderSql => ({ endpoint: '$1', id: '$2', session: '$3', tok });
+
+/** ownedBy over the single statements' parameters (HOLDER). */
+export const owned = (tok: string) => ownedBy(HOLDER(tok));
 
 /** The note's SET list on the closing attempt, from three SQL expressions. */
 export const noteSetOf = (summary: string, truncated: string, artifact: string) =>
@@ -136,7 +139,6 @@ export const heartbeatSql = (s: SettleShape, v: { holder: HolderSql; lease: stri
 
 // Statement texts are built once: the driver compares a named statement's text with the
 // one it prepared on every call, which is a pointer check for the same string.
-const HOLDER = (tok: string): HolderSql => ({ endpoint: '$1', id: '$2', session: '$3', tok });
 const HEARTBEAT = heartbeatSql(SINGLE, { holder: HOLDER('$5'), lease: '$4' });
 
 export async function heartbeat(db: Queryable, a: OwnedArgs & { leaseSeconds: number }): Promise<BeatTodo | null> {
