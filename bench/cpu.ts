@@ -4,6 +4,7 @@
 
 import { readFile } from 'node:fs/promises';
 import type { Pool } from '../src/db/pool.js';
+import type { ServeChild } from './serve.js';
 
 /** Clock ticks per second of /proc/<pid>/stat's utime and stime: USER_HZ, 100 on Linux. */
 const USER_HZ = 100;
@@ -36,4 +37,34 @@ export function backendCpuUsed(before: Map<number, number> | null, after: Map<nu
   let used = 0;
   for (const [pid, seconds] of after) used += seconds - (before.get(pid) ?? 0);
   return used;
+}
+
+/** A round's rate and the CPU spent per cycle, in ms: this process, the serve child, PostgreSQL. */
+export interface Round {
+  rate: number;
+  benchMs: number;
+  serveMs: number;
+  postgresMs: number | null;
+}
+
+/** Runs `round` and charges it the CPU this process, the serve child and the database's backends used meanwhile. */
+export async function charged(
+  pool: Pool,
+  serve: ServeChild,
+  todos: number,
+  round: () => Promise<number>,
+): Promise<Round> {
+  const bench = process.cpuUsage();
+  const served = await serve.cpuSeconds();
+  const backends = await backendCpu(pool);
+  const rate = await round();
+  const benchUsed = process.cpuUsage(bench);
+  const serveSeconds = (await serve.cpuSeconds()) - served;
+  const postgresSeconds = backendCpuUsed(backends, await backendCpu(pool));
+  return {
+    rate,
+    benchMs: (benchUsed.user + benchUsed.system) / 1000 / todos,
+    serveMs: (serveSeconds * 1000) / todos,
+    postgresMs: postgresSeconds === null ? null : (postgresSeconds * 1000) / todos,
+  };
 }

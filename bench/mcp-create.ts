@@ -13,6 +13,7 @@
 import { createPool, type Pool } from '../src/db/pool.js';
 import { newId } from '../src/domain/ids.js';
 import { timed, WORKERS } from './claim.js';
+import { charged, type Round } from './cpu.js';
 import { benchDatabase, median, vendBenchEndpoint } from './db.js';
 import { openSession, type ClientKind } from './mcp-client.js';
 import { startServe, type ServeChild } from './serve.js';
@@ -68,9 +69,12 @@ export async function mcpCreateRound(url: string, credential: string, creates: n
 }
 
 export interface CreateRound {
-  floor: number;
-  mcp: number;
+  floor: Round;
+  mcp: Round;
 }
+
+const ms = (v: number | null) => (v === null ? '-' : v.toFixed(3));
+const cpu = (r: Round) => `cpu ms/todo: bench ${ms(r.benchMs)}, serve ${ms(r.serveMs)}, postgres ${ms(r.postgresMs)}`;
 
 /** The create section: a warm-up of each, then `rounds` rounds alternating which goes first. */
 export async function createSection(
@@ -80,17 +84,20 @@ export async function createSection(
   rounds = ROUNDS,
   creates = CREATES,
 ): Promise<CreateRound[]> {
-  const floor = async (n = creates) => insertFloorRound(pool, (await vendBenchEndpoint(pool)).endpointId, n);
+  const floor = async (n = creates) => {
+    const { endpointId } = await vendBenchEndpoint(pool);
+    return charged(pool, serve, n, () => insertFloorRound(pool, endpointId, n));
+  };
   const mcp = async (n = creates) => {
     const { credential } = await vendBenchEndpoint(pool);
-    return mcpCreateRound(serve.url, credential, n, kind);
+    return charged(pool, serve, n, () => mcpCreateRound(serve.url, credential, n, kind));
   };
   await floor(WARM_UP_CREATES);
   await mcp(WARM_UP_CREATES);
   const out: CreateRound[] = [];
   for (let round = 1; round <= rounds; round++) {
-    let f: number;
-    let m: number;
+    let f: Round;
+    let m: Round;
     if (round % 2) {
       f = await floor();
       m = await mcp();
@@ -100,17 +107,18 @@ export async function createSection(
     }
     out.push({ floor: f, mcp: m });
     process.stdout.write(
-      `  create round ${round}: bare INSERT ${f.toFixed(0)}/s, mcp create_todo ${m.toFixed(0)}/s, ratio ${(m / f).toFixed(3)}\n`,
+      `  create round ${round}: bare INSERT ${f.rate.toFixed(0)}/s (${cpu(f)}), ` +
+        `mcp create_todo ${m.rate.toFixed(0)}/s (${cpu(m)}), ratio ${(m.rate / f.rate).toFixed(3)}\n`,
     );
   }
   return out;
 }
 
 export function describeCreates(rounds: CreateRound[]): string {
-  const ratio = median(rounds.map((r) => r.mcp / r.floor));
+  const ratio = median(rounds.map((r) => r.mcp.rate / r.floor.rate));
   return (
-    `floor: bare INSERT              ${median(rounds.map((r) => r.floor)).toFixed(0)} todos/s\n` +
-    `mcp create_todo                 ${median(rounds.map((r) => r.mcp)).toFixed(0)} todos/s\n` +
+    `floor: bare INSERT              ${median(rounds.map((r) => r.floor.rate)).toFixed(0)} todos/s\n` +
+    `mcp create_todo                 ${median(rounds.map((r) => r.mcp.rate)).toFixed(0)} todos/s\n` +
     `mcp create ÷ bare INSERT        ${ratio.toFixed(3)} (target ≥ 0.5)\n`
   );
 }

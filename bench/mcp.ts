@@ -20,7 +20,7 @@
 
 import { createPool, type Pool } from '../src/db/pool.js';
 import { floorRound, seedTodos, switchboardRound, timed, WORKERS } from './claim.js';
-import { backendCpu, backendCpuUsed } from './cpu.js';
+import { charged, type Round } from './cpu.js';
 import { benchDatabase, median, vendBenchEndpoint } from './db.js';
 import { createSection, describeCreates } from './mcp-create.js';
 import { openSession, type ClientKind } from './mcp-client.js';
@@ -47,31 +47,6 @@ async function vendWithTodos(pool: Pool, todos: number): Promise<Vended> {
   const { endpointId, credential } = await vendBenchEndpoint(pool);
   await seedTodos(pool, endpointId, todos);
   return { endpointId, credential };
-}
-
-/** A round's rate and the CPU spent per cycle, in ms: this process, the serve child, PostgreSQL. */
-interface Round {
-  rate: number;
-  benchMs: number;
-  serveMs: number;
-  postgresMs: number | null;
-}
-
-/** Runs `round` and charges it the CPU this process, the serve child and the database's backends used meanwhile. */
-async function charged(pool: Pool, serve: ServeChild, todos: number, round: () => Promise<number>): Promise<Round> {
-  const bench = process.cpuUsage();
-  const served = await serve.cpuSeconds();
-  const backends = await backendCpu(pool);
-  const rate = await round();
-  const benchUsed = process.cpuUsage(bench);
-  const serveSeconds = (await serve.cpuSeconds()) - served;
-  const postgresSeconds = backendCpuUsed(backends, await backendCpu(pool));
-  return {
-    rate,
-    benchMs: (benchUsed.user + benchUsed.system) / 1000 / todos,
-    serveMs: (serveSeconds * 1000) / todos,
-    postgresMs: postgresSeconds === null ? null : (postgresSeconds * 1000) / todos,
-  };
 }
 
 async function mcpRound(pool: Pool, serve: ServeChild, vended: Vended, todos: number): Promise<Round> {

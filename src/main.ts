@@ -17,7 +17,7 @@ import { startEmbedded, type EmbeddedPostgres } from './db/embedded.js';
 import { loadKeyring } from './secrets/keyring.js';
 import { checkAndReseal } from './secrets/reseal.js';
 import { loadMigrations, migrate, type MigrateResult } from './db/migrate.js';
-import { createPool } from './db/pool.js';
+import { createPool, namedShareOf } from './db/pool.js';
 import { parseDatabaseUrl } from './domain/database-url.js';
 import { retryUnavailable } from './db/wait.js';
 import { createHost, operatorRoutes } from './http/app.js';
@@ -168,6 +168,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     const pool = createPool({
       url: database.url,
       max: config.database.poolSize,
+      namedShare: namedShareOf(config.database.poolSize),
       statementTimeoutMs: config.database.statementTimeoutMs,
       idleInTransactionTimeoutMs: config.database.idleInTransactionTimeoutMs,
       lockTimeoutMs: config.database.lockTimeoutMs,

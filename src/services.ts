@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config/index.js';
 import type { Bus } from './domain/events.js';
 import type { Migration } from './db/migrate.js';
-import type { Pool } from './db/pool.js';
+import { poolCounts, type Pool } from './db/pool.js';
 import { Doorbell } from './doorbell/pump.js';
 import { RingRowWriter } from './doorbell/ring-writer.js';
 import { ringRecorder, SelfTestOutcomes, SelfTestRinger } from './doorbell/self-test-ring.js';
@@ -211,7 +211,7 @@ export function buildServices(o: ServiceOptions): Services {
   // the self-test ringer sends through the doorbell.
   const streams = new LocalStreams({ sessions, log });
   metrics.health.read({
-    pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    pool: () => poolCounts(pool),
     openStreams: () => streams.count(),
     waitingLongPolls: () => waiters.waiting(),
   });

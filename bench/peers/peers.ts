@@ -29,7 +29,7 @@ import { randomBytes } from 'node:crypto';
 import { cpus, loadavg, totalmem } from 'node:os';
 import pg from 'pg';
 import { PgBoss } from 'pg-boss';
-import { createPool, type Pool } from '../../src/db/pool.js';
+import { createPool, namedShareOf, type Pool } from '../../src/db/pool.js';
 import { createTodo } from '../../src/todos/index.js';
 import { switchboardRound, WORKERS } from '../claim.js';
 import { backendCpu, backendCpuUsed } from '../cpu.js';
@@ -315,7 +315,8 @@ const fmtRate = (n: number) => (Number.isFinite(n) ? n.toFixed(0) : '—');
 
 export async function runPeersBench(): Promise<void> {
   const db = await benchDatabase();
-  const pool = createPool({ url: db.url, max: WORKERS });
+  // As serve's pool: the named statements on a share of their own (docs/design/coalescing.md, "Planning").
+  const pool = createPool({ url: db.url, max: WORKERS, namedShare: namedShareOf(WORKERS) });
   const systems: System[] = [];
   try {
     const mem = `${(totalmem() / 2 ** 30).toFixed(1)} GiB`;

@@ -49,6 +49,12 @@ export interface PoolOptions {
    */
   transactionPooler?: boolean;
   /**
+   * Connections of the `max` kept for the named statements run on the pool itself, whose
+   * plans are generic (routeNamedStatements); 0 or unset: one pool for all. The server
+   * sets it (namedShareOf); a pool made for one job (a test, a bench) keeps `max` whole.
+   */
+  namedShare?: number;
+  /**
    * Tracing on: a span per statement run while a span is active (docs/design/tracing.md,
    * "SQL"). Absent: the pool and its clients are left exactly as pg made them.
    */
@@ -63,7 +69,64 @@ export interface QueryObserver {
   bind<F extends (...args: never[]) => unknown>(fn: F): F;
 }
 
+/**
+ * The pool: up to `max` connections; with `namedShare`, that many of them serve the named
+ * statements run on the pool itself, with generic plans (see routeNamedStatements), and
+ * the rest everything else. Behind a transaction pooler there are no names, so one pool of
+ * `max` serves everything.
+ */
 export function createPool(options: PoolOptions): pg.Pool {
+  const named = options.namedShare ?? 0;
+  if (options.transactionPooler || named < 1 || named >= options.max) return createOnePool(options);
+  const pool = createOnePool({ ...options, max: options.max - named });
+  routeNamedStatements(pool, createOnePool({ ...options, max: named }));
+  return pool;
+}
+
+/** The server's share of its pool for named statements: half, rounded down, at least one. */
+export function namedShareOf(max: number): number {
+  return Math.max(1, Math.floor(max / 2));
+}
+
+/**
+ * Sends every named statement run on `pool` itself (not on a checked-out client: a
+ * transaction keeps its connection) to `generic`, whose connections plan cached
+ * statements generically (plan_cache_mode = force_generic_plan). The code names the
+ * statements of the hot paths — claims, settles, creates, rings, lookups — each a fixed
+ * shape whose plan does not depend on its values; PostgreSQL's own choice (five custom
+ * plans, then generic only while its estimate is no worse) kept re-planning them on a
+ * growing table, and planning cost more than running (docs/design/coalescing.md,
+ * "Planning"). Unnamed statements keep custom plans on the other connections. Ending the
+ * pool ends both; poolCounts counts both.
+ */
+function routeNamedStatements(pool: pg.Pool, generic: pg.Pool): void {
+  generic.on('connect', (client) => {
+    // Queued before the checkout's own statement; an old server without the setting keeps its default.
+    client.query('SET plan_cache_mode = force_generic_plan').catch(() => undefined);
+  });
+  const query = pool.query.bind(pool) as QueryFn;
+  (pool as { query: QueryFn }).query = (...args: unknown[]) => {
+    const first = args[0];
+    const named = typeof first === 'object' && first !== null && typeof (first as { name?: unknown }).name === 'string';
+    return named ? (generic.query as QueryFn)(...args) : query(...args);
+  };
+  const end = pool.end.bind(pool) as QueryFn;
+  (pool as { end: QueryFn }).end = async (...args: unknown[]) => {
+    await Promise.all([generic.end(), end(...args)]);
+  };
+  generics.set(pool, generic);
+}
+
+const generics = new WeakMap<pg.Pool, pg.Pool>();
+
+/** The pool's connection counts, its share for named statements included. */
+export function poolCounts(pool: pg.Pool): { total: number; idle: number; waiting: number } {
+  const both = [pool, generics.get(pool)].filter((p): p is pg.Pool => p !== undefined);
+  const sum = (pick: (p: pg.Pool) => number) => both.reduce((n, p) => n + pick(p), 0);
+  return { total: sum((p) => p.totalCount), idle: sum((p) => p.idleCount), waiting: sum((p) => p.waitingCount) };
+}
+
+function createOnePool(options: PoolOptions): pg.Pool {
   const hosts = Hosts.fromUrl(options.url, options.connectTimeoutMs);
   const selecting = hosts.count > 1 || hosts.target.attrs !== 'any';
   const Pool = selecting ? selectingPool(hosts) : pg.Pool;

@@ -146,8 +146,9 @@ export async function claimReadyTransitions(
   db: Queryable,
   a: { endpointId: string; queue: string; limit: number; maxAgeSeconds: number },
 ): Promise<ReadyTransition[]> {
-  const res = await db.query<ReadyTransition>(
-    `WITH due AS (
+  const res = await db.query<ReadyTransition>({
+    name: 'claim_ready_transitions',
+    text: `WITH due AS (
        SELECT t.endpoint_id, t.id FROM todos t
         WHERE t.endpoint_id = $1 AND t.queue = $2 AND t.state = 'pending' AND t.ready_at IS NOT NULL AND NOT t.synthetic
           AND ${SENDER_VERIFIED}
@@ -159,8 +160,8 @@ export async function claimReadyTransitions(
        FROM due WHERE t.endpoint_id = due.endpoint_id AND t.id = due.id
      RETURNING t.id, t.queue, t.title, t.kind, t.source, t.attempt, t.created_at, t.updated_at, t.traceparent,
        CASE WHEN t.updated_at = t.created_at THEN 'created' ELSE 'requeued' END AS reason`,
-    [a.endpointId, a.queue, a.limit, a.maxAgeSeconds],
-  );
+    values: [a.endpointId, a.queue, a.limit, a.maxAgeSeconds],
+  });
   return res.rows;
 }
 

@@ -61,6 +61,10 @@ export const liveTodoCountSql = (endpoint: string) => `(SELECT coalesce(sum(n), 
 const LIVE_TODO_COUNT = `SELECT ${liveTodoCountSql('$1')} AS n`;
 
 export async function liveTodoCount(db: Queryable, endpointId: string): Promise<number> {
-  const res = await db.query<{ n: string | null }>(LIVE_TODO_COUNT, [endpointId]);
+  const res = await db.query<{ n: string | null }>({
+    name: 'live_todo_count',
+    text: LIVE_TODO_COUNT,
+    values: [endpointId],
+  });
   return Number(res.rows[0]?.n ?? 0);
 }

@@ -6,6 +6,7 @@
 
 import { CHANNEL, eventPayload, type BusEvents } from '../db/bus.js';
 import type { Queryable } from '../db/pool.js';
+import { prepared } from '../db/prepared.js';
 import { LISTENING, NO_CLAIM_IN_FLIGHT, NO_RING_UNANSWERED } from './ring-targets.js';
 
 /** Only work whose sender is known rings: a human, an endpoint over MCP, or a token webhook. */
@@ -233,7 +234,7 @@ export async function claimRings(
     reason.kind === 'attach'
       ? attachSql(reason.sessionId, p, { ...due, queues })
       : pairedSql(reason, p, { ...due, param, queues }, a.ackWindowSeconds ?? DEFAULT_ACK_WINDOW_SECONDS);
-  const res = await db.query<RungTodo>(text, p.values);
+  const res = await db.query<RungTodo>(prepared(text, p.values));
   return res.rows;
 }
 

@@ -32,7 +32,11 @@ export async function insertTodos(
     // each held key's holder; a row without an answer lost its key to a concurrent create
     // after the statement's snapshot.
     const round = open.map((index) => rows[index] as InsertTodoArgs);
-    const res = await db.query<InsertRowsAnswer>(INSERT_ALL, insertRowsValues(endpointId, round, windowSeconds, null));
+    const res = await db.query<InsertRowsAnswer>({
+      name: 'insert_todos_all',
+      text: INSERT_ALL,
+      values: insertRowsValues(endpointId, round, windowSeconds, null),
+    });
     const found = answersOf(res.rows, round);
     open.forEach((index, at) => (answers[index] = found[at]));
     const before = open.length;

@@ -34,9 +34,10 @@ export async function insertTodosBatch(
   windowSeconds: number,
   liveLimit: number | null = null,
 ): Promise<(CreatedRow | null)[]> {
-  const res = await db.query<InsertRowsAnswer>(
-    INSERT_EACH,
-    insertRowsValues(endpointId, rows, windowSeconds, liveLimit),
-  );
+  const res = await db.query<InsertRowsAnswer>({
+    name: 'insert_todos_each',
+    text: INSERT_EACH,
+    values: insertRowsValues(endpointId, rows, windowSeconds, liveLimit),
+  });
   return answersOf(res.rows, rows).map((a) => a ?? null);
 }

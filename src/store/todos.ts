@@ -76,8 +76,9 @@ export async function insertTodo(
       const holder = await findKeyHolder(db, a.endpointId, a.idempotencyKey, windowSeconds);
       if (holder) return { todo: holder, created: false };
     }
-    const inserted = await db.query<Todo>(
-      `WITH ${LIVE_ENDPOINT}, r AS (
+    const inserted = await db.query<Todo>({
+      name: 'insert_todo',
+      text: `WITH ${LIVE_ENDPOINT}, r AS (
          INSERT INTO todos (endpoint_id, id, queue, title, body, payload, kind, source,
            created_by_human_id, created_by_endpoint_id, idempotency_key, max_attempts,
            priority, not_before, retry_base_seconds, retry_max_seconds, schedule_id, traceparent, event_id, ready_at)
@@ -91,8 +92,8 @@ export async function insertTodo(
          RETURNING ${TODO_COLUMNS})
        SELECT r.*, CASE WHEN r.not_before > now() THEN ${NOTIFY_SCHEDULED} ELSE ${NOTIFY_READY} END AS notified
          FROM r`,
-      params,
-    );
+      values: params,
+    });
     const row = withoutNotice(inserted.rows[0]);
     if (row) return { todo: row, created: true };
     await assertTakesWork(db, a.endpointId, [a.queue]);
