@@ -79,7 +79,7 @@ export function createPool(options: PoolOptions): pg.Pool {
   const named = options.namedShare ?? 0;
   if (options.transactionPooler || named < 1 || named >= options.max) return createOnePool(options);
   const pool = createOnePool({ ...options, max: options.max - named });
-  routeNamedStatements(pool, createOnePool({ ...options, max: named }));
+  routeNamedStatements(pool, createOnePool({ ...options, max: named }, GENERIC_PLANS));
   return pool;
 }
 
@@ -100,10 +100,6 @@ export function namedShareOf(max: number): number {
  * pool ends both; poolCounts counts both.
  */
 function routeNamedStatements(pool: pg.Pool, generic: pg.Pool): void {
-  generic.on('connect', (client) => {
-    // Queued before the checkout's own statement; an old server without the setting keeps its default.
-    client.query('SET plan_cache_mode = force_generic_plan').catch(() => undefined);
-  });
   const query = pool.query.bind(pool) as QueryFn;
   (pool as { query: QueryFn }).query = (...args: unknown[]) => {
     const first = args[0];
@@ -126,12 +122,28 @@ export function poolCounts(pool: pg.Pool): { total: number; idle: number; waitin
   return { total: sum((p) => p.totalCount), idle: sum((p) => p.idleCount), waiting: sum((p) => p.waitingCount) };
 }
 
-function createOnePool(options: PoolOptions): pg.Pool {
+/** Run on each new connection of the named share before its first checkout. */
+const GENERIC_PLANS = 'SET plan_cache_mode = force_generic_plan';
+
+/** A pg-pool onConnect hook: runs `sql` on a new client before the pool hands it out. */
+type OnConnect = (client: pg.ClientBase) => Promise<void>;
+
+function createOnePool(options: PoolOptions, onConnectSql?: string): pg.Pool {
+  // An old server without the setting keeps its default; a broken connection fails its checkout's statement.
+  const onConnect: OnConnect | undefined = onConnectSql
+    ? (client) =>
+        client.query(onConnectSql).then(
+          () => undefined,
+          () => undefined,
+        )
+    : undefined;
   const hosts = Hosts.fromUrl(options.url, options.connectTimeoutMs);
   const selecting = hosts.count > 1 || hosts.target.attrs !== 'any';
   const Pool = selecting ? selectingPool(hosts) : pg.Pool;
   const pool = new Pool({
     ...(selecting ? {} : { connectionString: options.url, Client: timedClient(hosts.connectTimeoutMs) }),
+    // pg-pool awaits the hook's promise; pg's types call it a void function.
+    ...(onConnect ? { onConnect: onConnect as unknown as (client: pg.ClientBase) => void } : {}),
     max: options.max,
     application_name: options.applicationName ?? 'switchboard',
     // A connection that cannot be had in 10 s means the database is down or saturated;
@@ -221,7 +233,9 @@ function selectingPool(hosts: Hosts): typeof pg.Pool {
   };
   return class SelectingPool extends pg.Pool {
     constructor(config: pg.PoolConfig) {
-      super({ ...config, Client: SelectingClient, onConnect } as unknown as pg.PoolConfig);
+      const then = (config as { onConnect?: OnConnect }).onConnect;
+      const checked = then ? async (c: SelectingClient) => (await onConnect(c), await then(c)) : onConnect;
+      super({ ...config, Client: SelectingClient, onConnect: checked } as unknown as pg.PoolConfig);
     }
     override connect(): Promise<pg.PoolClient>;
     override connect(callback: ConnectCallback): void;
