@@ -4,6 +4,7 @@
 
 import pg from 'pg';
 import { Hosts, NoFittingHostError } from './connect.js';
+import { isPlannedGeneric } from './prepared.js';
 import { databaseProblem } from './unavailable.js';
 
 export type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
@@ -49,8 +50,8 @@ export interface PoolOptions {
    */
   transactionPooler?: boolean;
   /**
-   * Connections of the `max` kept for the named statements run on the pool itself, whose
-   * plans are generic (routeNamedStatements); 0 or unset: one pool for all. The server
+   * Connections of the `max` kept for the named statements marked generic (./prepared.ts)
+   * run on the pool itself (routeNamedStatements); 0 or unset: one pool for all. The server
    * sets it (namedShareOf); a pool made for one job (a test, a bench) keeps `max` whole.
    */
   namedShare?: number;
@@ -71,7 +72,7 @@ export interface QueryObserver {
 
 /**
  * The pool: up to `max` connections; with `namedShare`, that many of them serve the named
- * statements run on the pool itself, with generic plans (see routeNamedStatements), and
+ * statements marked generic run on the pool itself (see routeNamedStatements), and
  * the rest everything else. Behind a transaction pooler there are no names, so one pool of
  * `max` serves everything.
  */
@@ -89,22 +90,19 @@ export function namedShareOf(max: number): number {
 }
 
 /**
- * Sends every named statement run on `pool` itself (not on a checked-out client: a
- * transaction keeps its connection) to `generic`, whose connections plan cached
- * statements generically (plan_cache_mode = force_generic_plan). The code names the
- * statements of the hot paths — claims, settles, creates, rings, lookups — each a fixed
- * shape whose plan does not depend on its values; PostgreSQL's own choice (five custom
- * plans, then generic only while its estimate is no worse) kept re-planning them on a
- * growing table, and planning cost more than running (docs/design/coalescing.md,
- * "Planning"). Unnamed statements keep custom plans on the other connections. Ending the
- * pool ends both; poolCounts counts both.
+ * Sends the named statements marked generic (./prepared.ts) run on `pool` itself (not on a
+ * checked-out client: a transaction keeps its connection) to `generic`, whose connections
+ * plan cached statements generically (plan_cache_mode = force_generic_plan): the create,
+ * ring and notify-hook statements, whose plans do not depend on their values. PostgreSQL's
+ * own choice (five custom plans, then generic only while its estimate is no worse) kept
+ * re-planning them on a growing table, and planning cost more than running
+ * (docs/design/coalescing.md, "Planning"). Every other statement keeps PostgreSQL's choice
+ * on the other connections. Ending the pool ends both; poolCounts counts both.
  */
 function routeNamedStatements(pool: pg.Pool, generic: pg.Pool): void {
   const query = pool.query.bind(pool) as QueryFn;
   (pool as { query: QueryFn }).query = (...args: unknown[]) => {
-    const first = args[0];
-    const named = typeof first === 'object' && first !== null && typeof (first as { name?: unknown }).name === 'string';
-    return named ? (generic.query as QueryFn)(...args) : query(...args);
+    return isPlannedGeneric(args[0]) ? (generic.query as QueryFn)(...args) : query(...args);
   };
   const end = pool.end.bind(pool) as QueryFn;
   (pool as { end: QueryFn }).end = async (...args: unknown[]) => {

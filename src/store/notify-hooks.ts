@@ -3,6 +3,7 @@
 // by the endpoint; the secrets leave this module only for signing (hookSecrets).
 
 import type { Queryable } from '../db/pool.js';
+import { prepared } from '../db/prepared.js';
 import { SENDER_VERIFIED } from './rings.js';
 
 export interface NotifyHook {
@@ -146,22 +147,26 @@ export async function claimReadyTransitions(
   db: Queryable,
   a: { endpointId: string; queue: string; limit: number; maxAgeSeconds: number },
 ): Promise<ReadyTransition[]> {
-  const res = await db.query<ReadyTransition>({
-    name: 'claim_ready_transitions',
-    text: `WITH due AS (
+  // The limit is written into the text: a generic plan (db/prepared.ts) costs a LIMIT $n at
+  // a tenth of the backlog and could sort all of it.
+  if (!Number.isSafeInteger(a.limit) || a.limit < 1) throw new RangeError(`hook batch limit ${a.limit}`);
+  const res = await db.query<ReadyTransition>(
+    prepared(
+      `WITH due AS (
        SELECT t.endpoint_id, t.id FROM todos t
         WHERE t.endpoint_id = $1 AND t.queue = $2 AND t.state = 'pending' AND t.ready_at IS NOT NULL AND NOT t.synthetic
           AND ${SENDER_VERIFIED}
           AND (t.hook_fired_at IS NULL OR t.hook_fired_at < t.updated_at)
-          AND t.updated_at > now() - make_interval(secs => $4)
+          AND t.updated_at > now() - make_interval(secs => $3)
           AND EXISTS (SELECT 1 FROM notify_hooks h WHERE h.endpoint_id = $1)
-        ORDER BY t.updated_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+        ORDER BY t.updated_at LIMIT ${a.limit} FOR UPDATE SKIP LOCKED)
      UPDATE todos t SET hook_fired_at = t.updated_at
        FROM due WHERE t.endpoint_id = due.endpoint_id AND t.id = due.id
      RETURNING t.id, t.queue, t.title, t.kind, t.source, t.attempt, t.created_at, t.updated_at, t.traceparent,
        CASE WHEN t.updated_at = t.created_at THEN 'created' ELSE 'requeued' END AS reason`,
-    values: [a.endpointId, a.queue, a.limit, a.maxAgeSeconds],
-  });
+      [a.endpointId, a.queue, a.maxAgeSeconds],
+    ),
+  );
   return res.rows;
 }
 

@@ -7,6 +7,7 @@
 // free), so a check and its insert are exact under concurrent creates.
 
 import type { Queryable } from '../db/pool.js';
+import { planGeneric } from '../db/prepared.js';
 import type { QuotaKind } from '../domain/quotas.js';
 
 export type OwnedKind = Exclude<QuotaKind, 'liveTodosPerEndpoint'>;
@@ -61,10 +62,8 @@ export const liveTodoCountSql = (endpoint: string) => `(SELECT coalesce(sum(n), 
 const LIVE_TODO_COUNT = `SELECT ${liveTodoCountSql('$1')} AS n`;
 
 export async function liveTodoCount(db: Queryable, endpointId: string): Promise<number> {
-  const res = await db.query<{ n: string | null }>({
-    name: 'live_todo_count',
-    text: LIVE_TODO_COUNT,
-    values: [endpointId],
-  });
+  const res = await db.query<{ n: string | null }>(
+    planGeneric({ name: 'live_todo_count', text: LIVE_TODO_COUNT, values: [endpointId] }),
+  );
   return Number(res.rows[0]?.n ?? 0);
 }

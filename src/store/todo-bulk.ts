@@ -5,6 +5,7 @@
 // may write.
 
 import type { Queryable } from '../db/pool.js';
+import { planGeneric } from '../db/prepared.js';
 import { assertTakesWork } from './endpoints.js';
 import { answersOf, insertRowsSql, insertRowsValues, type InsertedRow, type InsertRowsAnswer } from './todo-rows.js';
 import type { InsertTodoArgs } from './todos.js';
@@ -32,11 +33,13 @@ export async function insertTodos(
     // each held key's holder; a row without an answer lost its key to a concurrent create
     // after the statement's snapshot.
     const round = open.map((index) => rows[index] as InsertTodoArgs);
-    const res = await db.query<InsertRowsAnswer>({
-      name: 'insert_todos_all',
-      text: INSERT_ALL,
-      values: insertRowsValues(endpointId, round, windowSeconds, null),
-    });
+    const res = await db.query<InsertRowsAnswer>(
+      planGeneric({
+        name: 'insert_todos_all',
+        text: INSERT_ALL,
+        values: insertRowsValues(endpointId, round, windowSeconds, null),
+      }),
+    );
     const found = answersOf(res.rows, round);
     open.forEach((index, at) => (answers[index] = found[at]));
     const before = open.length;

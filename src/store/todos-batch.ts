@@ -10,6 +10,7 @@
 // would serialise what the batch shares.
 
 import type { Queryable } from '../db/pool.js';
+import { planGeneric } from '../db/prepared.js';
 import { answersOf, insertRowsSql, insertRowsValues, type InsertedRow, type InsertRowsAnswer } from './todo-rows.js';
 import type { InsertTodoArgs } from './todos.js';
 
@@ -34,10 +35,12 @@ export async function insertTodosBatch(
   windowSeconds: number,
   liveLimit: number | null = null,
 ): Promise<(CreatedRow | null)[]> {
-  const res = await db.query<InsertRowsAnswer>({
-    name: 'insert_todos_each',
-    text: INSERT_EACH,
-    values: insertRowsValues(endpointId, rows, windowSeconds, liveLimit),
-  });
+  const res = await db.query<InsertRowsAnswer>(
+    planGeneric({
+      name: 'insert_todos_each',
+      text: INSERT_EACH,
+      values: insertRowsValues(endpointId, rows, windowSeconds, liveLimit),
+    }),
+  );
   return answersOf(res.rows, rows).map((a) => a ?? null);
 }

@@ -2,6 +2,7 @@
 // tells not_found from conflict. Every statement is scoped by endpoint_id.
 
 import type { Queryable } from '../db/pool.js';
+import { planGeneric } from '../db/prepared.js';
 import type { Todo, TodoAttempt, TodoState } from '../domain/todo.js';
 import { assertTakesWork } from './endpoints.js';
 import { findKeyHolder } from './todo-idempotency.js';
@@ -76,9 +77,10 @@ export async function insertTodo(
       const holder = await findKeyHolder(db, a.endpointId, a.idempotencyKey, windowSeconds);
       if (holder) return { todo: holder, created: false };
     }
-    const inserted = await db.query<Todo>({
-      name: 'insert_todo',
-      text: `WITH ${LIVE_ENDPOINT}, r AS (
+    const inserted = await db.query<Todo>(
+      planGeneric({
+        name: 'insert_todo',
+        text: `WITH ${LIVE_ENDPOINT}, r AS (
          INSERT INTO todos (endpoint_id, id, queue, title, body, payload, kind, source,
            created_by_human_id, created_by_endpoint_id, idempotency_key, max_attempts,
            priority, not_before, retry_base_seconds, retry_max_seconds, schedule_id, traceparent, event_id, ready_at)
@@ -92,8 +94,9 @@ export async function insertTodo(
          RETURNING ${TODO_COLUMNS})
        SELECT r.*, CASE WHEN r.not_before > now() THEN ${NOTIFY_SCHEDULED} ELSE ${NOTIFY_READY} END AS notified
          FROM r`,
-      values: params,
-    });
+        values: params,
+      }),
+    );
     const row = withoutNotice(inserted.rows[0]);
     if (row) return { todo: row, created: true };
     await assertTakesWork(db, a.endpointId, [a.queue]);
