@@ -26,7 +26,7 @@
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { monotonicFactory } from 'ulid';
-import { createPool, namedShareOf, type Pool } from '../src/db/pool.js';
+import { createPool, type Pool } from '../src/db/pool.js';
 import { newId } from '../src/domain/ids.js';
 import { laneCards, laneCounts, liveFingerprint } from '../src/store/board-lanes.js';
 import { insertEndpoint } from '../src/store/endpoints.js';
@@ -187,10 +187,7 @@ interface Side {
 
 async function setUp(label: string, size: number): Promise<Side> {
   const db = await benchDatabase();
-  // As serve's pool: the named statements (the claim, the settles) on a share of their own,
-  // planned generically (docs/design/coalescing.md, "Planning"); BENCH_NAMED_SHARE=off: one pool.
-  const namedShare = process.env.BENCH_NAMED_SHARE === 'off' ? 0 : namedShareOf(WORKERS);
-  const pool = createPool({ url: db.url, max: WORKERS, namedShare });
+  const pool = createPool({ url: db.url, max: WORKERS });
   try {
     const human = await insertHuman(pool, {
       id: newId('hu'),
