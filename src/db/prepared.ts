@@ -4,9 +4,9 @@
 // A mark is a promise that the statement's plan does not depend on its values: keyed
 // lookups, partial-index predicates and LIMITs written as literals (a generic plan costs a
 // LIMIT $n at a tenth of the rows and may sort a whole backlog for it), no parameter
-// standing for a state. The create, ring and notify-hook statements are marked; the claim
-// statements are not (their LIMIT is the batch's size). Statement texts put together at run
-// time from a few fixed shapes (a ring pass per reason) are named by a digest of the text
+// standing for a state. The create, ring, notify-hook and batched claim statements are
+// marked (the claim batch writes its size into its LIMIT: a text per size). Statement texts
+// put together at run time from a few fixed shapes are named by a digest of the text
 // (docs/design/coalescing.md, "Planning"). Behind a transaction pooler the pool drops every
 // name (pool.ts), so these run unnamed there, exactly as before.
 

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createPool, type Pool } from '../../src/db/pool.js';
 import { jitteredDelayBounds, retryDelaySeconds } from '../../src/domain/backoff.js';
+import { nextManySql } from '../../src/store/claims-batch.js';
 import { nextSql } from '../../src/store/claims.js';
 import { claimNext, createTodo, fail } from '../../src/todos/index.js';
 import { testDatabase } from '../helpers/db.js';
@@ -113,20 +114,37 @@ function nodes(plan: PlanNode): PlanNode[] {
   return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
 }
 
-/** The claim statement's plan, executed and rolled back: its nodes and the buffers it touched. */
+let prepares = 0;
+
+/**
+ * The claim statement's plan, executed and rolled back: its nodes and the buffers it
+ * touched. `batch`: the batched claim for that many callers instead, prepared and planned
+ * generically, as the pool's generic share runs it (docs/design/coalescing.md, "Planning").
+ */
 async function claimPlan(
   pool: Pool,
   endpointId: string,
   queues: string[],
+  batch?: number,
 ): Promise<{ nodes: PlanNode[]; blocks: number }> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
-    const sql = nextSql(queues.length === 1 ? 't.queue = ($2::text[])[1]' : 't.queue = ANY($2::text[])');
-    const res = await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
-      `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`,
-      [endpointId, queues, 'ms_plan', 300, 25],
-    );
+    const match = queues.length === 1 ? 't.queue = ($2::text[])[1]' : 't.queue = ANY($2::text[])';
+    const explain = 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)';
+    let res: { rows: Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }> };
+    if (batch === undefined) {
+      res = await client.query(`${explain} ${nextSql(match)}`, [endpointId, queues, 'ms_plan', 300, 25]);
+    } else {
+      await client.query('SET LOCAL plan_cache_mode = force_generic_plan');
+      const name = `many_${(prepares += 1)}`; // PREPARE outlives the rolled back transaction
+      await client.query(`PREPARE ${name} AS ${nextManySql(match, batch)}`);
+      const each = (v: string) => `ARRAY[${Array.from({ length: batch }, () => v).join(', ')}]`;
+      res = await client.query(
+        `${explain} EXECUTE ${name}('${endpointId}', ARRAY[${queues.map((q) => `'${q}'`).join(', ')}],
+           ${each("'ms_plan'")}, ${each('300')}::float8[], ${each('25')})`,
+      );
+    }
     await client.query('ROLLBACK');
     const plan = res.rows[0]!['QUERY PLAN'][0]!.Plan;
     const all = nodes(plan);
@@ -143,24 +161,32 @@ test('claim_next reads a large backlog in claim order off the ready index, witho
   await backlog(pool, endpoint.id, 1, 10_000);
   const small = await claimPlan(pool, endpoint.id, ['inbox']);
   assert.ok(small.blocks > 0, 'the plan reports its buffers');
+  const smallBatch = await claimPlan(pool, endpoint.id, ['inbox'], 8);
   await backlog(pool, endpoint.id, 10_001, 300_000);
-  for (const queues of [['inbox'], ['inbox', 'other']]) {
-    const { nodes: plan, blocks } = await claimPlan(pool, endpoint.id, queues);
+  for (const [queues, batch] of [
+    [['inbox'], undefined],
+    [['inbox', 'other'], undefined],
+    [['inbox'], 8],
+    [['inbox', 'other'], 8],
+  ] as const) {
+    const { nodes: plan, blocks } = await claimPlan(pool, endpoint.id, [...queues], batch);
     const types = plan.map((n) => n['Node Type']);
     // No sort reads the backlog (a sort under a todo's few answers, which PostgreSQL 16+
     // shows for jsonb_agg's ORDER BY, reads todo_asks, not todos).
     const sortsOverTodos = plan.filter(
       (n) => /Sort/.test(n['Node Type']) && nodes(n).some((m) => m['Relation Name'] === 'todos'),
     );
-    assert.deepEqual(sortsOverTodos.length, 0, `no sort over ${queues.join(',')}: ${types.join(', ')}`);
+    const what = `${queues.join(',')}${batch ? `, a generic batch of ${batch}` : ''}`;
+    assert.deepEqual(sortsOverTodos.length, 0, `no sort over ${what}: ${types.join(', ')}`);
     const index = queues.length === 1 ? 'todos_ready_queue_idx' : 'todos_ready_idx';
     assert.ok(
       plan.some((n) => n['Node Type'] === 'Index Scan' && n['Index Name'] === index),
       `an index scan of ${index}: ${JSON.stringify(plan.map((n) => [n['Node Type'], n['Index Name']]))}`,
     );
     // 30 times the rows, about the same pages: the scan stops at the first unlocked row.
-    if (queues.length === 1)
-      assert.ok(blocks <= small.blocks + 20, `${blocks} buffers at 300k vs ${small.blocks} at 10k`);
+    // (A generic plan of `LIMIT cardinality($3)` read ~6,500 here: a tenth of the backlog.)
+    const before = batch ? smallBatch.blocks : small.blocks;
+    if (queues.length === 1) assert.ok(blocks <= before + 20, `${what}: ${blocks} buffers at 300k vs ${before} at 10k`);
   }
 });
 
