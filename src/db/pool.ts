@@ -4,7 +4,7 @@
 
 import pg from 'pg';
 import { Hosts, NoFittingHostError } from './connect.js';
-import { isPlannedGeneric } from './prepared.js';
+import { GENERIC_PLANS, routeNamedStatements } from './generic-share.js';
 import { databaseProblem } from './unavailable.js';
 
 export type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
@@ -83,45 +83,6 @@ export function createPool(options: PoolOptions): pg.Pool {
   routeNamedStatements(pool, createOnePool({ ...options, max: named }, GENERIC_PLANS));
   return pool;
 }
-
-/** The server's share of its pool for named statements: half, rounded down, at least one. */
-export function namedShareOf(max: number): number {
-  return Math.max(1, Math.floor(max / 2));
-}
-
-/**
- * Sends the named statements marked generic (./prepared.ts) run on `pool` itself (not on a
- * checked-out client: a transaction keeps its connection) to `generic`, whose connections
- * plan cached statements generically (plan_cache_mode = force_generic_plan): the create,
- * ring and notify-hook statements, whose plans do not depend on their values. PostgreSQL's
- * own choice (five custom plans, then generic only while its estimate is no worse) kept
- * re-planning them on a growing table, and planning cost more than running
- * (docs/design/coalescing.md, "Planning"). Every other statement keeps PostgreSQL's choice
- * on the other connections. Ending the pool ends both; poolCounts counts both.
- */
-function routeNamedStatements(pool: pg.Pool, generic: pg.Pool): void {
-  const query = pool.query.bind(pool) as QueryFn;
-  (pool as { query: QueryFn }).query = (...args: unknown[]) => {
-    return isPlannedGeneric(args[0]) ? (generic.query as QueryFn)(...args) : query(...args);
-  };
-  const end = pool.end.bind(pool) as QueryFn;
-  (pool as { end: QueryFn }).end = async (...args: unknown[]) => {
-    await Promise.all([generic.end(), end(...args)]);
-  };
-  generics.set(pool, generic);
-}
-
-const generics = new WeakMap<pg.Pool, pg.Pool>();
-
-/** The pool's connection counts, its share for named statements included. */
-export function poolCounts(pool: pg.Pool): { total: number; idle: number; waiting: number } {
-  const both = [pool, generics.get(pool)].filter((p): p is pg.Pool => p !== undefined);
-  const sum = (pick: (p: pg.Pool) => number) => both.reduce((n, p) => n + pick(p), 0);
-  return { total: sum((p) => p.totalCount), idle: sum((p) => p.idleCount), waiting: sum((p) => p.waitingCount) };
-}
-
-/** Run on each new connection of the named share before its first checkout. */
-const GENERIC_PLANS = 'SET plan_cache_mode = force_generic_plan';
 
 /** A pg-pool onConnect hook: runs `sql` on a new client before the pool hands it out. */
 type OnConnect = (client: pg.ClientBase) => Promise<void>;

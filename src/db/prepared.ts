@@ -1,6 +1,6 @@
 // Statements planned once: a named statement is parsed once per connection, and one marked
 // generic (planGeneric) runs on the pool's share whose connections plan cached statements
-// generically (pool.ts, routeNamedStatements) — so it is planned once per connection too.
+// generically (generic-share.ts, routeNamedStatements) — so it is planned once per connection too.
 // A mark is a promise that the statement's plan does not depend on its values: keyed
 // lookups, partial-index predicates and LIMITs written as literals (a generic plan costs a
 // LIMIT $n at a tenth of the rows and may sort a whole backlog for it), no parameter

@@ -6,7 +6,8 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createPool, namedShareOf, poolCounts, withTx } from '../../src/db/pool.js';
+import { namedShareOf, poolCounts } from '../../src/db/generic-share.js';
+import { createPool, withTx } from '../../src/db/pool.js';
 import { isPlannedGeneric, planGeneric, prepared } from '../../src/db/prepared.js';
 import { emptyDatabase } from '../helpers/db.js';
 
